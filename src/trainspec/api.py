@@ -1,0 +1,107 @@
+"""The public entry points: check a file, or load it as a typed model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path as FsPath
+from typing import Any
+
+from .checker import Result, check_document
+from .detect import detect
+from .diagnostics import Diagnostic, Severity
+from .families import Family, UnknownFamily, all_families, get_family
+from .overrides import Override
+from .readers import ReadError, read
+
+
+class ConfigError(Exception):
+    """A config has errors; `diagnostics` holds all of them (and any warnings)."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = list(diagnostics)
+        errors = [d for d in self.diagnostics if d.is_error]
+        lines = [_line(d) for d in errors[:20]]
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} error(s) in config:\n" + "\n".join(lines) + more)
+
+
+def _line(d: Diagnostic) -> str:
+    where = f"{d.file}:{d.line}:{d.column}" if d.line is not None else f"{d.file}: {d.origin or ''}".rstrip()
+    return f"{where}: {d.severity.value}[{d.rule}] {d.message}"
+
+
+def as_overrides(items: Iterable[str | Override]) -> list[Override]:
+    return [i if isinstance(i, Override) else Override(n, i) for n, i in enumerate(items, 1)]
+
+
+def check_path(
+    path: str | FsPath,
+    *,
+    family: str | Family | None = None,
+    overrides: Iterable[str | Override] = (),
+    world_size: int | None = None,
+) -> Result:
+    """Check one file; problems come back as diagnostics, never as exceptions."""
+    file = str(path)
+    try:
+        doc = read(file)
+    except ReadError as exc:
+        return Result(file, None, [exc.diagnostic])
+    if isinstance(family, str):
+        try:
+            fam = get_family(family)
+        except UnknownFamily as exc:
+            return Result(file, None, [Diagnostic(file, None, None, "", "unknown-family", Severity.ERROR, str(exc))])
+    elif family is None:
+        found, why = detect(doc, all_families())
+        if found is None:
+            return Result(file, None, [*doc.problems, Diagnostic(file, 1, 1, "", "unknown-family", Severity.ERROR, why)])
+        fam = found
+    else:
+        fam = family
+    return check_document(doc, fam, as_overrides(overrides), world_size)
+
+
+def check(
+    path: str | FsPath,
+    *,
+    family: str | Family | None = None,
+    overrides: Iterable[str] = (),
+    world_size: int | None = None,
+) -> list[Diagnostic]:
+    """Every diagnostic for one config file, sorted by position."""
+    return sorted(check_path(path, family=family, overrides=overrides, world_size=world_size).diagnostics,
+                  key=Diagnostic.sort_key)
+
+
+def load(
+    path: str | FsPath,
+    *,
+    family: str | Family | None = None,
+    overrides: Iterable[str] = (),
+    world_size: int | None = None,
+) -> Any:
+    """The validated config as the family's typed model, defaults filled.
+
+    Raises ConfigError (with every diagnostic) when the config has errors.
+    """
+    result = check_path(path, family=family, overrides=overrides, world_size=world_size)
+    if not result.ok or result.config is None or result.family is None:
+        raise ConfigError(sorted(result.diagnostics, key=Diagnostic.sort_key))
+    return to_model(result)
+
+
+def to_model(result: Result) -> Any:
+    """Build the typed model of a clean result (imports pydantic)."""
+    import pydantic
+
+    assert result.family is not None
+    cls = result.family.model_class()
+    try:
+        return cls.model_validate(result.config)
+    except pydantic.ValidationError as exc:  # the schema accepted what the model cannot express
+        raise ConfigError([
+            Diagnostic(result.file, None, None, ".".join(str(p) for p in err["loc"]), "model-mismatch",
+                       Severity.ERROR, f"the typed model refused a value the schema accepts: {err['msg']}")
+            for err in exc.errors()
+        ]) from None

@@ -1,0 +1,170 @@
+"""The pipeline for one document: read -> migrate -> override -> normalize ->
+schema -> defaults -> rules. Every stage adds diagnostics; none stops the
+others, so one run reports every problem it can see.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostic, Related, Severity
+from .document import Document
+from .families import Family
+from .overrides import Override, apply_overrides
+from .paths import Path, format_path, is_prefix, parse_path
+from .rules import ABSENT, Rule
+from .schema import get
+from .validation import findings, show
+
+
+@dataclass
+class Result:
+    """What checking one file found, and the config it resolved to."""
+
+    file: str
+    family: Family | None
+    diagnostics: list[Diagnostic]
+    config: dict[str, Any] | None = None
+    world_size: int | None = None
+    document: Document | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def check_document(
+    doc: Document,
+    family: Family,
+    overrides: Sequence[Override] = (),
+    world_size: int | None = None,
+) -> Result:
+    out: list[Diagnostic] = list(doc.problems)
+    if not isinstance(doc.data, dict):
+        got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
+        out.append(Diagnostic(doc.file, 1, 1, "", "not-a-mapping", Severity.ERROR,
+                              f"a config must be a table/mapping of sections at the top level, got {got}"))
+        return Result(doc.file, family, out, document=doc)
+    doc.data.pop("$schema", None)  # names the schema for editors; not config
+    for migration in family.migrations:
+        out.extend(migration(doc))
+    out.extend(apply_overrides(doc, list(overrides), family.schema))
+    if family.normalize is not None:
+        family.normalize(doc.data)
+
+    broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
+    for path, value in _non_finite(doc.data, ()):
+        broken.append(path)
+        out.append(place(doc, path, "non-finite-number", Severity.ERROR,
+                         f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)", at_key=False))
+    for finding in findings(family.schema, family.validator, doc.data):
+        if finding.severity is Severity.ERROR:
+            broken.append(finding.path)
+        out.append(place(doc, finding.path, finding.rule, finding.severity, finding.message, at_key=finding.at_key,
+                         anchor=finding.anchor))
+
+    config = family.schema.fill_defaults(doc.data)
+    if family.resolve is not None:
+        family.resolve(config)
+    if world_size is None and family.world_size_from_config is not None and not broken:
+        derived = family.world_size_from_config(config)
+        if derived is not None:
+            world_size, how = derived
+            out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, how))
+    out.extend(run_rules(doc, family.rules, config, broken, world_size))
+    return Result(doc.file, family, out, config, world_size, doc)
+
+
+def run_rules(
+    doc: Document,
+    rules: Iterable[Rule],
+    config: dict[str, Any],
+    broken: list[Path],
+    world_size: int | None,
+) -> Iterator[Diagnostic]:
+    skipped_for_world_size = []
+    for rule in rules:
+        if any(is_prefix(b, p) or is_prefix(p, b) for p in rule.parsed_paths for b in broken):
+            continue
+        if rule.needs_world_size and world_size is None:
+            skipped_for_world_size.append(rule.id)
+            continue
+        source = doc.data if rule.raw else config
+        values = [_value(source, p, rule.raw) for p in rule.parsed_paths]
+        try:
+            violations = list(rule.run(values, world_size))
+        except Exception as exc:  # a rule must not take the whole report down
+            yield Diagnostic(doc.file, None, None, "", rule.id, Severity.ERROR,
+                             f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it")
+            continue
+        for violation in violations:
+            at = parse_path(violation.at) if violation.at else rule.parsed_paths[0]
+            related = tuple(
+                Related(format_path(p), pos.line if pos else None, pos.column if pos else None)
+                for p in rule.parsed_paths
+                if p != at and doc.is_written(p)
+                for pos in [doc.where(p)]
+            )
+            yield place(doc, at, rule.id, rule.severity, violation.message, related=related)
+    if skipped_for_world_size:
+        yield Diagnostic(doc.file, None, None, "", "world-size-unknown", Severity.NOTE,
+                         "world-size rules not checked (" + ", ".join(skipped_for_world_size)
+                         + "): no world size known; pass --world-size N")
+
+
+def _path_of(diagnostic: Diagnostic) -> Path:
+    try:
+        return parse_path(diagnostic.config_path)
+    except ValueError:
+        return ()
+
+
+def _value(source: Any, path: Path, raw: bool) -> Any:
+    if raw:
+        for part in path:
+            if isinstance(part, str) and isinstance(source, dict) and part in source:
+                source = source[part]
+            elif isinstance(part, int) and isinstance(source, list) and part < len(source):
+                source = source[part]
+            else:
+                return ABSENT
+        return source
+    return get(source, path)
+
+
+def place(
+    doc: Document,
+    path: Path,
+    rule: str,
+    severity: Severity,
+    message: str,
+    *,
+    at_key: bool = True,
+    related: tuple[Related, ...] = (),
+    anchor: Path | None = None,
+) -> Diagnostic:
+    """A diagnostic at `path` (or at `anchor`, when the path itself is not written)."""
+    if anchor is not None and not doc.is_written(path) and (doc.is_written(anchor) or doc.origin(anchor)):
+        origin = doc.origin(anchor)
+        pos = None if origin else doc.where(anchor, key=at_key)
+    else:
+        origin = doc.origin(path)
+        pos = None if origin else doc.where(path, key=at_key)
+    line, column = (pos.line, pos.column) if pos else (None, None) if origin else (1, 1)
+    return Diagnostic(doc.file, line, column, format_path(path) if path else "", rule, severity,
+                      message, origin=origin, related=related)
+
+
+def _non_finite(value: Any, path: Path) -> Iterator[tuple[Path, float]]:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _non_finite(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _non_finite(v, path + (i,))

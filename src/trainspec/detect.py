@@ -1,0 +1,64 @@
+"""Which family a file belongs to, when `--family` is not given.
+
+In order: a schema the file names (a `$schema` key, a yaml-language-server
+modeline, a taplo `#:schema` directive) whose file or `$id` mentions a
+family; otherwise its shape: the families written in the file's format
+that know the most of the file's top-level keys, preferring those whose
+required keys are all present. Anything else is ambiguous and
+asks for `--family`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .document import Document
+from .families import Family
+
+_MODELINE = re.compile(r"^\s*#\s*(?:yaml-language-server:\s*\$schema=|:schema\s+)(\S+)", re.M)
+
+
+def schema_reference(doc: Document) -> str | None:
+    """The schema a file names for itself, if any."""
+    if isinstance(doc.data, dict) and isinstance(doc.data.get("$schema"), str):
+        return str(doc.data["$schema"])
+    m = _MODELINE.search(doc.text[:4096])
+    return m.group(1) if m else None
+
+
+def _named_by(reference: str, family: Family) -> bool:
+    ref = reference.lower()
+    if family.schema.id and ref == family.schema.id.lower():
+        return True
+    tokens = re.split(r"[/\\:#?]", ref)
+    return any(t == family.name or t.startswith(family.name + ".") or t.endswith("-" + family.name + ".schema.json") for t in tokens)
+
+
+def detect(doc: Document, families: dict[str, Family]) -> tuple[Family | None, str]:
+    """The family of `doc`, or None with a sentence saying why not."""
+    reference = schema_reference(doc)
+    if reference:
+        named = [f for f in families.values() if _named_by(reference, f)]
+        if len(named) == 1:
+            return named[0], ""
+    data: Any = doc.data
+    if not isinstance(data, dict) or not data:
+        return None, "cannot tell the config family of an empty or non-mapping document; pass --family"
+    keys = set(data) - {"$schema"}
+    scored = []
+    for f in families.values():
+        if doc.format in f.formats:
+            known = set(f.schema.properties(f.schema.root))
+            scored.append((len(keys & known), f.schema.required(f.schema.root) <= keys, f))
+    best = max((score for score, _, _ in scored), default=0)
+    fits = [(complete, f) for score, complete, f in scored if score == best and best > 0]
+    complete = [f for c, f in fits if c]
+    for group in (complete, [f for _, f in fits]):
+        if len(group) == 1:
+            return group[0], ""
+    if fits:
+        names = ", ".join(sorted(f.name for _, f in fits))
+        return None, f"this file could belong to several families ({names}); pass --family"
+    names = ", ".join(sorted(families))
+    return None, f"cannot tell the config family from the top-level keys; pass --family (known: {names})"

@@ -1,0 +1,71 @@
+"""Diagnostics: what trainspec says about a config, as plain data.
+
+Detection (readers, schema, rules) produces diagnostics; ranking and
+presentation live elsewhere (reporters), so every stage can collect all
+problems instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    """How much a diagnostic matters: only errors fail a check."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place a diagnostic involves (e.g. the second key of a rule)."""
+
+    config_path: str
+    line: int | None
+    column: int | None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem (or note) in one config file.
+
+    `line`/`column` are 1-based and point into `file`; both are None when the
+    problem has no place in the file (then `origin` says where it came from,
+    e.g. an override on the command line).
+    """
+
+    file: str
+    line: int | None
+    column: int | None
+    config_path: str
+    rule: str
+    severity: Severity
+    message: str
+    origin: str | None = None
+    related: tuple[Related, ...] = field(default=())
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line or 0, self.column or 0, self.rule, self.message)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "config_path": self.config_path,
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "message": self.message,
+            "origin": self.origin,
+            "related": [
+                {"config_path": r.config_path, "line": r.line, "column": r.column}
+                for r in self.related
+            ],
+        }

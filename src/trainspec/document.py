@@ -1,0 +1,95 @@
+"""A config document: plain data plus where each key and value was written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from .diagnostics import Diagnostic
+from .paths import Path
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A 1-based line and column in the file."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a mapping key and its value start (the key is None for list items)."""
+
+    key: Pos | None
+    value: Pos | None
+
+
+Positions = dict[Path, Span]
+
+
+class Document:
+    """What a reader produced from one file.
+
+    Positions may be computed lazily (`locate`), because most files are clean
+    and never need them. `origins` marks values that did not come from the file
+    (overrides), so diagnostics can say where they really came from.
+    """
+
+    def __init__(
+        self,
+        file: str,
+        fmt: str,
+        text: str,
+        data: Any,
+        locate: Callable[[], Positions],
+        problems: list[Diagnostic] | None = None,
+    ) -> None:
+        self.file = file
+        self.format = fmt
+        self.text = text
+        self.data = data
+        self._locate = locate
+        self.problems: list[Diagnostic] = problems or []
+        self.origins: dict[Path, str] = {}
+
+    @cached_property
+    def positions(self) -> Positions:
+        return self._locate()
+
+    def origin(self, path: Path) -> str | None:
+        """The override a value came from, if it (or an ancestor) was overridden."""
+        for n in range(len(path), -1, -1):
+            found = self.origins.get(path[:n])
+            if found is not None:
+                return found
+        return None
+
+    def where(self, path: Path, *, key: bool = True) -> Pos | None:
+        """Position of `path` (its key, or its value), else of its nearest written ancestor."""
+        positions = self.positions
+        for n in range(len(path), 0, -1):
+            span = positions.get(path[:n])
+            if span is not None:
+                first, second = (span.key, span.value) if key else (span.value, span.key)
+                return first or second
+        return None
+
+    def is_written(self, path: Path) -> bool:
+        return path in self.positions
+
+    def move(self, old: Path, new: Path) -> None:
+        """Re-home the positions of `old` (and below) to `new` after a migration."""
+        positions = self.positions
+        for path in [p for p in positions if p[: len(old)] == old]:
+            positions[new + path[len(old):]] = positions.pop(path)
+
+    def mark_origin(self, path: Path, origin: str) -> None:
+        """Record that the value at `path` comes from `origin`, not from the file."""
+        positions = self.positions
+        for p in [p for p in positions if p[: len(path)] == path]:
+            del positions[p]
+        self.origins = {p: o for p, o in self.origins.items() if p[: len(path)] != path}
+        self.origins[path] = origin

@@ -1,0 +1,109 @@
+"""Config families: a schema, generated models and rules, registered by name.
+
+The engine knows no family by name. Built-in families and third-party ones
+are found the same way: through the `trainspec.families` entry-point group,
+whose entries point at a `Family` object. trainspec's own families are
+listed in its package metadata like anyone else's.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import metadata
+from importlib.resources.abc import Traversable
+from pathlib import Path as FsPath
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..document import Document
+from ..rules import Rule
+from ..schema import Schema
+
+ENTRY_POINT_GROUP = "trainspec.families"
+
+Migration = Callable[[Document], list[Diagnostic]]
+"""Rewrites legacy keys of a freshly read document in place; returns its diagnostics."""
+
+
+@dataclass(frozen=True, eq=False)
+class Family:
+    """Everything trainspec needs to know about one kind of config.
+
+    - `schema_file`: the canonical JSON Schema (the validator of record).
+    - `model`: "module:Class" of the typed model `load` returns (imported lazily).
+    - `rules`: what the schema cannot say.
+    - `formats`: file formats this family is written in ("toml", "yaml", "json").
+    - `migrations`: run on a document as read, before overrides.
+    - `normalize`: conditional defaults, on the raw data after overrides,
+      before validation (a default that depends on another field).
+    - `resolve`: derived defaults, on the data after schema defaults are filled.
+    - `world_size_from_config`: the world size a config states for itself,
+      with a sentence saying how it was derived.
+    """
+
+    name: str
+    schema_file: Traversable | FsPath
+    model: str
+    rules: Sequence[Rule] = ()
+    formats: frozenset[str] = frozenset({"toml", "yaml", "json"})
+    description: str = ""
+    migrations: Sequence[Migration] = ()
+    normalize: Callable[[dict[str, Any]], None] | None = None
+    resolve: Callable[[dict[str, Any]], None] | None = None
+    world_size_from_config: Callable[[dict[str, Any]], tuple[int, str] | None] | None = None
+    docs_url: str = field(default="")
+
+    @cached_property
+    def schema(self) -> Schema:
+        return Schema.from_text(self.schema_file.read_text(encoding="utf-8"), str(self.schema_file))
+
+    @cached_property
+    def validator(self) -> Any:
+        from ..validation import build_validator
+
+        return build_validator(self.schema)
+
+    def model_class(self) -> Any:
+        """The generated (or family-extended) pydantic model; imports pydantic."""
+        module, _, name = self.model.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def rule(self, rule_id: str) -> Rule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+
+class UnknownFamily(LookupError):
+    pass
+
+
+_loaded: dict[str, Family] | None = None
+
+
+def all_families() -> dict[str, Family]:
+    """Every registered family, by name (entry points are read once per process)."""
+    global _loaded
+    if _loaded is None:
+        found: dict[str, Family] = {}
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            family = entry.load()
+            if not isinstance(family, Family):
+                raise TypeError(f"entry point {entry.name} = {entry.value} is not a trainspec Family")
+            found.setdefault(family.name, family)
+        _loaded = found
+    return _loaded
+
+
+def register(family: Family) -> None:
+    """Add a family at run time (for tests and embedding applications)."""
+    all_families()[family.name] = family
+
+
+def get_family(name: str) -> Family:
+    families = all_families()
+    if name not in families:
+        known = ", ".join(sorted(families)) or "none"
+        raise UnknownFamily(f"unknown family {name!r}; known families: {known}")
+    return families[name]

@@ -1,0 +1,351 @@
+"""KempnerForge rules: what its JobConfig checks beyond single fields.
+
+Ids follow the reference's names. World-size rules take `world_size`;
+`dp_shard = -1` means "all remaining ranks" and is resolved from it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from ...rules import ABSENT, Violation, rule
+
+HF_ENCODERS = ("siglip2", "clip")
+REGISTRIES = {
+    "model.model_type": ("transformer",),
+    "optimizer.name": ("adamw", "lion", "muon", "schedule_free_adamw"),
+    "train.loss_fn": ("chunked_cross_entropy", "cross_entropy"),
+    "model.moe_router": ("sigmoid_topk", "softmax_topk"),
+}
+
+
+def residual_image_tokens(arch: str, num_tokens: int) -> int:
+    """Image tokens that sit in the residual stream: none for cross-attention."""
+    return 0 if arch == "cross_attention" else num_tokens
+
+
+# -- §5: inside one section ---------------------------------------------------------
+
+
+@rule("model-heads-divide-dim", "error", "model.dim", "model.n_heads")
+def heads_divide_dim(dim: int, n_heads: int) -> Iterator[str]:
+    """Each attention head gets dim / n_heads channels, so n_heads must divide dim."""
+    if dim % n_heads:
+        yield f"model.dim = {dim} is not divisible by model.n_heads = {n_heads} (head_dim would be {dim / n_heads:g})"
+
+
+@rule("model-kv-heads-divide-heads", "error", "model.n_kv_heads", "model.n_heads")
+def kv_heads_divide_heads(n_kv_heads: int, n_heads: int) -> Iterator[str]:
+    """Grouped-query attention shares each kv head among n_heads / n_kv_heads query heads."""
+    if n_heads % n_kv_heads:
+        yield f"model.n_heads = {n_heads} is not divisible by model.n_kv_heads = {n_kv_heads}"
+
+
+@rule("model-moe-top-k-le-experts", "error", "model.moe_top_k", "model.num_experts")
+def top_k_le_experts(top_k: int, num_experts: int) -> Iterator[str]:
+    """A token cannot be routed to more experts than the model has."""
+    if num_experts > 0 and top_k > num_experts:
+        yield f"model.moe_top_k = {top_k} exceeds model.num_experts = {num_experts}"
+
+
+def _increasing(items: list[dict[str, Any]], where: str) -> Iterator[Violation]:
+    for i in range(1, len(items)):
+        before, after = items[i - 1].get("start_step"), items[i].get("start_step")
+        if isinstance(before, int) and isinstance(after, int) and after <= before:
+            yield Violation(
+                f"{where}[{i}].start_step = {after} must be greater than {where}[{i - 1}].start_step = {before}"
+                " (start steps must strictly increase)",
+                at=f"{where}[{i}].start_step",
+            )
+
+
+@rule("data-phases-increasing", "error", "data.phases")
+def phases_increasing(phases: list[dict[str, Any]]) -> Iterator[Violation]:
+    """Training phases take effect in order, so their start steps must strictly increase."""
+    yield from _increasing(phases, "data.phases")
+
+
+@rule("profiling-window", "error", "profiling.end_step", "profiling.start_step")
+def profiling_window(end: int, start: int) -> Iterator[str]:
+    """The profiler window must be non-empty; KempnerForge checks it even when profiling is off."""
+    if end <= start:
+        yield f"profiling.end_step = {end} must be greater than profiling.start_step = {start}"
+
+
+@rule("vlm-freeze-schedule-increasing", "error", "vlm.freeze_schedule")
+def freeze_schedule_increasing(stages: list[dict[str, Any]] | None) -> Iterator[Violation]:
+    """Freeze stages apply in order, so their start steps must strictly increase."""
+    yield from _increasing(stages or [], "vlm.freeze_schedule")
+
+
+# -- §6: cross-section, VLM -----------------------------------------------------------
+
+
+@rule("vlm-hf-encoder-override", "warning", "vision_encoder.type", "vision_encoder.feature_dim",
+      "vision_encoder.num_tokens", "vlm")
+def hf_encoder_override(kind: str | None, feature_dim: int, num_tokens: int, vlm: Any) -> Iterator[str]:
+    """SigLIP2 and CLIP encoders report their own width and token count; setting them overrides that."""
+    if vlm is None or kind not in HF_ENCODERS:
+        return
+    set_ = [f"vision_encoder.{n} = {v}" for n, v in (("feature_dim", feature_dim), ("num_tokens", num_tokens)) if v > 0]
+    if set_:
+        yield (f"vision_encoder.type = \"{kind}\" reports its own dimensions, but {' and '.join(set_)} "
+               "overrides them and may not match the loaded model; leave them at 0 to use the reported values")
+
+
+def _budget(arch: str, num_tokens: int, max_text_len: int) -> tuple[int, int]:
+    r = residual_image_tokens(arch, num_tokens)
+    return r, r + max_text_len
+
+
+@rule("vlm-max-seq-len-budget", "error", "model.max_seq_len", "vision_encoder.num_tokens", "vlm.max_text_len",
+      "vlm.arch")
+def max_seq_len_budget(max_seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
+                       ) -> Iterator[str]:
+    """The model's positions must hold the image tokens in the residual stream plus the text."""
+    if arch is None or not num_tokens or max_text_len is None:
+        return
+    r, need = _budget(arch, num_tokens, max_text_len)
+    if max_seq_len < need:
+        yield (f"model.max_seq_len = {max_seq_len} is too small for this VLM: {r} image tokens in the residual "
+               f"stream (vlm.arch = \"{arch}\") + vlm.max_text_len = {max_text_len} = {need}")
+
+
+# -- §7: launch-time rules ---------------------------------------------------------------
+
+_DEGREES = ("distributed.dp_replicate", "distributed.dp_shard", "distributed.tp", "distributed.pp",
+            "distributed.cp", "distributed.ep")
+
+
+@rule("world-size-auto-shard-divisible", "error", *_DEGREES)
+def auto_shard_divisible(dp_replicate: int, dp_shard: int, tp: int, pp: int, cp: int, ep: int, *,
+                         world_size: int) -> Iterator[Violation]:
+    """With dp_shard = -1 the remaining ranks become FSDP shards, so the other degrees must divide the world size."""
+    other = dp_replicate * tp * pp * cp * ep
+    if dp_shard == -1 and world_size % other:
+        yield Violation(
+            f"world size {world_size} is not divisible by dp_replicate·tp·pp·cp·ep = "
+            f"{dp_replicate}·{tp}·{pp}·{cp}·{ep} = {other}, so distributed.dp_shard = -1 cannot be resolved",
+            at="distributed.dp_shard",
+        )
+
+
+@rule("world-size-product", "error", *_DEGREES)
+def world_size_product(dp_replicate: int, dp_shard: int, tp: int, pp: int, cp: int, ep: int, *,
+                       world_size: int) -> Iterator[Violation]:
+    """The six parallel degrees must multiply to the number of ranks."""
+    other = dp_replicate * tp * pp * cp * ep
+    if dp_shard == -1:
+        if world_size % other:
+            return  # reported by world-size-auto-shard-divisible
+        shard, note = world_size // other, " (dp_shard = -1 resolved)"
+    else:
+        shard, note = dp_shard, ""
+    product = other * shard
+    if product != world_size:
+        yield Violation(
+            f"dp_replicate·dp_shard·tp·pp·cp·ep = {dp_replicate}·{shard}·{tp}·{pp}·{cp}·{ep} = {product}{note} "
+            f"but the world size is {world_size}; set distributed.dp_shard = -1 or adjust the degrees",
+            at="distributed.dp_shard",
+        )
+
+
+@rule("seq-len-within-max", "error", "train.seq_len", "model.max_seq_len")
+def seq_len_within_max(seq_len: int, max_seq_len: int) -> Iterator[str]:
+    """Training sequences cannot be longer than the model's positions."""
+    if seq_len > max_seq_len:
+        yield f"train.seq_len = {seq_len} exceeds model.max_seq_len = {max_seq_len}"
+
+
+@rule("tied-embeddings-no-pp", "error", "model.tie_embeddings", "distributed.pp")
+def tied_embeddings_no_pp(tied: bool, pp: int) -> Iterator[str]:
+    """Tied input/output embeddings must live on one stage; pipeline parallelism splits them."""
+    if tied and pp > 1:
+        yield (f"model.tie_embeddings = true cannot be used with distributed.pp = {pp}: the embedding and the "
+               "output head would sit on different pipeline stages")
+
+
+@rule("eval-needs-source", "error", "eval.enabled", "eval.dataset_path", "eval.hf_dataset_name")
+def eval_needs_source(enabled: bool, dataset_path: str, hf_name: str | None) -> Iterator[str]:
+    """Evaluation needs data: a pre-tokenized path or a Hugging Face dataset."""
+    if enabled and not dataset_path and not hf_name:
+        yield "eval.enabled = true but neither eval.dataset_path nor eval.hf_dataset_name is set; set one of them"
+
+
+@rule("moe-compile", "warning", "train.compile_model", "model.num_experts")
+def moe_compile(compile_model: bool, num_experts: int) -> Iterator[str]:
+    """torch.compile is not yet efficient for MoE dispatch (data-dependent shapes)."""
+    if num_experts > 0 and compile_model:
+        yield (f"train.compile_model = true with an MoE model (model.num_experts = {num_experts}): compilation "
+               "breaks on data-dependent routing; set train.compile_model = false")
+
+
+@rule("tp-divides-heads", "error", "model.n_heads", "distributed.tp")
+def tp_divides_heads(n_heads: int, tp: int) -> Iterator[str]:
+    """Tensor parallelism splits attention heads across ranks."""
+    if tp > 1 and n_heads % tp:
+        yield f"model.n_heads = {n_heads} is not divisible by distributed.tp = {tp}"
+
+
+@rule("tp-divides-kv-heads", "error", "model.n_kv_heads", "distributed.tp")
+def tp_divides_kv_heads(n_kv_heads: int, tp: int) -> Iterator[str]:
+    """Tensor parallelism splits kv heads across ranks too."""
+    if tp > 1 and n_kv_heads % tp:
+        yield f"model.n_kv_heads = {n_kv_heads} is not divisible by distributed.tp = {tp}"
+
+
+@rule("fp8-no-tp", "error", "train.mixed_precision", "distributed.tp")
+def fp8_no_tp(precision: str, tp: int) -> Iterator[str]:
+    """FP8 linear layers do not compose with tensor-parallel sharding."""
+    if precision == "fp8" and tp > 1:
+        yield (f"train.mixed_precision = \"fp8\" cannot be used with distributed.tp = {tp}; use FP8 with FSDP "
+               "only, or tensor parallelism without FP8")
+
+
+@rule("moe-no-pp", "error", "model.num_experts", "distributed.pp")
+def moe_no_pp(num_experts: int, pp: int) -> Iterator[str]:
+    """Data-dependent expert routing cannot be split into pipeline stages."""
+    if num_experts > 0 and pp > 1:
+        yield (f"an MoE model (model.num_experts = {num_experts}) cannot use distributed.pp = {pp}; "
+               "use FSDP, TP or EP instead")
+
+
+@rule("ep-needs-moe", "error", "distributed.ep", "model.num_experts")
+def ep_needs_moe(ep: int, num_experts: int) -> Iterator[str]:
+    """Expert parallelism distributes experts, so the model must have some."""
+    if ep > 1 and num_experts <= 0:
+        yield f"distributed.ep = {ep} needs an MoE model, but model.num_experts = {num_experts}"
+
+
+@rule("ep-divides-experts", "error", "model.num_experts", "distributed.ep")
+def ep_divides_experts(num_experts: int, ep: int) -> Iterator[str]:
+    """Each expert-parallel rank holds num_experts / ep experts."""
+    if ep > 1 and num_experts > 0 and num_experts % ep:
+        yield f"model.num_experts = {num_experts} is not divisible by distributed.ep = {ep}"
+
+
+@rule("vlm-train-seq-len-budget", "error", "train.seq_len", "vision_encoder.num_tokens", "vlm.max_text_len",
+      "vlm.arch")
+def train_seq_len_budget(seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
+                         ) -> Iterator[str]:
+    """Training sequences must hold the image tokens in the residual stream plus the text."""
+    if arch is None or not num_tokens or max_text_len is None:
+        return
+    r, need = _budget(arch, num_tokens, max_text_len)
+    if seq_len < need:
+        yield (f"train.seq_len = {seq_len} is too small for this VLM: {r} image tokens in the residual stream "
+               f"(vlm.arch = \"{arch}\") + vlm.max_text_len = {max_text_len} = {need}")
+
+
+@rule("vlm-no-pp", "error", "distributed.pp", "vlm")
+def vlm_no_pp(pp: int, vlm: Any) -> Iterator[str]:
+    """VLM runs do not support pipeline parallelism in this version."""
+    if vlm is not None and pp > 1:
+        yield f"distributed.pp = {pp}: vision-language runs ([vlm]) do not support pipeline parallelism"
+
+
+# -- checks KempnerForge makes only after launch (§11) --------------------------------------
+
+
+@rule("vlm-needs-hf-data", "error", "data.hf_dataset_name", "data.tokenizer_path", "vlm")
+def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator[Violation]:
+    """VLM data comes only from Hugging Face datasets, tokenized with data.tokenizer_path."""
+    if vlm is None:
+        return
+    if not hf_name:
+        yield Violation("a VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name "
+                        "is not set", at="data.hf_dataset_name")
+    if not tokenizer:
+        yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at="data.tokenizer_path")
+
+
+@rule("hf-data-needs-tokenizer", "error", "data.tokenizer_path", "data.hf_dataset_name", "data.datasets")
+def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[dict[str, Any]]) -> Iterator[str]:
+    """Raw text from Hugging Face datasets must be tokenized, which needs data.tokenizer_path."""
+    sources = ([f"data.hf_dataset_name = \"{hf_name}\""] if hf_name else []) + [
+        f"data.datasets[{i}].hf_name = \"{d['hf_name']}\"" for i, d in enumerate(datasets) if d.get("hf_name")
+    ]
+    if sources and not tokenizer:
+        yield f"{sources[0]} is raw text and needs data.tokenizer_path, which is empty"
+
+
+@rule("packing-needs-tokenizer", "error", "data.pack_sequences", "data.tokenizer_path", "data.dataset_path",
+      "data.datasets")
+def packing_needs_tokenizer(pack: bool, tokenizer: str, dataset_path: str, datasets: list[dict[str, Any]]
+                            ) -> Iterator[str]:
+    """Packing pre-tokenized data needs the tokenizer's end-of-document token."""
+    pretokenized = bool(dataset_path) or any(d.get("path") for d in datasets)
+    if pack and pretokenized and not tokenizer:
+        yield "data.pack_sequences = true with pre-tokenized data needs data.tokenizer_path, which is empty"
+
+
+@rule("mot-image-heads-match", "error", "vlm.mot_image_n_heads", "vlm.mot_image_n_kv_heads", "model.n_heads",
+      "model.n_kv_heads", "vlm.arch")
+def mot_image_heads_match(img_heads: int | None, img_kv: int | None, n_heads: int, n_kv: int, arch: str | None
+                          ) -> Iterator[Violation]:
+    """MoT shares one attention over both modalities, so image heads must equal text heads."""
+    if arch != "mot":
+        return
+    if img_heads and img_heads != n_heads:
+        yield Violation(f"vlm.mot_image_n_heads = {img_heads} must equal model.n_heads = {n_heads} "
+                        "(or be 0 to follow it)", at="vlm.mot_image_n_heads")
+    if img_kv and img_kv != n_kv:
+        yield Violation(f"vlm.mot_image_n_kv_heads = {img_kv} must equal the model's kv heads = {n_kv} "
+                        "(or be 0 to follow it)", at="vlm.mot_image_n_kv_heads")
+
+
+@rule("registry-name-known", "error", *REGISTRIES, "model.num_experts")
+def registry_name_known(model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int
+                        ) -> Iterator[Violation]:
+    """Component names KempnerForge looks up only when it builds the trainer, after the job was queued."""
+    for (path, names), value in zip(REGISTRIES.items(), (model_type, optimizer, loss_fn, router), strict=True):
+        if path == "model.moe_router" and num_experts <= 0:
+            continue
+        if value not in names:
+            yield Violation(f"{path} = \"{value}\" is not a registered name (registered: {', '.join(names)})",
+                            at=path)
+
+
+# -- warnings trainspec adds where KempnerForge would surprise (§12) --------------------------
+
+
+@rule("model-n-kv-heads-implicit", "warning", "model.n_heads", "model.n_kv_heads", raw=True)
+def kv_heads_implicit(n_heads: Any, n_kv_heads: Any) -> Iterator[str]:
+    """KempnerForge keeps 32 kv heads when n_kv_heads is omitted, whatever n_heads is."""
+    if n_heads is not ABSENT and n_heads != 32 and n_kv_heads is ABSENT:
+        yield (f"model.n_heads = {n_heads} but model.n_kv_heads is not written: KempnerForge will use 32 kv heads, "
+               f"not {n_heads}; write model.n_kv_heads explicitly")
+
+
+@rule("vlm-section-without-vlm", "warning", "vision_encoder", "adapter", "vlm")
+def section_without_vlm(encoder: Any, adapter: Any, vlm: Any) -> Iterator[Violation]:
+    """[vision_encoder] and [adapter] only take effect in a VLM run."""
+    if vlm is None:
+        for name, value in (("vision_encoder", encoder), ("adapter", adapter)):
+            if value is not None:
+                yield Violation(f"[{name}] has no effect without a [vlm] section; add [vlm] or remove it", at=name)
+
+
+POSITIVE = ("model.norm_eps", "model.rope_theta", "model.init_std", "model.ffn_dim_multiplier", "optimizer.eps",
+            "distributed.nccl_timeout_sec", "train.shutdown_timeout_sec")
+
+
+@rule("value-domain", "warning", *POSITIVE)
+def value_domain(*values: float) -> Iterator[Violation]:
+    """Numbers KempnerForge does not check although only positive values make sense."""
+    for path, value in zip(POSITIVE, values, strict=True):
+        if isinstance(value, (int, float)) and math.isfinite(value) and value <= 0:
+            yield Violation(f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave",
+                            at=path)
+
+
+RULES = (
+    heads_divide_dim, kv_heads_divide_heads, top_k_le_experts, phases_increasing, profiling_window,
+    freeze_schedule_increasing, hf_encoder_override, max_seq_len_budget, auto_shard_divisible,
+    world_size_product, seq_len_within_max, tied_embeddings_no_pp, eval_needs_source, moe_compile,
+    tp_divides_heads, tp_divides_kv_heads, fp8_no_tp, moe_no_pp, ep_needs_moe, ep_divides_experts,
+    train_seq_len_budget, vlm_no_pp, vlm_needs_hf_data, hf_data_needs_tokenizer, packing_needs_tokenizer,
+    mot_image_heads_match, registry_name_known, kv_heads_implicit, section_without_vlm, value_domain,
+)

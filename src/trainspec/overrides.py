@@ -1,0 +1,145 @@
+"""`--set PATH=VALUE`: edits applied to a document before it is validated.
+
+Paths are resolved against the schema, not the current data, so a known path
+into an absent section creates it and an unknown path is an error naming the
+closest known path. Values are typed by the schema at the path: string
+fields keep the text as written; other fields read it as a YAML 1.2 flow
+value (`[0.9, 0.95]`, `true`, `3e-4`, `null`). An array or table value
+replaces the whole value. Null on an optional field without a default
+removes it (`vlm=null` drops the section).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .diagnostics import Diagnostic, Severity
+from .document import Document
+from .paths import Path, format_path, parse_path
+from .readers import ReadError
+from .readers import yaml as yaml_reader
+from .schema import Node, Schema, get
+
+
+@dataclass(frozen=True)
+class Override:
+    index: int
+    text: str
+
+    @property
+    def origin(self) -> str:
+        return f"override #{self.index} (--set {self.text})"
+
+
+class _Refused(Exception):
+    def __init__(self, rule: str, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+        self.path = path
+
+
+def apply_overrides(doc: Document, overrides: list[Override], schema: Schema) -> list[Diagnostic]:
+    """Apply each override in order to `doc.data`; problems come back as diagnostics."""
+    problems = []
+    for override in overrides:
+        try:
+            _apply(doc, override, schema)
+        except _Refused as refused:
+            problems.append(
+                Diagnostic(doc.file, None, None, refused.path, refused.rule, Severity.ERROR,
+                           refused.message, origin=override.origin)
+            )
+    return problems
+
+
+def _apply(doc: Document, override: Override, schema: Schema) -> None:
+    path_text, eq, value_text = override.text.partition("=")
+    if not eq:
+        raise _Refused("override-syntax", f"`{override.text}` has no `=`; write PATH=VALUE, e.g. model.dim=4096")
+    if path_text != path_text.strip() or not path_text:
+        raise _Refused("override-syntax", f"the path {path_text!r} has surrounding spaces or is empty; write it as `{path_text.strip() or 'section.key'}`")
+    try:
+        path = parse_path(path_text)
+    except ValueError as exc:
+        raise _Refused("override-syntax", str(exc)) from None
+    node = _resolve(doc.data, path, schema, path_text)
+    parent = schema.node_at(path[:-1], doc.data) or {}
+    optional = path[-1] not in schema.required(parent, get(doc.data, path[:-1])) and not schema.has_default(node)
+    value, remove = _typed_value(value_text, node, schema, path_text, optional)
+    _set(doc.data, path, value, remove, schema)
+    doc.mark_origin(path, override.origin)
+
+
+def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
+    node: Node | None = schema.root
+    value = data
+    for n, part in enumerate(path):
+        assert node is not None
+        if isinstance(part, int):
+            if not isinstance(value, list) or part >= len(value):
+                size = len(value) if isinstance(value, list) else 0
+                raise _Refused("override-unknown-path",
+                               f"`{format_path(path[: n + 1])}`: index {part} is out of range (the list has {size} item{'s' if size != 1 else ''})",
+                               format_path(path))
+        node = schema.child(node, part, value)
+        if node is None:
+            raise _Refused("override-unknown-path", _unknown(path_text, schema), format_path(path))
+        value = value.get(part) if isinstance(value, dict) and isinstance(part, str) else (
+            value[part] if isinstance(value, list) and isinstance(part, int) else None)
+    assert node is not None
+    return node
+
+
+def _unknown(path_text: str, schema: Schema) -> str:
+    plain = re.sub(r"\[\d+\]", "[0]", path_text)
+    close = difflib.get_close_matches(plain, schema.paths, n=1, cutoff=0.5)
+    hint = f"; did you mean `{close[0]}`?" if close else ""
+    return f"`{path_text}` is not a config path{hint}"
+
+
+def _typed_value(text: str, node: Node, schema: Schema, path_text: str, optional: bool) -> tuple[Any, bool]:
+    types = schema.types(node)
+    nullable = "null" in types
+    if "string" in types and types <= {"string", "null"}:
+        if nullable and text == "null":
+            return None, False
+        if nullable and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            return _parse(text, path_text), False
+        return text, False
+    if text.strip() == "":
+        raise _Refused("override-invalid-value", f"`{path_text}` needs a value; an empty value is only allowed for text fields", path_text)
+    value = _parse(text, path_text)
+    if value is None and not nullable and optional:
+        return None, True
+    return value, False
+
+
+def _parse(text: str, path_text: str) -> Any:
+    try:
+        doc = yaml_reader.parse("<override>", text)
+    except ReadError as exc:
+        raise _Refused("override-invalid-value", f"`{path_text}`: cannot read the value {text!r}: {exc.diagnostic.message}", path_text) from None
+    if doc.problems:
+        raise _Refused("override-invalid-value", f"`{path_text}`: {doc.problems[0].message}", path_text)
+    return doc.data
+
+
+def _set(data: Any, path: Path, value: Any, remove: bool, schema: Schema) -> None:
+    target = data
+    for part in path[:-1]:
+        if isinstance(part, int):
+            target = target[part]
+            continue
+        if not isinstance(target.get(part), (dict, list)):
+            target[part] = {}
+        target = target[part]
+    last = path[-1]
+    if remove:
+        if isinstance(target, dict):
+            target.pop(last, None)
+        return
+    target[last] = value

@@ -1,0 +1,54 @@
+"""Config paths: tuples of keys and indexes, shown as `data.datasets[2].path`."""
+
+from __future__ import annotations
+
+import re
+
+Path = tuple[str | int, ...]
+
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
+
+
+def format_path(path: Path) -> str:
+    """Render a path the way users write it: dots between keys, [i] for items."""
+    out = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        else:
+            out.append(part if not out else f".{part}")
+    return "".join(out) or "(root)"
+
+
+def parse_path(text: str) -> Path:
+    """Parse `a.b[0].c`; raise ValueError on anything else."""
+    parts: list[str | int] = []
+    pos = 0
+    expect_key = True
+    while pos < len(text):
+        m = _SEGMENT.match(text, pos)
+        if m is None:
+            raise ValueError(f"cannot read path {text!r} at character {pos + 1}")
+        key, index, dot = m.groups()
+        if dot:
+            if expect_key:
+                raise ValueError(f"empty key in path {text!r}")
+            expect_key = True
+        elif index is not None:
+            if not parts or expect_key:
+                raise ValueError(f"index without a key in path {text!r}")
+            parts.append(int(index))
+        else:
+            if not expect_key:
+                raise ValueError(f"missing '.' before {key!r} in path {text!r}")
+            parts.append(key)
+            expect_key = False
+        pos = m.end()
+    if expect_key:
+        raise ValueError(f"path {text!r} must end with a key or an index")
+    return tuple(parts)
+
+
+def is_prefix(a: Path, b: Path) -> bool:
+    """True when `a` is `b` or one of its ancestors."""
+    return len(a) <= len(b) and b[: len(a)] == a

@@ -1,0 +1,69 @@
+"""Readers turn a file into a Document; one small module per format.
+
+The format is chosen by the file extension (case-insensitive); anything that
+is not TOML or YAML is read as JSON, and a JSON parse error says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path as FsPath
+
+from ..diagnostics import Diagnostic, Severity
+from ..document import Document
+
+FORMATS = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
+
+
+class ReadError(Exception):
+    """The file could not be read or parsed; carries the located diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def format_of(path: str) -> str:
+    return FORMATS.get(FsPath(path).suffix.lower(), "json")
+
+
+def read_text(path: str) -> str:
+    try:
+        raw = FsPath(path).read_bytes()
+    except FileNotFoundError:
+        raise ReadError(file_error(path, "file-not-found", "no such file")) from None
+    except IsADirectoryError:
+        raise ReadError(file_error(path, "file-not-readable", "is a directory, not a config file")) from None
+    except OSError as exc:
+        raise ReadError(file_error(path, "file-not-readable", f"cannot read: {exc.strerror}")) from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ReadError(
+            file_error(path, "syntax-error", f"not UTF-8 text (byte {exc.start + 1} is invalid)")
+        ) from None
+
+
+def read(path: str, text: str | None = None, fmt: str | None = None) -> Document:
+    """Read and parse one file (or the given text) into a Document."""
+    fmt = fmt or format_of(path)
+    if text is None:
+        text = read_text(path)
+    if fmt == "toml":
+        from . import toml as reader
+    elif fmt == "yaml":
+        from . import yaml as reader  # type: ignore[no-redef]
+    else:
+        from . import json as reader  # type: ignore[no-redef]
+    return reader.parse(path, text)
+
+
+def file_error(path: str, rule: str, message: str, line: int | None = None, column: int | None = None) -> Diagnostic:
+    return Diagnostic(
+        file=path,
+        line=line,
+        column=column,
+        config_path="",
+        rule=rule,
+        severity=Severity.ERROR,
+        message=message,
+    )

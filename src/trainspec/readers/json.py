@@ -1,0 +1,134 @@
+"""JSON: parsed by the standard library, located by a small scanner on demand.
+
+Duplicate keys are detected while parsing (the standard library would keep
+the last one silently); positions are computed only when needed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from typing import Any
+
+from ..diagnostics import Diagnostic, Severity
+from ..document import Document, Pos, Positions, Span
+from ..paths import Path, format_path
+from . import ReadError, file_error
+
+_SCALAR = re.compile(r"[^,\]}\s]+")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def parse(file: str, text: str) -> Document:
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set[str] = set()
+            duplicates.extend(k for k, _ in items if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        return out
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        hint = "" if file.lower().endswith(".json") else " (files that are not .toml, .yaml or .yml are read as JSON)"
+        raise ReadError(
+            file_error(file, "syntax-error", f"invalid JSON: {exc.msg}{hint}", exc.lineno, exc.colno)
+        ) from None
+    doc = Document(file, "json", text, data, lambda: locate(text))
+    if duplicates:
+        doc.problems.extend(_duplicate_diagnostics(file, text))
+    return doc
+
+
+def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
+    scanner = _Scanner(text)
+    scanner.run()
+    return [
+        Diagnostic(file, pos.line, pos.column, format_path(path), "duplicate-key", Severity.ERROR,
+                   f"duplicate key `{path[-1]}` (first written at line {first.line}); keep one of them")
+        for path, pos, first in scanner.duplicates
+    ]
+
+
+def locate(text: str) -> Positions:
+    scanner = _Scanner(text)
+    scanner.run()
+    return scanner.out
+
+
+class _Scanner:
+    """Walks JSON text that `json.loads` already accepted."""
+
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.i = 0
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.out: Positions = {}
+        self.duplicates: list[tuple[Path, Pos, Pos]] = []
+
+    def pos(self, i: int) -> Pos:
+        line = bisect.bisect_right(self.starts, i)
+        return Pos(line, i - self.starts[line - 1] + 1)
+
+    def ws(self) -> None:
+        while self.i < len(self.s) and self.s[self.i] in " \t\r\n":
+            self.i += 1
+
+    def run(self) -> None:
+        self.ws()
+        self.value((), None)
+
+    def value(self, path: Path, key: int | None) -> None:
+        s = self.s
+        start = self.i
+        if path not in self.out:
+            self.out[path] = Span(self.pos(key) if key is not None else None, self.pos(start))
+        c = s[start]
+        if c == "{":
+            self.i += 1
+            while True:
+                self.ws()
+                if s[self.i] == "}":
+                    self.i += 1
+                    return
+                if s[self.i] == ",":
+                    self.i += 1
+                    continue
+                key_start = self.i
+                m = _STRING.match(s, self.i)
+                assert m is not None
+                name = json.loads(m.group())
+                self.i = m.end()
+                self.ws()
+                self.i += 1  # :
+                self.ws()
+                child = path + (name,)
+                if child in self.out and self.out[child].key is not None:
+                    first = self.out[child].key
+                    assert first is not None
+                    self.duplicates.append((child, self.pos(key_start), first))
+                self.value(child, key_start)
+        elif c == "[":
+            self.i += 1
+            index = 0
+            while True:
+                self.ws()
+                if s[self.i] == "]":
+                    self.i += 1
+                    return
+                if s[self.i] == ",":
+                    self.i += 1
+                    continue
+                self.value(path + (index,), None)
+                index += 1
+        elif c == '"':
+            m = _STRING.match(s, self.i)
+            assert m is not None
+            self.i = m.end()
+        else:
+            m = _SCALAR.match(s, self.i)
+            assert m is not None
+            self.i = m.end()

@@ -1,0 +1,211 @@
+"""YAML, read by YAML 1.2 core-schema rules, with a position for every node.
+
+PyYAML resolves plain scalars by YAML 1.1 (`1e-4` is a string there, `on` a
+boolean). Editors and other validators follow YAML 1.2, so we let PyYAML
+(its C parser when present) build only the node tree, with every plain
+scalar left unresolved, and resolve scalars here. Only plain data is accepted:
+explicit tags other than the core ones are refused, and duplicate keys are
+errors rather than silently keeping the last value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+
+from ..diagnostics import Diagnostic, Severity
+from ..document import Document, Pos, Positions, Span
+from ..paths import Path, format_path
+from . import ReadError, file_error
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PLAIN = "tag:trainspec:plain"
+_CORE = "tag:yaml.org,2002:"
+
+_NULL = re.compile(r"~|null|Null|NULL|")
+_TRUE = re.compile(r"true|True|TRUE")
+_FALSE = re.compile(r"false|False|FALSE")
+_INT = re.compile(r"[-+]?[0-9]+")
+_OCT = re.compile(r"0o[0-7]+")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
+_NAN = re.compile(r"\.(nan|NaN|NAN)")
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Builds nodes only; plain scalars keep a marker tag so we resolve them by YAML 1.2."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return _PLAIN
+        return str(super().resolve(kind, value, implicit))
+
+
+def resolve_plain(text: str) -> Any:
+    """The YAML 1.2 core-schema value of a plain (unquoted) scalar."""
+    if _NULL.fullmatch(text):
+        return None
+    if _TRUE.fullmatch(text):
+        return True
+    if _FALSE.fullmatch(text):
+        return False
+    if _INT.fullmatch(text):
+        return int(text)
+    if _OCT.fullmatch(text):
+        return int(text[2:], 8)
+    if _HEX.fullmatch(text):
+        return int(text[2:], 16)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if _INF.fullmatch(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _NAN.fullmatch(text):
+        return math.nan
+    return text
+
+
+def parse(file: str, text: str) -> Document:
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "cannot parse"
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise ReadError(file_error(file, "syntax-error", f"invalid YAML: {problem}", line, col)) from None
+    except yaml.YAMLError as exc:
+        raise ReadError(file_error(file, "syntax-error", f"invalid YAML: {exc}")) from None
+    if len(nodes) > 1:
+        mark = nodes[1].start_mark
+        raise ReadError(
+            file_error(
+                file,
+                "syntax-error",
+                "the file holds more than one YAML document; a config is a single document",
+                mark.line + 1,
+                mark.column + 1,
+            )
+        )
+    builder = _Builder(file)
+    data = builder.build(nodes[0], ()) if nodes else None
+    positions = builder.positions
+    return Document(file, "yaml", text, data, lambda: positions, builder.problems)
+
+
+def _pos(mark: Any) -> Pos:
+    return Pos(mark.line + 1, mark.column + 1)
+
+
+class _Builder:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.positions: Positions = {}
+        self.problems: list[Diagnostic] = []
+
+    def build(self, node: Any, path: Path, key: Any = None) -> Any:
+        if path not in self.positions:
+            self.positions[path] = Span(_pos(key.start_mark) if key is not None else None, _pos(node.start_mark))
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            self.expect_tag(node, "seq", path)
+            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        return self.scalar(node, path)
+
+    def mapping(self, node: Any, path: Path) -> dict[str, Any]:
+        self.expect_tag(node, "map", path)
+        out: dict[str, Any] = {}
+        seen: dict[str, Any] = {}
+        merged: list[Any] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _PLAIN and key_node.value == "<<":
+                merged.append(value_node)
+                continue
+            key = self.scalar(key_node, path) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str):
+                key = self.key_text(key_node, key, path)
+                if key is None:
+                    continue
+            if key in seen:
+                first = seen[key].start_mark
+                self.problems.append(
+                    Diagnostic(
+                        self.file,
+                        key_node.start_mark.line + 1,
+                        key_node.start_mark.column + 1,
+                        format_path(path + (key,)),
+                        "duplicate-key",
+                        Severity.ERROR,
+                        f"duplicate key `{key}` (first written at line {first.line + 1}); "
+                        "keep one of them",
+                    )
+                )
+                continue
+            seen[key] = key_node
+            out[key] = self.build(value_node, path + (key,), key_node)
+        for source in merged:  # YAML merge keys: explicit keys win, earlier merges win
+            for item in source.value if isinstance(source, yaml.SequenceNode) else [source]:
+                if isinstance(item, yaml.MappingNode):
+                    for k, v in self.mapping(item, path).items():
+                        out.setdefault(k, v)
+        return out
+
+    def key_text(self, key_node: Any, key: Any, path: Path) -> str | None:
+        """Scalar keys that read as numbers or booleans are kept as the text written."""
+        if isinstance(key_node, yaml.ScalarNode):
+            return str(key_node.value)
+        self.problems.append(
+            Diagnostic(
+                self.file,
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+                format_path(path),
+                "syntax-error",
+                Severity.ERROR,
+                "a mapping key must be a plain string, not a list or mapping",
+            )
+        )
+        return None
+
+    def scalar(self, node: Any, path: Path) -> Any:
+        tag, value = node.tag, node.value
+        if tag == _PLAIN:
+            return resolve_plain(value)
+        if tag in ("!", _CORE + "str"):
+            return value
+        if tag == _CORE + "null":
+            return None
+        if tag in (_CORE + "int", _CORE + "float", _CORE + "bool"):
+            resolved = resolve_plain(value)
+            wanted = {"int": int, "float": (int, float), "bool": bool}[tag[len(_CORE):]]
+            if isinstance(resolved, wanted) and not (tag.endswith("int") and isinstance(resolved, bool)):
+                return float(resolved) if tag.endswith("float") else resolved
+        self.problems.append(
+            Diagnostic(
+                self.file,
+                node.start_mark.line + 1,
+                node.start_mark.column + 1,
+                format_path(path),
+                "unsupported-yaml",
+                Severity.ERROR,
+                f"tag {tag!r} with value {value!r} is not plain data; write a plain value without the tag",
+            )
+        )
+        return value
+
+    def expect_tag(self, node: Any, kind: str, path: Path) -> None:
+        if node.tag not in (_CORE + kind, "!"):
+            self.problems.append(
+                Diagnostic(
+                    self.file,
+                    node.start_mark.line + 1,
+                    node.start_mark.column + 1,
+                    format_path(path),
+                    "unsupported-yaml",
+                    Severity.ERROR,
+                    f"tag {node.tag!r} is not plain data; remove it",
+                )
+            )

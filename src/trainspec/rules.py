@@ -1,0 +1,83 @@
+"""The rule API: what JSON Schema cannot say, as small named functions.
+
+A rule declares the config paths it reads; the engine passes their values
+(defaults filled) as arguments, in order. Declaring the paths lets the engine
+skip a rule whose inputs already failed the schema, point the diagnostic at
+the keys involved, and list every rule with what it touches.
+
+    @rule("tp-divides-heads", "error", "model.n_heads", "distributed.tp")
+    def tp_divides_heads(n_heads: int, tp: int) -> Iterator[str]:
+        "Tensor parallelism splits attention heads across ranks."
+        if tp > 1 and n_heads % tp:
+            yield f"model.n_heads = {n_heads} is not divisible by distributed.tp = {tp}"
+
+A rule yields messages (placed at its first path) or `Violation`s that name
+their own place. World-size rules take the world size as a keyword argument
+`world_size` and are skipped, with a note, when none is known.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Severity
+from .paths import Path, parse_path
+
+ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__": lambda self: False})()
+"""Passed to `raw` rules for a key the file does not write."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A rule's finding; `at` names the config path to point at (default: the rule's first path)."""
+
+    message: str
+    at: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    paths: tuple[str, ...]
+    check: Callable[..., Iterable[str | Violation]]
+    needs_world_size: bool = False
+    raw: bool = False
+    summary: str = ""
+    doc: str = ""
+    parsed_paths: tuple[Path, ...] = field(default=(), compare=False)
+
+    def run(self, values: list[Any], world_size: int | None) -> Iterator[Violation]:
+        kwargs = {"world_size": world_size} if self.needs_world_size else {}
+        for found in self.check(*values, **kwargs):
+            yield found if isinstance(found, Violation) else Violation(found)
+
+
+def rule(
+    rule_id: str,
+    severity: str,
+    *paths: str,
+    raw: bool = False,
+) -> Callable[[Callable[..., Iterable[str | Violation]]], Rule]:
+    """Declare a rule. `raw=True` passes the values as written (ABSENT when not written)."""
+
+    def wrap(fn: Callable[..., Iterable[str | Violation]]) -> Rule:
+        doc = inspect.getdoc(fn) or ""
+        if not doc:
+            raise ValueError(f"rule {rule_id} needs a docstring: it is the rule's documentation")
+        return Rule(
+            id=rule_id,
+            severity=Severity(severity),
+            paths=paths,
+            check=fn,
+            needs_world_size="world_size" in inspect.signature(fn).parameters,
+            raw=raw,
+            summary=doc.splitlines()[0],
+            doc=doc,
+            parsed_paths=tuple(parse_path(p) for p in paths),
+        )
+
+    return wrap

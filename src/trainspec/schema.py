@@ -1,0 +1,240 @@
+"""A family's canonical schema: loading, navigation by config path, defaults.
+
+The schema is the source of truth for what a config may hold. Besides
+validation (see `validation`), trainspec reads it to fill defaults, to type
+override values, and to suggest the closest valid key or path.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from .paths import Path
+
+Node = dict[str, Any]
+
+
+class SchemaError(Exception):
+    """The family schema itself is unusable (not a user's config problem)."""
+
+
+class Schema:
+    def __init__(self, contents: Node, source: str = "<schema>") -> None:
+        self.root = contents
+        self.source = source
+        self._check_refs(contents)
+        self.paths = sorted(set(self._walk_paths(contents, ())))
+
+    @classmethod
+    def from_text(cls, text: str, source: str) -> Schema:
+        try:
+            return cls(json.loads(text), source)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"{source}: not valid JSON: {exc}") from None
+
+    @property
+    def id(self) -> str:
+        return str(self.root.get("$id", ""))
+
+    def _check_refs(self, node: Any) -> None:
+        """Family schemas are self-contained: a remote `$ref` is refused up front."""
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                if not ref.startswith("#"):
+                    raise SchemaError(
+                        f"{self.source}: `$ref` {ref!r} points outside the schema; trainspec never "
+                        "fetches schemas over the network, so inline it under `$defs`"
+                    )
+                self.deref(node)  # raises when the pointer is dangling
+            for value in node.values():
+                self._check_refs(value)
+        elif isinstance(node, list):
+            for value in node:
+                self._check_refs(value)
+
+    def deref(self, node: Node) -> Node:
+        while "$ref" in node:
+            target: Any = self.root
+            for part in node["$ref"].lstrip("#").split("/")[1:]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                if not isinstance(target, dict) or part not in target:
+                    raise SchemaError(f"{self.source}: dangling `$ref` {node['$ref']!r}")
+                target = target[part]
+            node = target
+        return node
+
+    # -- navigation ---------------------------------------------------------------
+
+    def branches(self, node: Node, instance: Any = None, *, every: bool = False) -> Iterator[Node]:
+        """The node and every subschema that applies to the same instance.
+
+        A union with an OpenAPI `discriminator` applies only the branch the
+        instance selects (or the branch whose discriminator has a default);
+        `every` walks all branches instead.
+        """
+        yield node
+        if "$ref" in node:
+            yield from self.branches(self.deref(node), instance, every=every)
+        for sub in node.get("allOf", ()):
+            yield from self.branches(sub, instance, every=every)
+        for key in ("then", "else"):
+            if key in node:
+                yield from self.branches(node[key], instance, every=every)
+        for key in ("oneOf", "anyOf"):
+            if key in node:
+                members = node[key] if every else self.union_members(node, key, instance)
+                for sub in members:
+                    yield from self.branches(sub, instance, every=every)
+
+    def union_members(self, node: Node, key: str, instance: Any) -> list[Node]:
+        members = [self.deref(m) for m in node[key]]
+        disc = node.get("discriminator")
+        if not disc:
+            return members
+        prop = disc["propertyName"]
+        wanted = instance.get(prop) if isinstance(instance, dict) else None
+        for member in members:
+            spec = member.get("properties", {}).get(prop, {})
+            if wanted is None and prop not in member.get("required", ()) and "default" in spec:
+                return [member]
+            if wanted is not None and spec.get("const") == wanted:
+                return [member]
+        return []
+
+    def discriminated(self, node: Node, instance: Any) -> tuple[str, Node | None] | None:
+        """For a discriminated union: the discriminator property and the chosen branch."""
+        for sub in self.branches(node, instance):
+            for key in ("oneOf", "anyOf"):
+                if key in sub and sub.get("discriminator"):
+                    chosen = self.union_members(sub, key, instance)
+                    return sub["discriminator"]["propertyName"], chosen[0] if chosen else None
+        return None
+
+    def properties(self, node: Node, instance: Any = None) -> dict[str, Node]:
+        props: dict[str, Node] = {}
+        for sub in self.branches(node, instance):
+            for name, spec in sub.get("properties", {}).items():
+                props.setdefault(name, spec)
+        return props
+
+    def extra(self, node: Node, instance: Any = None) -> Node | None:
+        """The value schema of a map with free keys, if `node` is one."""
+        for sub in self.branches(node, instance):
+            extra = sub.get("additionalProperties")
+            if isinstance(extra, dict):
+                return extra
+        return None
+
+    def items(self, node: Node, instance: Any = None) -> Node | None:
+        for sub in self.branches(node, instance):
+            if isinstance(sub.get("items"), dict):
+                return sub["items"]
+        return None
+
+    def types(self, node: Node, instance: Any = None) -> set[str]:
+        """Every JSON type the node admits (looking through refs and unions)."""
+        found: set[str] = set()
+        for sub in self.branches(node, instance):
+            t = sub.get("type")
+            if isinstance(t, str):
+                found.add(t)
+            elif isinstance(t, list):
+                found.update(t)
+            if "const" in sub and sub["const"] is None:
+                found.add("null")
+            if "properties" in sub:
+                found.add("object")
+        return found
+
+    def child(self, node: Node, part: str | int, instance: Any = None) -> Node | None:
+        """The schema of `instance[part]`, or None when the schema has no such place."""
+        if isinstance(part, int):
+            return self.items(node, instance)
+        spec = self.properties(node, instance).get(part)
+        return spec if spec is not None else self.extra(node, instance)
+
+    def node_at(self, path: Path, data: Any) -> Node | None:
+        node: Node | None = self.root
+        value = data
+        for part in path:
+            if node is None:
+                return None
+            node = self.child(node, part, value)
+            value = _get(value, part)
+        return node
+
+    def required(self, node: Node, instance: Any = None) -> set[str]:
+        return {r for sub in self.branches(node, instance) for r in sub.get("required", ())}
+
+    def has_default(self, node: Node) -> bool:
+        return any("default" in sub for sub in self.branches(node))
+
+    # -- defaults -----------------------------------------------------------------
+
+    def fill_defaults(self, data: Any) -> Any:
+        """A deep copy of `data` with every absent defaulted field filled in."""
+        return self._fill(self.root, copy.deepcopy(data))
+
+    def _fill(self, node: Node, value: Any) -> Any:
+        if isinstance(value, dict):
+            props = self.properties(node, value)
+            for name, spec in props.items():
+                if name not in value:
+                    default = self._default(spec)
+                    if default is not _MISSING:
+                        value[name] = copy.deepcopy(default)
+            # the discriminator may only now be known (filled default): look again
+            props = self.properties(node, value)
+            extra = self.extra(node, value)
+            for name, item in value.items():
+                spec = props.get(name, extra)
+                if spec is not None:
+                    value[name] = self._fill(spec, item)
+        elif isinstance(value, list):
+            items = self.items(node, value)
+            if items is not None:
+                return [self._fill(items, v) for v in value]
+        return value
+
+    def _default(self, spec: Node) -> Any:
+        for sub in self.branches(spec):
+            if "default" in sub:
+                return sub["default"]
+        return _MISSING
+
+    # -- index for suggestions ------------------------------------------------------
+
+    def _walk_paths(self, node: Node, prefix: tuple[str, ...], depth: int = 0) -> Iterator[str]:
+        if depth > 12:
+            return
+        for sub in self.branches(node, every=True):
+            for name, spec in sub.get("properties", {}).items():
+                here = prefix + (name,)
+                yield ".".join(here)
+                yield from self._walk_paths(spec, here, depth + 1)
+            items = sub.get("items")
+            if isinstance(items, dict) and prefix:
+                yield from self._walk_paths(items, prefix[:-1] + (prefix[-1] + "[0]",), depth + 1)
+
+    def paths_ending_in(self, key: str) -> list[str]:
+        return [p for p in self.paths if p == key or p.endswith("." + key)]
+
+
+_MISSING = object()
+
+
+def _get(value: Any, part: str | int) -> Any:
+    if isinstance(part, int):
+        return value[part] if isinstance(value, list) and -len(value) <= part < len(value) else None
+    return value.get(part) if isinstance(value, dict) else None
+
+
+def get(data: Any, path: Path) -> Any:
+    """The value at `path`, or None when any step is absent."""
+    for part in path:
+        data = _get(data, part)
+    return data

@@ -1,0 +1,311 @@
+"""Schema validation with jsonschema, and its errors as located diagnostics.
+
+The validator is built once per schema and reused. Integers are strict (a
+float such as 2.0 is not an integer, a boolean is not a number), matching
+the generated models. Each error becomes a diagnostic at the offending key,
+with an id taken from the schema (`x-trainspec-rule`) where the schema
+names the constraint, else from the failing keyword.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource
+
+from .diagnostics import Severity
+from .paths import Path, format_path
+from .schema import Node, Schema
+
+RULE_ANNOTATION = "x-trainspec-rule"
+
+_KEYWORD_RULES = {
+    "type": "wrong-type",
+    "enum": "not-allowed-value",
+    "const": "not-allowed-value",
+    "pattern": "pattern-mismatch",
+    "required": "missing-key",
+    "additionalProperties": "unknown-key",
+    "unevaluatedProperties": "unknown-key",
+}
+_BOUNDS = {
+    "minimum": ">=",
+    "maximum": "<=",
+    "exclusiveMinimum": ">",
+    "exclusiveMaximum": "<",
+}
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "a boolean (true or false)",
+    "object": "a table/mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+
+def _is_integer(checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_StrictValidator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
+
+
+def _refuse(uri: str) -> Resource[Any]:
+    raise NoSuchResource(ref=uri)
+
+
+def build_validator(schema: Schema) -> Any:
+    """A validator for `schema` that never looks anything up outside it."""
+    Draft202012Validator.check_schema(schema.root)
+    registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+    if schema.id:
+        registry = registry.with_resource(schema.id, Resource.from_contents(schema.root))
+    return _StrictValidator(schema.root, registry=registry)
+
+
+class Finding:
+    """One schema problem, before it is placed in a file."""
+
+    def __init__(self, path: Path, rule: str, message: str, at_key: bool, severity: Severity = Severity.ERROR,
+                 anchor: Path | None = None):
+        self.path = path
+        self.anchor = anchor
+        self.rule = rule
+        self.message = message
+        self.at_key = at_key
+        self.severity = severity
+
+
+def show(value: Any) -> str:
+    """A value as the user would write it in a config."""
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, default=str)
+        return text if len(text) <= 60 else text[:57] + "..."
+    return json.dumps(value, default=str)
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    return "table/mapping"
+
+
+def findings(schema: Schema, validator: Any, data: Any) -> Iterator[Finding]:
+    for error in validator.iter_errors(data):
+        yield from _explain(schema, error, data)
+
+
+def _rule_for(schema: Schema, error: ValidationError) -> str | None:
+    """The `x-trainspec-rule` that names the failing constraint, if any.
+
+    An annotation covers the subschema it sits on and its items; it stops at a
+    child property (a type error in `vlm.max_text_len` is not about the `vlm`
+    table), except on a conditional's `then`/`else`, which constrains the
+    properties below it (`if MoE then moe_top_k >= 1`).
+    """
+    node: Any = schema.root
+    found, sticky, previous = None, False, None
+    for part in error.absolute_schema_path:
+        if isinstance(node, dict) and "$ref" in node and part not in node:
+            node = schema.deref(node)
+        if isinstance(node, dict) and RULE_ANNOTATION in node:
+            found, sticky = node[RULE_ANNOTATION], previous in ("then", "else")
+        if previous == "properties" and not sticky:
+            found = None
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+        previous = part
+    if isinstance(node, dict) and RULE_ANNOTATION in node:
+        found = node[RULE_ANNOTATION]
+    return found
+
+
+def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Finding]:
+    path: Path = tuple(error.absolute_path)
+    where = format_path(path)
+    keyword = str(error.validator)
+    rule = _rule_for(schema, error) or _KEYWORD_RULES.get(keyword) or (
+        "out-of-range" if keyword in _BOUNDS or keyword.startswith(("min", "max")) else "invalid-value"
+    )
+    value = error.instance
+
+    if keyword in ("additionalProperties", "unevaluatedProperties"):
+        node = schema.node_at(path, data) or {}
+        allowed = schema.properties(node, value)
+        for key in value:
+            if key not in allowed:
+                yield Finding(path + (key,), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True)
+        return
+    if keyword == "required":
+        trigger = _condition_keys(schema, error)
+        because = f" when `{format_path(path + (trigger[0],))}` is set" if trigger else ""
+        for key in error.validator_value:
+            if isinstance(value, dict) and key not in value:
+                yield Finding(path + (key,), rule, f"`{format_path(path + (key,))}` is required{because} but missing",
+                              at_key=True, anchor=path + (trigger[0],) if trigger else None)
+        return
+    if keyword in ("oneOf", "anyOf"):
+        yield from _explain_union(schema, error, data, rule)
+        return
+    if keyword == "type":
+        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in expected)
+        hint = ""
+        if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
+            hint = "; write true or false"
+        yield Finding(path, rule, f"`{where}` must be {wanted}, got {type_name(value)} {show(value)}{hint}", at_key=False)
+        return
+    if keyword == "enum":
+        options = ", ".join(show(v) for v in error.validator_value)
+        close = difflib.get_close_matches(str(value), [str(v) for v in error.validator_value], n=1)
+        hint = f"; did you mean {show(close[0])}?" if close else ""
+        yield Finding(path, rule, f"`{where}` = {show(value)} is not one of {options}{hint}", at_key=False)
+        return
+    if keyword == "const":
+        yield Finding(path, rule, f"`{where}` = {show(value)} is not allowed; the only accepted value is {show(error.validator_value)}", at_key=False)
+        return
+    if keyword in _BOUNDS:
+        why = " (this bound applies because the model is MoE: model.num_experts > 0)" if rule == "moe-field-bounds" else ""
+        yield Finding(path, rule, f"`{where}` = {show(value)} must be {_BOUNDS[keyword]} {show(error.validator_value)}{why}", at_key=False)
+        return
+    if keyword == "pattern":
+        yield Finding(path, rule, f"`{where}` = {show(value)} does not match the pattern {error.validator_value}", at_key=False)
+        return
+    if keyword in ("minItems", "maxItems"):
+        n = error.validator_value
+        bound = "at least" if keyword == "minItems" else "at most"
+        yield Finding(path, rule, f"`{where}` must have {bound} {n} item{'s' if n != 1 else ''}, got {len(value)}", at_key=False)
+        return
+    if keyword == "contains":
+        wanted_item = error.validator_value.get("const") if isinstance(error.validator_value, dict) else None
+        what = show(wanted_item) if wanted_item is not None else "an item matching the schema"
+        yield Finding(path, rule, f"`{where}` must contain {what}, got {show(value)}", at_key=False)
+        return
+    if keyword == "uniqueItems":
+        yield Finding(path, rule, f"`{where}` must not repeat items, got {show(value)}", at_key=False)
+        return
+    if keyword == "minLength":
+        yield Finding(path, rule, f"`{where}` must not be empty", at_key=False)
+        return
+    yield Finding(path, rule, f"`{where}`: {error.message}", at_key=False)
+
+
+def _condition_keys(schema: Schema, error: ValidationError) -> list[str]:
+    """For a `required` inside an if/then: the keys the `if` requires (what triggered it)."""
+    parts = list(error.absolute_schema_path)
+    if len(parts) < 2 or parts[-2] != "then":
+        return []
+    node: Any = schema.root
+    for part in parts[:-2]:
+        if isinstance(node, dict) and "$ref" in node and part not in node:
+            node = schema.deref(node)
+        node = node[part]
+    if isinstance(node, dict) and "$ref" in node and "if" not in node:
+        node = schema.deref(node)
+    condition = node.get("if", {}) if isinstance(node, dict) else {}
+    return list(condition.get("required", []))
+
+
+def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str) -> Iterator[Finding]:
+    path: Path = tuple(error.absolute_path)
+    node = schema.deref(error.schema) if isinstance(error.schema, dict) else {}
+    disc = node.get("discriminator")
+    if disc and isinstance(error.instance, dict):
+        prop = disc["propertyName"]
+        members = [schema.deref(m) for m in node[str(error.validator)]]
+        chosen = schema.union_members(node, str(error.validator), error.instance)
+        if not chosen:
+            options = [m.get("properties", {}).get(prop, {}).get("const") for m in members]
+            value = error.instance.get(prop)
+            yield Finding(path + (prop,), disc.get(RULE_ANNOTATION, "not-allowed-value"),
+                          f"`{format_path(path + (prop,))}` = {show(value)} is not one of "
+                          + ", ".join(show(o) for o in options if o is not None), at_key=False)
+            return
+        index = members.index(chosen[0])
+        for sub in error.context or ():
+            if sub.relative_schema_path and sub.relative_schema_path[0] == index:
+                yield from _explain(schema, sub, data)
+        return
+    # Without a discriminator: explain the branch that came closest.
+    context = list(error.context or ())
+    if rule not in ("invalid-value",) or not context:
+        messages = "; ".join(sorted({f.message.split(": ", 1)[-1] for sub in context for f in _explain(schema, sub, data)}))
+        where = format_path(path)
+        described = _union_summary(schema, node, error.instance)
+        yield Finding(path, rule, f"`{where}` = {show(error.instance)} is not valid: {described or messages}", at_key=False)
+        return
+    best = max(context, key=lambda e: len(e.absolute_path))
+    yield from _explain(schema, best, data)
+
+
+def _union_summary(schema: Schema, node: Node, value: Any) -> str:
+    """A one-line description of what a small union accepts (e.g. `-1` or `>= 1`)."""
+    parts = []
+    for key in ("oneOf", "anyOf"):
+        for member in node.get(key, ()):
+            member = schema.deref(member)
+            if "const" in member:
+                parts.append(show(member["const"]))
+            elif any(b in member for b in _BOUNDS):
+                parts.append(" and ".join(f"{_BOUNDS[b]} {show(member[b])}" for b in _BOUNDS if b in member))
+            elif "required" in member:
+                parts.append("a non-empty " + " or ".join(f"`{r}`" for r in member["required"]))
+            elif "properties" in member:
+                fields = [f"`{k}` set" for k in member["properties"]]
+                parts.append(" and ".join(fields))
+            else:
+                return ""
+    return "must be " + " or ".join(parts) if parts else ""
+
+
+def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node) -> str:
+    where = format_path(path) if path else "the top level"
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    if close:
+        hint = f"did you mean `{close[0]}`?"
+    else:
+        elsewhere = [p for p in schema.paths_ending_in(key) if "[0]" not in p]
+        here = format_path(path + (key,))
+        if here in elsewhere:
+            hint = "that key belongs to another variant; valid keys here: " + ", ".join(allowed)
+        elif elsewhere:
+            hint = f"did you mean `{elsewhere[0]}`?" if len(elsewhere) == 1 else "it belongs in " + ", ".join(f"`{p}`" for p in elsewhere[:3])
+        else:
+            hint = "valid keys: " + ", ".join(allowed) if allowed else "this table takes no keys"
+    variant = ""
+    found = schema.discriminated(node, value)
+    if found:
+        prop, _branch = found
+        variant = f" (for {prop} = {show(value.get(prop, _default_disc(schema, node, prop)))})"
+    return f"unknown key `{key}` in {where}{variant}; {hint}"
+
+
+def _default_disc(schema: Schema, node: Node, prop: str) -> Any:
+    for sub in schema.branches(node, {}):
+        spec = sub.get("properties", {}).get(prop)
+        if spec and "default" in spec:
+            return spec["default"]
+    return None

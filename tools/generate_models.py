@@ -1,0 +1,100 @@
+"""Regenerate the typed models in generated/ from the canonical schemas in schema/.
+
+    python tools/generate_models.py          # rewrite generated/
+    python tools/generate_models.py --check  # fail (exit 1) when generated/ is stale
+
+The option set is fixed here so every run, on every machine, writes the same
+files. Nobody edits generated/ by hand; change the schema and rerun this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_DIR = ROOT / "schema"
+OUT_DIR = ROOT / "generated"
+
+# family directory -> (schema file, root class name)
+MODELS = {
+    "kempnerforge": ("job.schema.json", "JobConfig"),
+    "specforge": ("run.schema.json", "RunConfig"),
+}
+
+OPTIONS = [
+    "--input-file-type", "jsonschema",
+    "--output-model-type", "pydantic_v2.BaseModel",
+    "--target-python-version", "3.11",
+    "--extra-fields", "forbid",
+    "--strict-nullable",
+    "--strict-types", "str", "int", "float", "bool",
+    "--use-annotated",
+    "--field-constraints",
+    "--use-default",
+    "--use-schema-description",
+    "--use-field-description",
+    "--use-double-quotes",
+    "--set-default-enum-member",
+    "--enum-field-as-literal", "all",
+    "--disable-timestamp",
+    "--formatters", "builtin",
+]
+
+INIT = '''"""Typed models generated from schema/ by tools/generate_models.py. Do not edit."""
+'''
+
+
+def generate(out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = [out_dir / "__init__.py"]
+    written[0].write_text(INIT)
+    for family, (schema_file, class_name) in MODELS.items():
+        source = SCHEMA_DIR / family / schema_file
+        if not source.exists():
+            continue
+        target = out_dir / f"{family}.py"
+        subprocess.run(
+            [sys.executable, "-m", "datamodel_code_generator", "--input", str(source), "--output", str(target),
+             "--class-name", class_name, *OPTIONS],
+            check=True,
+            cwd=SCHEMA_DIR / family,
+        )
+        written.append(target)
+    return written
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on drift")
+    args = parser.parse_args()
+    if not args.check:
+        for path in generate(OUT_DIR):
+            print(f"wrote {path.relative_to(ROOT)}")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = {p.name: p.read_text() for p in generate(Path(tmp))}
+    current = {p.name: p.read_text() for p in OUT_DIR.glob("*.py")}
+    stale = False
+    for name in sorted(set(fresh) | set(current)):
+        if fresh.get(name) != current.get(name):
+            stale = True
+            diff = difflib.unified_diff(
+                (current.get(name) or "").splitlines(keepends=True),
+                (fresh.get(name) or "").splitlines(keepends=True),
+                f"generated/{name} (in the tree)", f"generated/{name} (from schema/)", n=1,
+            )
+            sys.stdout.writelines(list(diff)[:40])
+    if stale:
+        print("generated/ is stale: run `python tools/generate_models.py` and commit the result", file=sys.stderr)
+        return 1
+    print("generated/ is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
