@@ -1,0 +1,30 @@
+"""Shared test helpers: the bundled corpus, and writing throwaway configs."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def corpus_world_size(path: Path) -> int:
+    """KempnerForge corpus files name their GPU count (`7b_12gpu_tp4.toml` -> 12); default 4."""
+    m = re.search(r"(\d+)gpu", path.name)
+    return int(m.group(1)) if m else 4
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """write("name.toml", text) -> path of a file holding the dedented text."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return path
+
+    return _write
