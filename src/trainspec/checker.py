@@ -101,7 +101,7 @@ def run_rules(
                              f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it")
             continue
         for violation in violations:
-            at = parse_path(violation.at) if violation.at else rule.parsed_paths[0]
+            at = parse_path(violation.at) if violation.at else _first_written(doc, rule.parsed_paths)
             related = tuple(
                 Related(format_path(p), pos.line if pos else None, pos.column if pos else None)
                 for p in rule.parsed_paths
@@ -113,6 +113,14 @@ def run_rules(
         yield Diagnostic(doc.file, None, None, "", "world-size-unknown", Severity.NOTE,
                          "world-size rules not checked (" + ", ".join(skipped_for_world_size)
                          + "): no world size known; pass --world-size N")
+
+
+def _first_written(doc: Document, paths: tuple[Path, ...]) -> Path:
+    """The first of a rule's paths the user wrote (or overrode); else its first path."""
+    for path in paths:
+        if doc.is_written(path) or doc.origin(path):
+            return path
+    return paths[0]
 
 
 def _path_of(diagnostic: Diagnostic) -> Path:
