@@ -43,7 +43,10 @@ def detect(doc: Document, families: dict[str, Family]) -> tuple[Family | None, s
         if len(named) == 1:
             return named[0], ""
     data: Any = doc.data
+    readers = [f for f in families.values() if doc.format in f.formats]
     if not isinstance(data, dict) or not data:
+        if len(readers) == 1:
+            return readers[0], ""
         return None, "cannot tell the config family of an empty or non-mapping document; pass --family"
     keys = set(data) - {"$schema"}
     scored = []

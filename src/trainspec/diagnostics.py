@@ -51,8 +51,9 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.file, self.line or 0, self.column or 0, self.rule, self.message)
+    def sort_key(self) -> tuple[str, bool, int, int, str, str]:
+        """By file, then position; diagnostics without a place in the file come last."""
+        return (self.file, self.line is None, self.line or 0, self.column or 0, self.rule, self.message)
 
     def to_dict(self) -> dict[str, object]:
         return {

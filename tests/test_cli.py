@@ -1,0 +1,170 @@
+"""The `trainspec check` command: output shape, exit codes, file-level errors, overrides."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from trainspec.cli import main
+
+from .conftest import CORPUS, corpus_world_size
+
+KF_TRAIN = sorted((CORPUS / "kempnerforge" / "train").glob("*.toml"))
+KF_MODEL = sorted((CORPUS / "kempnerforge" / "model").glob("*.toml"))
+PINNED = {"13b_24gpu_validation", "29b_32gpu_tp4_pp2", "70b_32gpu_tp4", "7b_12gpu_tp4", "moe_24gpu",
+          "moe_8gpu_stress"}
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("path", KF_TRAIN + KF_MODEL, ids=lambda p: p.name)
+def test_corpus_is_clean_at_its_world_size(capsys, path):
+    code, out, _ = run(capsys, "check", str(path), "--world-size", str(corpus_world_size(path)))
+    assert code == 0, out
+    assert out.strip().endswith("no problems"), out
+
+
+@pytest.mark.parametrize("path", KF_TRAIN, ids=lambda p: p.name)
+def test_pinned_dp_shard_fails_world_size_rule_at_one(capsys, path):
+    code, out, _ = run(capsys, "check", str(path), "--world-size", "1", "--format", "json")
+    rules = {d["rule"] for d in json.loads(out)["diagnostics"] if d["severity"] == "error"}
+    if path.stem in PINNED:
+        assert code == 1 and rules == {"world-size-product"}
+    else:
+        assert code == 0 and not rules
+
+
+def test_text_lines_are_sorted_and_summarised(capsys, write):
+    path = write("job.toml", "[train]\nseq_len = 4096\nbatch_size = 0\n[model]\ndimm = 1\n")
+    code, out, _ = run(capsys, "check", str(path))
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0] == f"{path}:2:1: error[seq-len-within-max] train.seq_len = 4096 exceeds model.max_seq_len = 2048"
+    assert lines[1].startswith(f"{path}:3:14: error[out-of-range] `train.batch_size` = 0 must be >= 1")
+    assert lines[2].startswith(f"{path}:5:1: error[unknown-key] unknown key `dimm` in model; did you mean `dim`?")
+    assert lines[-1] == "3 error(s), 0 warning(s) in 1 file"
+
+
+def test_json_format_has_every_field(capsys, write):
+    path = write("job.toml", "[model]\nn_heads = 0\n")
+    code, out, _ = run(capsys, "check", str(path), "--format", "json")
+    doc = json.loads(out)
+    (d,) = [d for d in doc["diagnostics"] if d["severity"] != "note"]
+    assert code == 1
+    assert d == {**d, "file": str(path), "line": 2, "column": 11, "config_path": "model.n_heads",
+                 "rule": "out-of-range", "severity": "error"}
+    assert doc["summary"]["errors"] == 1
+
+
+def test_unknown_key_in_the_wrong_section_names_the_right_one(capsys, write):
+    path = write("job.toml", "dim = 4096\n[train]\nlr = 0.1\n")
+    _, out, _ = run(capsys, "check", str(path))
+    assert "unknown key `dim` in the top level; did you mean `model.dim`?" in out
+    assert "unknown key `lr` in train; did you mean `optimizer.lr`?" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "code", "rule", "line"),
+    [
+        ("bad.toml", "[model]\ndim = = 3\n", 1, "syntax-error", 2),
+        ("bad.yaml", "model:\n  dim: [1\n", 1, "syntax-error", 3),
+        ("bad.json", '{"model": {"dim": 1,}}', 1, "syntax-error", 1),
+        ("dup.yaml", "model:\n  dim: 1\n  dim: 2\n", 1, "duplicate-key", 3),
+        ("dup.json", '{"model": {"dim": 1, "dim": 2}}', 1, "duplicate-key", 1),
+        ("list.yaml", "- model\n- train\n", 1, "not-a-mapping", 1),
+        ("section.toml", "model = 5\n", 1, "wrong-type", 1),
+        ("empty.yaml", "", 1, "not-a-mapping", 1),
+    ],
+)
+def test_file_level_errors_are_located_never_tracebacks(capsys, write, name, text, code, rule, line):
+    path = write(name, text)
+    got, out, err = run(capsys, "check", str(path), "--family", "kempnerforge")
+    assert got == code and "Traceback" not in out + err
+    first = out.splitlines()[0]
+    assert f"error[{rule}]" in first and first.startswith(f"{path}:{line}:"), first
+
+
+def test_missing_file_and_unknown_family_are_usage_errors(capsys, tmp_path):
+    code, out, _ = run(capsys, "check", str(tmp_path / "nope.toml"))
+    assert code == 2 and "error[file-not-found]" in out
+    code, _, err = run(capsys, "check", "--family", "nope", str(tmp_path / "x.toml"))
+    assert code == 2 and "unknown family 'nope'" in err and "kempnerforge" in err
+
+
+def test_bad_world_size_is_a_usage_error(capsys, write):
+    path = write("job.toml", "")
+    with pytest.raises(SystemExit) as exc:
+        main(["check", str(path), "--world-size", "0"])
+    assert exc.value.code == 2
+    assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_warnings_alone_exit_zero(capsys, write):
+    path = write("job.toml", "[model]\nnum_experts = 4\n")
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 0 and "warning[moe-compile]" in out
+
+
+def test_overrides_are_checked_and_located(capsys, write):
+    path = write("job.toml", "[train]\nseq_len = 1024\n")
+    code, out, _ = run(capsys, "check", str(path), "--set", "train.seq_len=8192", "--set", "optimizer.betas=[0.9,1.5]")
+    assert code == 1
+    assert f"{path}: override #1 (--set train.seq_len=8192): error[seq-len-within-max]" in out
+    assert "override #2 (--set optimizer.betas=[0.9,1.5]): error[betas-range]" in out
+
+
+def test_override_repairs_a_file_and_kempnerforge_style_works(capsys, write):
+    path = write("job.toml", "[train]\nseq_len = 4096\n")
+    assert run(capsys, "check", str(path))[0] == 1
+    assert run(capsys, "check", str(path), "--model.max_seq_len=4096")[0] == 0
+    code, out, _ = run(capsys, "check", str(path), "--set", "model.max_seq_len=4096", "--train.compile_model")
+    assert code == 0
+
+
+def test_override_unknown_path_names_the_closest(capsys, write):
+    path = write("job.toml", "")
+    code, out, _ = run(capsys, "check", str(path), "--set", "model.n_head=8")
+    assert code == 1
+    assert "error[override-unknown-path] `model.n_head` is not a config path; did you mean `model.n_heads`?" in out
+
+
+def test_override_values_typed_by_schema(capsys, write):
+    path = write("job.toml", "")
+    code, out, _ = run(capsys, "check", str(path), "--set", "optimizer.lr=3e-4", "--set", "data.tokenizer_path=007",
+                       "--set", "checkpoint.load_path=null", "--set", "train.compile_model=true")
+    assert code == 0, out
+
+
+def test_override_null_removes_an_optional_section(capsys, write):
+    path = write("job.toml", '[vlm]\narch = "mot"\n')
+    assert run(capsys, "check", str(path))[0] == 1  # vlm needs vision_encoder
+    assert run(capsys, "check", str(path), "--vlm=None")[0] == 0
+
+
+def test_override_into_absent_optional_section_creates_it(capsys, write):
+    path = write("job.toml", "")
+    code, out, _ = run(capsys, "check", str(path), "--set", "vlm.max_text_len=64")
+    assert code == 1 and "error[vlm-needs-vision-encoder]" in out
+
+
+def test_family_is_detected_from_modeline_and_shape(capsys, write):
+    toml = write("job.toml", "#:schema ./kempnerforge.schema.json\n[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 4\n")
+    assert run(capsys, "check", str(toml))[0] == 0
+    yaml = write("run.yaml", "model:\n  target_model_path: x\ndata:\n  train_data_path: d.jsonl\n")
+    code, out, _ = run(capsys, "check", str(yaml), "--format", "json")
+    assert json.loads(out)["diagnostics"] == [] or code in (0, 1)
+    assert "unknown-family" not in out
+
+
+def test_module_entry_point_runs(tmp_path):
+    path = CORPUS / "kempnerforge" / "train" / "7b.toml"
+    proc = subprocess.run([sys.executable, "-m", "trainspec", "check", str(path), "--world-size", "4"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and "no problems" in proc.stdout
