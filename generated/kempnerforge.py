@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -97,7 +106,9 @@ class ModelConfig(BaseModel):
     """
     Place an MoE layer every N transformer blocks (1 = every block). For MoE models it must be at least 1; ignored for dense models.
     """
-    moe_router: Annotated[StrictStr, Field(examples=["softmax_topk", "sigmoid_topk"])] = "softmax_topk"
+    moe_router: Annotated[
+        StrictStr, Field(examples=["softmax_topk", "sigmoid_topk"])
+    ] = "softmax_topk"
     """
     Name of the router in KempnerForge's router registry; built-in: "softmax_topk", "sigmoid_topk". Only used by MoE models, and an unknown name fails when the model is built.
     """
@@ -175,7 +186,9 @@ class TrainConfig(BaseModel):
     """
     Recompute activations in the backward pass to save memory: none, every block (full), or selected operations (selective).
     """
-    loss_fn: Annotated[StrictStr, Field(examples=["cross_entropy", "chunked_cross_entropy"])] = "cross_entropy"
+    loss_fn: Annotated[
+        StrictStr, Field(examples=["cross_entropy", "chunked_cross_entropy"])
+    ] = "cross_entropy"
     """
     Name of the loss in KempnerForge's loss registry; built-in: "cross_entropy", "chunked_cross_entropy". An unknown name fails when the trainer builds the loss.
     """
@@ -209,7 +222,9 @@ class OptimizerConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    name: Annotated[StrictStr, Field(examples=["adamw", "lion", "schedule_free_adamw", "muon"])] = "adamw"
+    name: Annotated[
+        StrictStr, Field(examples=["adamw", "lion", "schedule_free_adamw", "muon"])
+    ] = "adamw"
     """
     Name of the optimizer in KempnerForge's optimizer registry; built-in: "adamw", "lion", "schedule_free_adamw", "muon". An unknown name fails when the trainer builds the optimizer.
     """
@@ -221,7 +236,9 @@ class OptimizerConfig(BaseModel):
     """
     Decoupled weight-decay coefficient; 0 = none.
     """
-    betas: Annotated[list[Beta], Field(max_length=2, min_length=2, validate_default=True)] = [0.9, 0.95]
+    betas: Annotated[
+        list[Beta], Field(max_length=2, min_length=2, validate_default=True)
+    ] = [0.9, 0.95]
     """
     Exponential-decay rates [beta1, beta2] for the first and second moment estimates; exactly two numbers, each in [0, 1).
     """
@@ -684,7 +701,9 @@ class JointDecoderVLM(BaseModel):
     """
     Text tokens per sample (text is padded or truncated to this length); image tokens plus max_text_len must fit model.max_seq_len and train.seq_len.
     """
-    freeze: Annotated[list[FreezeSpec], Field(validate_default=True)] = [{"module": "vision_encoder", "frozen": True}]
+    freeze: Annotated[list[FreezeSpec], Field(validate_default=True)] = [
+        {"module": "vision_encoder", "frozen": True}
+    ]
     """
     Freeze specs applied once when the model is built; by default the vision encoder is frozen. A written array replaces the default.
     """
@@ -718,7 +737,9 @@ class CrossAttentionVLM(BaseModel):
     """
     Text tokens per sample (text is padded or truncated to this length); image tokens plus max_text_len must fit model.max_seq_len and train.seq_len.
     """
-    freeze: Annotated[list[FreezeSpec], Field(validate_default=True)] = [{"module": "vision_encoder", "frozen": True}]
+    freeze: Annotated[list[FreezeSpec], Field(validate_default=True)] = [
+        {"module": "vision_encoder", "frozen": True}
+    ]
     """
     Freeze specs applied once when the model is built; by default the vision encoder is frozen. A written array replaces the default.
     """
@@ -765,7 +786,9 @@ class MoTVLM(BaseModel):
     """
     Text tokens per sample (text is padded or truncated to this length); image tokens plus max_text_len must fit model.max_seq_len and train.seq_len.
     """
-    freeze: Annotated[list[FreezeSpec], Field(validate_default=True)] = [{"module": "vision_encoder", "frozen": True}]
+    freeze: Annotated[list[FreezeSpec], Field(validate_default=True)] = [
+        {"module": "vision_encoder", "frozen": True}
+    ]
     """
     Freeze specs applied once when the model is built; by default the vision encoder is frozen. A written array replaces the default.
     """
@@ -950,7 +973,9 @@ class JobConfig(BaseModel):
     """
     Projection from encoder features to the model width; optional, defaults are used for VLM runs when absent.
     """
-    vlm: Annotated[JointDecoderVLM | CrossAttentionVLM | MoTVLM | None, Field(discriminator="arch")] = None
+    vlm: Annotated[
+        JointDecoderVLM | CrossAttentionVLM | MoTVLM | None, Field(discriminator="arch")
+    ] = None
     """
     Makes the run a vision-language run (also requires [vision_encoder]). The valid keys depend on vlm.arch: joint_decoder (the default), cross_attention or mot.
     """

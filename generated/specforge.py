@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
 
 
 class ModelConfig(BaseModel):
@@ -168,11 +177,15 @@ class ModelConfig(BaseModel):
     """
     SGLang `--max-mamba-cache-size` (positive). null = SGLang's default.
     """
-    sglang_swa_full_tokens_ratio: Annotated[StrictFloat | None, Field(gt=0.0, le=1.0)] = None
+    sglang_swa_full_tokens_ratio: Annotated[
+        StrictFloat | None, Field(gt=0.0, le=1.0)
+    ] = None
     """
     SGLang `--swa-full-tokens-ratio`, in (0, 1]. null = SGLang's default.
     """
-    sglang_mamba_full_memory_ratio: Annotated[StrictFloat | None, Field(gt=0.0, le=1.0)] = None
+    sglang_mamba_full_memory_ratio: Annotated[
+        StrictFloat | None, Field(gt=0.0, le=1.0)
+    ] = None
     """
     SGLang `--mamba-full-memory-ratio`, in (0, 1]. null = SGLang's default.
     """
@@ -252,7 +265,9 @@ class TrainingConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    strategy: Annotated[StrictStr, Field(examples=["eagle3", "peagle", "dflash", "domino", "dspark"])] = "eagle3"
+    strategy: Annotated[
+        StrictStr, Field(examples=["eagle3", "peagle", "dflash", "domino", "dspark"])
+    ] = "eagle3"
     """
     Draft training strategy, looked up in a runtime registry (built-ins: eagle3, peagle, dflash, domino, dspark). Not an enum: plugins may register other names.
     """
@@ -300,7 +315,9 @@ class TrainingConfig(BaseModel):
     """
     Test-time-training unroll length, in draft steps (positive).
     """
-    attention_backend: Literal["eager", "sdpa", "flex_attention", "fa", "usp"] = "flex_attention"
+    attention_backend: Literal["eager", "sdpa", "flex_attention", "fa", "usp"] = (
+        "flex_attention"
+    )
     """
     Attention kernel of the draft model. `usp` (sequence parallelism) needs offline data, `batch_size` 1 and `sp_ulysses_size` x `sp_ring_size` > 1.
     """
@@ -603,7 +620,9 @@ class ManagedLocalMooncakeConfig(BaseModel):
     """
     Mooncake metrics port (1-65535).
     """
-    local_hostname: Annotated[StrictStr, Field(pattern="^\\S([\\s\\S]*\\S)?$")] = "127.0.0.1"
+    local_hostname: Annotated[StrictStr, Field(pattern="^\\S([\\s\\S]*\\S)?$")] = (
+        "127.0.0.1"
+    )
     """
     Hostname or IP the Mooncake master advertises; non-empty, no leading or trailing whitespace.
     """
@@ -678,7 +697,9 @@ class ManagedLocalStackConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    trainer_cuda_visible_devices: Annotated[list[TrainerCudaVisibleDevice], Field(min_length=1)]
+    trainer_cuda_visible_devices: Annotated[
+        list[TrainerCudaVisibleDevice], Field(min_length=1)
+    ]
     """
     CUDA devices of the trainer, one token per item; at least one, no repeats, count equal to `deployment.trainer.nproc_per_node`, disjoint from the capture servers' devices. Required.
     """
@@ -686,7 +707,9 @@ class ManagedLocalStackConfig(BaseModel):
     """
     Settings of the managed Mooncake master. Omit to use all defaults.
     """
-    capture_servers: Annotated[list[ManagedLocalCaptureServerConfig], Field(min_length=1)]
+    capture_servers: Annotated[
+        list[ManagedLocalCaptureServerConfig], Field(min_length=1)
+    ]
     """
     The SGLang capture servers to start (at least one). Required.
     """
@@ -708,7 +731,9 @@ class DisaggregatedDeploymentConfig(BaseModel):
     """
     Shared directory for this attempt; launch refs, manifest and lifecycle markers are created beneath it. Must not be empty. Required.
     """
-    consumer_state_dir: Annotated[StrictStr | None, Field(pattern="^\\S([\\s\\S]*\\S)?$")] = None
+    consumer_state_dir: Annotated[
+        StrictStr | None, Field(pattern="^\\S([\\s\\S]*\\S)?$")
+    ] = None
     """
     Node-local directory for the online consumer's SQLite/WAL state and rank inboxes; non-empty, no leading or trailing whitespace. null = paths derived from `control_dir`. Online disaggregated runs only; needed for multi-node online runs without `managed_local`.
     """

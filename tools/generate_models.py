@@ -49,35 +49,39 @@ INIT = '''"""Typed models generated from schema/ by tools/generate_models.py. Do
 '''
 
 
-def generate(out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = [out_dir / "__init__.py"]
-    written[0].write_text(INIT)
-    for family, (schema_file, class_name) in MODELS.items():
-        source = SCHEMA_DIR / family / schema_file
-        if not source.exists():
-            continue
-        target = out_dir / f"{family}.py"
-        subprocess.run(
-            [sys.executable, "-m", "datamodel_code_generator", "--input", str(source), "--output", str(target),
-             "--class-name", class_name, *OPTIONS],
-            check=True,
-            cwd=SCHEMA_DIR / family,
-        )
-        written.append(target)
-    return written
+def generate() -> dict[str, str]:
+    """File name -> text of every generated module.
+
+    The generator runs in a scratch directory so that no project setting
+    (such as a formatter's line length found in a pyproject.toml) can change
+    its output between runs.
+    """
+    files = {"__init__.py": INIT}
+    with tempfile.TemporaryDirectory() as tmp:
+        for family, (schema_file, class_name) in MODELS.items():
+            source = SCHEMA_DIR / family / schema_file
+            target = Path(tmp) / f"{family}.py"
+            subprocess.run(
+                [sys.executable, "-m", "datamodel_code_generator", "--input", str(source), "--output", str(target),
+                 "--class-name", class_name, *OPTIONS],
+                check=True,
+                cwd=tmp,
+            )
+            files[target.name] = target.read_text()
+    return files
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on drift")
     args = parser.parse_args()
+    fresh = generate()
     if not args.check:
-        for path in generate(OUT_DIR):
-            print(f"wrote {path.relative_to(ROOT)}")
+        OUT_DIR.mkdir(exist_ok=True)
+        for name, text in fresh.items():
+            (OUT_DIR / name).write_text(text)
+            print(f"wrote generated/{name}")
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = {p.name: p.read_text() for p in generate(Path(tmp))}
     current = {p.name: p.read_text() for p in OUT_DIR.glob("*.py")}
     stale = False
     for name in sorted(set(fresh) | set(current)):
