@@ -1,0 +1,86 @@
+"""The generator's drift check, and the wheel working outside the repository."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from .conftest import CORPUS, ROOT
+
+
+def _copy_for_generation(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    for name in ("schema", "generated", "tools"):
+        shutil.copytree(ROOT / name, repo / name)
+    return repo
+
+
+def _drift_check(repo: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "tools/generate_models.py", "--check"], cwd=repo,
+                          capture_output=True, text=True)
+
+
+def test_drift_check_fails_after_hand_edit_and_passes_after_regeneration(tmp_path):
+    repo = _copy_for_generation(tmp_path)
+    assert _drift_check(repo).returncode == 0
+    model = repo / "generated" / "kempnerforge.py"
+    model.write_text(model.read_text().replace("= 4096", "= 8192", 1))
+    stale = _drift_check(repo)
+    assert stale.returncode == 1 and "generated/ is stale" in stale.stderr and "8192" in stale.stdout
+    subprocess.run([sys.executable, "tools/generate_models.py"], cwd=repo, check=True, capture_output=True)
+    assert _drift_check(repo).returncode == 0
+
+
+def test_drift_check_notices_a_schema_change(tmp_path):
+    repo = _copy_for_generation(tmp_path)
+    schema = repo / "schema" / "kempnerforge" / "job.schema.json"
+    schema.write_text(schema.read_text().replace('"default": 4096', '"default": 1024', 1))
+    assert _drift_check(repo).returncode == 1
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)], check=True,
+                   capture_output=True)
+    (found,) = out.glob("trainspec-*.whl")
+    return found
+
+
+def test_wheel_carries_schemas_and_generated_models(wheel):
+    import zipfile
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "trainspec/schemas/kempnerforge/job.schema.json" in names
+    assert "trainspec/schemas/specforge/run.schema.json" in names
+    assert "trainspec/generated/kempnerforge.py" in names
+    assert "trainspec/generated/specforge.py" in names
+
+
+def test_installed_wheel_checks_and_loads_outside_the_repo(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True, system_site_packages=False)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    config = CORPUS / "kempnerforge" / "train" / "7b_12gpu_tp4.toml"
+    shutil.copy(config, work / "job.toml")
+    check = subprocess.run([str(env_dir / "bin" / "trainspec"), "check", "job.toml", "--world-size", "12"],
+                           cwd=work, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    bad = subprocess.run([str(env_dir / "bin" / "trainspec"), "check", "job.toml", "--world-size", "8"],
+                         cwd=work, capture_output=True, text=True)
+    assert bad.returncode == 1 and "world-size-product" in bad.stdout
+    load = subprocess.run(
+        [str(python), "-c", "import trainspec, sys; c = trainspec.load('job.toml', world_size=12); "
+         "print(type(c).__module__, c.model.n_kv_heads, c.distributed.tp); "
+         "print('torch' in sys.modules)"],
+        cwd=work, capture_output=True, text=True)
+    assert load.returncode == 0, load.stderr
+    assert load.stdout.split() == ["trainspec.generated.kempnerforge", "8", "4", "False"]
