@@ -2,6 +2,8 @@
 
     python tools/generate_models.py          # rewrite generated/
     python tools/generate_models.py --check  # fail (exit 1) when generated/ is stale
+    python tools/generate_models.py --schema my.schema.json --class-name MyConfig --output my_models.py
+                                             # the same options, for a family of your own
 
 The option set is fixed here so every run, on every machine, writes the same
 files. Nobody edits generated/ by hand; change the schema and rerun this.
@@ -49,6 +51,15 @@ INIT = '''"""Typed models generated from schema/ by tools/generate_models.py. Do
 '''
 
 
+def run_generator(source: Path, target: Path, class_name: str, cwd: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "datamodel_code_generator", "--input", str(source), "--output", str(target),
+         "--class-name", class_name, *OPTIONS],
+        check=True,
+        cwd=cwd,
+    )
+
+
 def generate() -> dict[str, str]:
     """File name -> text of every generated module.
 
@@ -61,12 +72,7 @@ def generate() -> dict[str, str]:
         for family, (schema_file, class_name) in MODELS.items():
             source = SCHEMA_DIR / family / schema_file
             target = Path(tmp) / f"{family}.py"
-            subprocess.run(
-                [sys.executable, "-m", "datamodel_code_generator", "--input", str(source), "--output", str(target),
-                 "--class-name", class_name, *OPTIONS],
-                check=True,
-                cwd=tmp,
-            )
+            run_generator(source, target, class_name, tmp)
             files[target.name] = target.read_text()
     return files
 
@@ -74,7 +80,16 @@ def generate() -> dict[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on drift")
+    parser.add_argument("--schema", type=Path, help="generate models for this schema instead of schema/")
+    parser.add_argument("--class-name", default="Config", help="root model name (with --schema)")
+    parser.add_argument("--output", type=Path, help="output module (with --schema)")
     args = parser.parse_args()
+    if args.schema:
+        if not args.output:
+            parser.error("--schema needs --output")
+        with tempfile.TemporaryDirectory() as tmp:
+            run_generator(args.schema.resolve(), args.output.resolve(), args.class_name, tmp)
+        return 0
     fresh = generate()
     if not args.check:
         OUT_DIR.mkdir(exist_ok=True)
