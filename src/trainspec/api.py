@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import copy
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
 from .checker import Result, check_document
 from .detect import detect
 from .diagnostics import Diagnostic, Severity
+from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
 from .overrides import Override
 from .readers import ReadError, read
@@ -72,6 +74,25 @@ def check(
     """Every diagnostic for one config file, sorted by position."""
     return sorted(check_path(path, family=family, overrides=overrides, world_size=world_size).diagnostics,
                   key=Diagnostic.sort_key)
+
+
+def check_config(
+    config: Mapping[str, Any],
+    family: str | Family,
+    *,
+    world_size: int | None = None,
+    source: str = "<config>",
+) -> list[Diagnostic]:
+    """Every diagnostic for a config already in memory (e.g. a loaded model's dump), sorted.
+
+    It runs the same pipeline as a file, so a config resolved on one machine
+    can be re-checked where the world size is known (at launch). The data has
+    no positions: diagnostics name `source` as their file and carry no line.
+    """
+    fam = get_family(family) if isinstance(family, str) else family
+    doc = Document(source, "data", "", copy.deepcopy(dict(config)), dict)
+    doc.mark_origin((), "the resolved config")
+    return sorted(check_document(doc, fam, (), world_size).diagnostics, key=Diagnostic.sort_key)
 
 
 def load(

@@ -1,0 +1,346 @@
+"""trainspec at launch: the real world size, checks on the live process group, torch types.
+
+The only module of trainspec that imports torch, and only inside functions, so
+`trainspec check` and `trainspec.load` stay free of it (torch is the optional
+`trainspec[torch]` extra).
+
+    cfg = trainspec.load("job.toml")
+    dist.init_process_group("gloo")
+    trainspec.distributed.verify(cfg)   # on every rank; raises the same ConfigError on every rank
+    dtype = trainspec.distributed.master_dtype(cfg.train.mixed_precision)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .api import ConfigError, check_config, check_path, to_model
+from .diagnostics import Diagnostic, Related, Severity
+from .families import Family, all_families, get_family
+from .paths import Path, format_path
+
+if TYPE_CHECKING:
+    import torch
+    from torch.distributed import ProcessGroup
+
+MASTER_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
+"""train.mixed_precision -> master-weight dtype (FP8 is a compute mode; its master weights are bf16)."""
+
+DIFFERING_PATHS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class WorldSize:
+    """A world size and where it came from (for messages: "world size 8 (from WORLD_SIZE)")."""
+
+    size: int
+    source: str
+
+
+def world_size(environ: Mapping[str, str] | None = None) -> WorldSize | None:
+    """The number of ranks of this run: the live process group's, else the launcher's, else None.
+
+    Sources, in order: an initialized default `torch.distributed` process group;
+    torchrun's `WORLD_SIZE`; SLURM's `SLURM_NTASKS`; `SLURM_NNODES` × `SLURM_NTASKS_PER_NODE`.
+    torch is consulted only if something already imported `torch.distributed`
+    (no process group can exist otherwise), so this is cheap in a CLI.
+    A launcher variable that is set but not a positive integer raises ValueError.
+    """
+    if "torch.distributed" in sys.modules:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return WorldSize(dist.get_world_size(), "torch.distributed process group")
+    env = os.environ if environ is None else environ
+    for name in ("WORLD_SIZE", "SLURM_NTASKS"):
+        if env.get(name):
+            return WorldSize(_positive(env, name), name)
+    if env.get("SLURM_NNODES") and env.get("SLURM_NTASKS_PER_NODE"):
+        size = _positive(env, "SLURM_NNODES") * _positive(env, "SLURM_NTASKS_PER_NODE")
+        return WorldSize(size, "SLURM_NNODES × SLURM_NTASKS_PER_NODE")
+    return None
+
+
+def _positive(env: Mapping[str, str], name: str) -> int:
+    text = env[name].strip()
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{name}={env[name]!r} is not a positive integer")
+    return int(text)
+
+
+def master_dtype(mixed_precision: str) -> torch.dtype:
+    """The dtype master weights are kept in for a `train.mixed_precision` value."""
+    if mixed_precision not in MASTER_DTYPES:
+        raise ValueError(f"unknown mixed precision {mixed_precision!r}; known: {', '.join(MASTER_DTYPES)}")
+    return torch_dtype(MASTER_DTYPES[mixed_precision])
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """The torch dtype a config names by its torch name (e.g. `checkpoint.export_dtype` = "bfloat16")."""
+    import torch
+
+    found = getattr(torch, name, None) if name.isidentifier() else None
+    if not isinstance(found, torch.dtype):
+        raise ValueError(f"{name!r} is not a torch dtype name (e.g. float32, bfloat16, float16)")
+    return found
+
+
+def device_diagnostics(
+    config: Any,
+    device: str | torch.device | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    source: str = "<config>",
+) -> list[Diagnostic]:
+    """What this process's hardware cannot do that the config asks for, as error diagnostics.
+
+    `device` is the device the trainer computes on (default: CUDA when torch
+    sees one, else CPU). Checked: a bf16 (or fp8, whose master weights are
+    bf16) run on a CUDA device without native bfloat16; fp8 on a device
+    without FP8 matmuls (CUDA compute capability 8.9+); more processes on this
+    node (`LOCAL_WORLD_SIZE`, else `SLURM_NTASKS_PER_NODE`) than CUDA devices
+    visible to torch. CPU supports bfloat16, and any number of processes.
+    """
+    import torch
+
+    dev = torch.device(device) if device is not None else _default_device()
+    train = getattr(config, "train", None)
+    precision = getattr(train, "mixed_precision", None)
+    out: list[Diagnostic] = []
+
+    def error(path: str, rule: str, message: str) -> None:
+        out.append(Diagnostic(source, None, None, path, rule, Severity.ERROR, message, origin=f"device {dev}"))
+
+    if dev.type == "cuda":
+        with torch.cuda.device(dev):
+            name = torch.cuda.get_device_name()
+            if precision in ("bf16", "fp8") and not torch.cuda.is_bf16_supported(including_emulation=False):
+                error("train.mixed_precision", "device-bf16-unsupported",
+                      f"train.mixed_precision = \"{precision}\" keeps bfloat16 weights, but {name} has no native "
+                      "bfloat16; use \"fp16\" or \"fp32\" on this GPU")
+            capability = torch.cuda.get_device_capability()
+        env = os.environ if environ is None else environ
+        local = next((int(env[n]) for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE") if env.get(n, "").isdigit()),
+                     None)
+        visible = torch.cuda.device_count()
+        if local is not None and local > visible:
+            error("", "device-count-per-node",
+                  f"{local} processes on this node but torch sees {visible} CUDA device(s) "
+                  f"(CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'unset')}); start at most one process "
+                  "per device")
+    else:
+        capability = None
+    if precision == "fp8" and (capability is None or capability < (8, 9)):
+        have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {dev.type} device"
+        error("train.mixed_precision", "device-fp8-unsupported",
+              f"train.mixed_precision = \"fp8\" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), "
+              f"but this process runs on {have}; use \"bf16\"")
+    return out
+
+
+def _default_device() -> torch.device:
+    import torch
+
+    return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+
+
+def verify(
+    config: Any,
+    *,
+    family: str | Family | None = None,
+    overrides: Sequence[str] = (),
+    device: str | torch.device | None = None,
+    group: ProcessGroup | None = None,
+) -> Any:
+    """Check, on every rank of a live process group, that the config fits this run; return the model.
+
+    Call it on every rank of `group` (default: the default group), after
+    `init_process_group`, with what the rank loaded:
+
+    - a typed model returned by `trainspec.load` (its family is found from its
+      class unless `family` says), or
+    - the config file's path (plus `family` and `overrides`, as for `load`):
+      then a rank whose file does not even load takes part too, and
+      diagnostics point at file lines.
+
+    Checked: the family's rules at the group's real world size (the
+    world-size rules among them), `device_diagnostics` for `device`, and that
+    every rank resolved the same config (a sha256 of its canonical JSON).
+    Every rank runs the same collectives whatever it found, then all decide
+    together, so on any failure every rank raises the same ConfigError (naming
+    the ranks involved, and the first config paths that differ) and none is
+    left waiting in a collective.
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError("trainspec.distributed.verify needs an initialized torch.distributed process group")
+    ranks = dist.get_process_group_ranks(group) if group is not None else list(range(dist.get_world_size()))
+    model, source, errors = _check_locally(config, family, overrides, device, len(ranks))
+    canonical = _canonical(model) if model is not None else b""
+    digest = hashlib.sha256(canonical).digest() if model is not None else bytes(32)
+    summaries = _all_gather_bytes(bytes([bool(errors), model is not None]) + digest, group)
+    digests = {s[2:] for s in summaries if s[1]}
+    if not any(s[0] for s in summaries) and len(digests) == 1:
+        return model
+    payload = {"source": source, "errors": [d.to_dict() for d in errors],
+               "config": canonical.decode() if model is not None else None}
+    reports = [json.loads(r) for r in _all_gather_bytes(json.dumps(payload).encode(), group, sized=True)]
+    raise ConfigError(explain(ranks, reports))
+
+
+def _check_locally(
+    config: Any, family: str | Family | None, overrides: Sequence[str], device: str | torch.device | None, size: int
+) -> tuple[Any, str, list[Diagnostic]]:
+    """This rank's model, its source name, and its errors; never raises, so the rank reaches the collectives."""
+    source = "<config>"
+    try:
+        if isinstance(config, (str, os.PathLike)):
+            source = os.fspath(config)
+            result = check_path(source, family=family, overrides=overrides, world_size=size)
+            errors = [d for d in result.diagnostics if d.is_error]
+            model = to_model(result) if not errors else None
+        else:
+            if overrides:
+                raise TypeError("overrides apply when verify is given a path; this config is already loaded")
+            fam = _family_of(config, family)
+            # None marks an absent optional section or key; the schema wants those left out
+            dump = config.model_dump(mode="json", exclude_none=True)
+            errors = [d for d in check_config(dump, fam, world_size=size, source=source) if d.is_error]
+            model = config
+        if model is not None:
+            errors += device_diagnostics(model, device, source=source)
+    except ConfigError as exc:
+        return None, source, [d for d in exc.diagnostics if d.is_error]
+    except Exception as exc:  # reported through the collectives, like any finding
+        return None, source, [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR,
+                                         f"{type(exc).__name__}: {exc}")]
+    return model, source, errors
+
+
+def _family_of(model: Any, family: str | Family | None) -> Family:
+    if isinstance(family, Family):
+        return family
+    if isinstance(family, str):
+        return get_family(family)
+    for fam in all_families().values():
+        if isinstance(model, fam.model_class()):
+            return fam
+    raise TypeError(f"{type(model).__qualname__} is not the model of any trainspec family; pass family=")
+
+
+def _canonical(model: Any) -> bytes:
+    """The resolved config as JSON with sorted keys: equal bytes exactly when the configs are equal."""
+    return json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":")).encode()
+
+
+def _all_gather_bytes(data: bytes, group: ProcessGroup | None, *, sized: bool = False) -> list[bytes]:
+    """Every rank's bytes, in rank order, via plain uint8 tensors (no pickling, no numpy).
+
+    Without `sized` every rank must send the same length; with it, lengths are
+    gathered first and the payloads padded to the longest.
+    """
+    import torch
+    import torch.distributed as dist
+
+    dev = _collective_device(group)
+    size = dist.get_world_size(group)
+    lengths = [len(data)] * size
+    if sized:
+        mine_len = torch.tensor([len(data)], dtype=torch.int64, device=dev)
+        gathered_len = [torch.empty_like(mine_len) for _ in range(size)]
+        dist.all_gather(gathered_len, mine_len, group=group)
+        lengths = [int(t.item()) for t in gathered_len]
+    padded = torch.zeros(max(lengths), dtype=torch.uint8, device=dev)
+    padded[: len(data)] = torch.tensor(list(data), dtype=torch.uint8, device=dev)
+    gathered = [torch.empty_like(padded) for _ in range(size)]
+    dist.all_gather(gathered, padded, group=group)
+    return [bytes(t[:n].tolist()) for t, n in zip(gathered, lengths, strict=True)]
+
+
+def _collective_device(group: ProcessGroup | None) -> torch.device:
+    """CPU when the group's backend takes CPU tensors (gloo), else the current CUDA device (nccl)."""
+    import torch
+    import torch.distributed as dist
+
+    backend = str(dist.get_backend(group))
+    capability = dist.Backend.backend_capability
+    kinds = {kind for part in backend.split(",") for kind in capability.get(part.split(":")[-1], [])}
+    return torch.device("cpu") if "cpu" in kinds else torch.device("cuda", torch.cuda.current_device())
+
+
+def explain(ranks: Sequence[int], reports: Sequence[Mapping[str, Any]]) -> list[Diagnostic]:
+    """The diagnostics every rank raises, from every rank's report (identical input -> identical output).
+
+    A report is {"source", "errors": [Diagnostic.to_dict()], "config": canonical JSON or None}.
+    Errors every rank found are reported once; others are prefixed with the
+    ranks that found them. Configs are compared with the lowest rank that has one.
+    """
+    by_errors: dict[str, list[int]] = {}
+    for rank, report in zip(ranks, reports, strict=True):
+        if report["errors"]:
+            by_errors.setdefault(json.dumps(report["errors"], sort_keys=True), []).append(rank)
+    out: list[Diagnostic] = []
+    for key, found_on in by_errors.items():
+        prefix = "" if len(found_on) == len(ranks) else f"on {_ranks(found_on)}: "
+        out += [_diagnostic(d, prefix) for d in json.loads(key)]
+    loaded = [(rank, r["source"], json.loads(r["config"])) for rank, r in zip(ranks, reports, strict=True)
+              if r["config"] is not None]
+    if loaded:
+        out += _differences(loaded)
+    return out
+
+
+def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
+    ref_rank, ref_source, ref = loaded[0]
+    groups: dict[str, list[tuple[int, Any]]] = {}
+    for rank, _, config in loaded[1:]:
+        if config != ref:
+            groups.setdefault(json.dumps(config, sort_keys=True), []).append((rank, config))
+    for members in groups.values():
+        other_rank, other = members[0]
+        diffs = list(_diff(ref, other, ()))
+        shown = ", ".join(f"{format_path(p)} (rank {ref_rank}: {_show(a)}, rank {other_rank}: {_show(b)})"
+                          for p, a, b in diffs[:DIFFERING_PATHS_SHOWN])
+        more = f" and {len(diffs) - DIFFERING_PATHS_SHOWN} more" if len(diffs) > DIFFERING_PATHS_SHOWN else ""
+        others = [rank for rank, _ in members]
+        yield Diagnostic(
+            ref_source, None, None, format_path(diffs[0][0]), "config-differs-across-ranks", Severity.ERROR,
+            f"{_ranks(others)} loaded a different config than rank {ref_rank}: {len(diffs)} value(s) differ: "
+            f"{shown}{more}; every rank must train with the same config",
+            origin="the configs the ranks loaded",
+        )
+
+
+def _diff(a: Any, b: Any, path: Path) -> Iterator[tuple[Path, Any, Any]]:
+    """Leaf paths where two JSON values differ, in sorted-key order."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(a.keys() | b.keys()):
+            yield from _diff(a.get(key), b.get(key), (*path, key))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _diff(x, y, (*path, i))
+    elif a != b:
+        yield path, a, b
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _ranks(ranks: Iterable[int]) -> str:
+    listed = list(ranks)
+    return ("rank " if len(listed) == 1 else "ranks ") + ", ".join(map(str, listed))
+
+
+def _diagnostic(d: Mapping[str, Any], prefix: str) -> Diagnostic:
+    related = tuple(Related(r["config_path"], r["line"], r["column"]) for r in d["related"])
+    return Diagnostic(d["file"], d["line"], d["column"], d["config_path"], d["rule"], Severity(d["severity"]),
+                      prefix + d["message"], d["origin"], related)
