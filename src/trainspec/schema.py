@@ -7,7 +7,6 @@ override values, and to suggest the closest valid key or path.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +25,8 @@ class Schema:
         self.root = contents
         self.source = source
         self._check_refs(contents)
+        self._plans: dict[tuple[int, Any], tuple[list[tuple[str, Any]], dict[str, Node], Node | None]] = {}
+        self._discriminators: dict[int, str | None] = {}
         self.paths = sorted(set(self._walk_paths(contents, ())))
 
     @classmethod
@@ -176,29 +177,44 @@ class Schema:
     # -- defaults -----------------------------------------------------------------
 
     def fill_defaults(self, data: Any) -> Any:
-        """A deep copy of `data` with every absent defaulted field filled in."""
-        return self._fill(self.root, copy.deepcopy(data))
+        """A copy of `data` with every absent defaulted field filled in."""
+        return self._fill(self.root, _copy(data))
 
     def _fill(self, node: Node, value: Any) -> Any:
         if isinstance(value, dict):
-            props = self.properties(node, value)
-            for name, spec in props.items():
+            defaults, props, extra = self._object_plan(node, value)
+            for name, default in defaults:
                 if name not in value:
-                    default = self._default(spec)
-                    if default is not _MISSING:
-                        value[name] = copy.deepcopy(default)
-            # the discriminator may only now be known (filled default): look again
-            props = self.properties(node, value)
-            extra = self.extra(node, value)
+                    value[name] = _copy(default)
+            if defaults and self._discriminator(node) is not None:
+                _, props, extra = self._object_plan(node, value)  # a filled tag may select another branch
             for name, item in value.items():
                 spec = props.get(name, extra)
-                if spec is not None:
+                if spec is not None and isinstance(item, (dict, list)):
                     value[name] = self._fill(spec, item)
         elif isinstance(value, list):
             items = self.items(node, value)
             if items is not None:
                 return [self._fill(items, v) for v in value]
         return value
+
+    def _object_plan(self, node: Node, value: dict[str, Any]) -> tuple[list[tuple[str, Any]], dict[str, Node], Node | None]:
+        """Defaults, property schemas and free-key schema of an object node (cached per union branch)."""
+        disc = self._discriminator(node)
+        key = (id(node), value.get(disc) if disc else None)
+        plan = self._plans.get(key)
+        if plan is None:
+            props = self.properties(node, value)
+            defaults = [(n, d) for n, spec in props.items() if (d := self._default(spec)) is not _MISSING]
+            plan = self._plans[key] = (defaults, props, self.extra(node, value))
+        return plan
+
+    def _discriminator(self, node: Node) -> str | None:
+        key = id(node)
+        if key not in self._discriminators:
+            found = self.discriminated(node, {})
+            self._discriminators[key] = found[0] if found else None
+        return self._discriminators[key]
 
     def _default(self, spec: Node) -> Any:
         for sub in self.branches(spec):
@@ -225,6 +241,15 @@ class Schema:
 
 
 _MISSING = object()
+
+
+def _copy(value: Any) -> Any:
+    """Deep copy of plain data (dicts, lists, scalars), much cheaper than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
 
 
 def _get(value: Any, part: str | int) -> Any:
