@@ -24,16 +24,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
-SCHEMAS = {"kempnerforge": ROOT / "schema/kempnerforge/job.schema.json",
-           "specforge": ROOT / "schema/specforge/run.schema.json"}
-BREAK = {"kempnerforge": [("[model]\n", "[model]\ndimm = 1\n"), ("[train]\n", "[train]\nbatch_size = 0\n")],
-         "specforge": [("model:\n", "model:\n  torch_dtype: float8\n"), ("data:\n", "data:\n  max_lenght: 5\n")]}
+SCHEMAS = {
+    "kempnerforge": ROOT / "schema/kempnerforge/job.schema.json",
+    "specforge": ROOT / "schema/specforge/run.schema.json",
+}
+BREAK = {
+    "kempnerforge": [("[model]\n", "[model]\ndimm = 1\n"), ("[train]\n", "[train]\nbatch_size = 0\n")],
+    "specforge": [("model:\n", "model:\n  torch_dtype: float8\n"), ("data:\n", "data:\n  max_lenght: 5\n")],
+}
 
 
 def build(out: Path, count: int) -> dict[str, list[Path]]:
     rng = random.Random(0)
-    sources = {"kempnerforge": sorted((CORPUS / "kempnerforge").rglob("*.toml")),
-               "specforge": sorted((CORPUS / "specforge").glob("*.yaml"))}
+    sources = {
+        "kempnerforge": sorted((CORPUS / "kempnerforge").rglob("*.toml")),
+        "specforge": sorted((CORPUS / "specforge").glob("*.yaml")),
+    }
     files: dict[str, list[Path]] = {name: [] for name in sources}
     for i in range(count):
         family = "kempnerforge" if i % 2 == 0 else "specforge"
@@ -59,8 +65,12 @@ def commands(family: str, files: list[Path]) -> dict[str, list[str]]:
     names = [str(f) for f in files]
     return {
         "trainspec": [tool, "check", "--family", family, *names],
-        "check-jsonschema": [shutil.which("check-jsonschema") or "check-jsonschema", "--schemafile",
-                             str(SCHEMAS[family]), *names],
+        "check-jsonschema": [
+            shutil.which("check-jsonschema") or "check-jsonschema",
+            "--schemafile",
+            str(SCHEMAS[family]),
+            *names,
+        ],
     }
 
 

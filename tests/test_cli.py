@@ -14,8 +14,7 @@ from .conftest import CORPUS, corpus_world_size
 
 KF_TRAIN = sorted((CORPUS / "kempnerforge" / "train").glob("*.toml"))
 KF_MODEL = sorted((CORPUS / "kempnerforge" / "model").glob("*.toml"))
-PINNED = {"13b_24gpu_validation", "29b_32gpu_tp4_pp2", "70b_32gpu_tp4", "7b_12gpu_tp4", "moe_24gpu",
-          "moe_8gpu_stress"}
+PINNED = {"13b_24gpu_validation", "29b_32gpu_tp4_pp2", "70b_32gpu_tp4", "7b_12gpu_tp4", "moe_24gpu", "moe_8gpu_stress"}
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -58,8 +57,15 @@ def test_json_format_has_every_field(capsys, write):
     doc = json.loads(out)
     (d,) = [d for d in doc["diagnostics"] if d["severity"] != "note"]
     assert code == 1
-    assert d == {**d, "file": str(path), "line": 2, "column": 11, "config_path": "model.n_heads",
-                 "rule": "out-of-range", "severity": "error"}
+    assert d == {
+        **d,
+        "file": str(path),
+        "line": 2,
+        "column": 11,
+        "config_path": "model.n_heads",
+        "rule": "out-of-range",
+        "severity": "error",
+    }
     assert doc["summary"]["errors"] == 1
 
 
@@ -124,7 +130,7 @@ def test_override_repairs_a_file_and_kempnerforge_style_works(capsys, write):
     path = write("job.toml", "[train]\nseq_len = 4096\n")
     assert run(capsys, "check", str(path))[0] == 1
     assert run(capsys, "check", str(path), "--model.max_seq_len=4096")[0] == 0
-    code, out, _ = run(capsys, "check", str(path), "--set", "model.max_seq_len=4096", "--train.compile_model")
+    code, _out, _ = run(capsys, "check", str(path), "--set", "model.max_seq_len=4096", "--train.compile_model")
     assert code == 0
 
 
@@ -137,8 +143,19 @@ def test_override_unknown_path_names_the_closest(capsys, write):
 
 def test_override_values_typed_by_schema(capsys, write):
     path = write("job.toml", "")
-    code, out, _ = run(capsys, "check", str(path), "--set", "optimizer.lr=3e-4", "--set", "data.tokenizer_path=007",
-                       "--set", "checkpoint.load_path=null", "--set", "train.compile_model=true")
+    code, out, _ = run(
+        capsys,
+        "check",
+        str(path),
+        "--set",
+        "optimizer.lr=3e-4",
+        "--set",
+        "data.tokenizer_path=007",
+        "--set",
+        "checkpoint.load_path=null",
+        "--set",
+        "train.compile_model=true",
+    )
     assert code == 0, out
 
 
@@ -165,6 +182,10 @@ def test_family_is_detected_from_modeline_and_shape(capsys, write):
 
 def test_module_entry_point_runs(tmp_path):
     path = CORPUS / "kempnerforge" / "train" / "7b.toml"
-    proc = subprocess.run([sys.executable, "-m", "trainspec", "check", str(path), "--world-size", "4"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", str(path), "--world-size", "4"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0 and "no problems" in proc.stdout

@@ -20,62 +20,120 @@ tokenizer_path = "gpt2"
 CASES = [
     ("model-heads-divide-dim", "error", "[model]\ndim = 4100\n", None, 2, ()),
     ("model-kv-heads-divide-heads", "error", "[model]\nn_heads = 32\nn_kv_heads = 6\n", None, 3, ()),
-    ("model-moe-top-k-le-experts", "error",
-     "[model]\nnum_experts = 2\nmoe_top_k = 4\n[train]\ncompile_model = false\n", None, 3, ()),
-    ("data-phases-increasing", "error",
-     "[[data.phases]]\nstart_step = 10\n[[data.phases]]\nstart_step = 10\n", None, 4, ()),
+    (
+        "model-moe-top-k-le-experts",
+        "error",
+        "[model]\nnum_experts = 2\nmoe_top_k = 4\n[train]\ncompile_model = false\n",
+        None,
+        3,
+        (),
+    ),
+    (
+        "data-phases-increasing",
+        "error",
+        "[[data.phases]]\nstart_step = 10\n[[data.phases]]\nstart_step = 10\n",
+        None,
+        4,
+        (),
+    ),
     ("profiling-window", "error", "[profiling]\nstart_step = 8\nend_step = 8\n", None, 3, ()),
-    ("vlm-freeze-schedule-increasing", "error", VLM + """[vlm]
+    (
+        "vlm-freeze-schedule-increasing",
+        "error",
+        VLM
+        + """[vlm]
 [[vlm.freeze_schedule]]
 start_step = 10
 specs = [{module = "adapter", frozen = false}]
 [[vlm.freeze_schedule]]
 start_step = 3
 specs = [{module = "adapter"}]
-""", None, 13, ()),
+""",
+        None,
+        13,
+        (),
+    ),
     ("vlm-hf-encoder-override", "warning", VLM.replace('"random"', '"siglip2"') + "[vlm]\n", None, 2, ()),
-    ("vlm-max-seq-len-budget", "error",
-     VLM.replace("16", "256") + "[vlm]\n[model]\nmax_seq_len = 700\n[train]\nseq_len = 700\n", None, 10,
-     ("vlm-train-seq-len-budget",)),
+    (
+        "vlm-max-seq-len-budget",
+        "error",
+        VLM.replace("16", "256") + "[vlm]\n[model]\nmax_seq_len = 700\n[train]\nseq_len = 700\n",
+        None,
+        10,
+        ("vlm-train-seq-len-budget",),
+    ),
     ("world-size-auto-shard-divisible", "error", "[distributed]\ndp_shard = -1\ntp = 2\n", 3, 2, ()),
     ("world-size-product", "error", "[distributed]\ndp_shard = 2\ntp = 2\n", 8, 2, ()),
     ("seq-len-within-max", "error", "[train]\nseq_len = 4096\n", None, 2, ()),
     ("tied-embeddings-no-pp", "error", "[model]\ntie_embeddings = true\n[distributed]\npp = 2\n", None, 2, ()),
     ("eval-needs-source", "error", "[eval]\nenabled = true\n", None, 2, ()),
     ("moe-compile", "warning", "[model]\nnum_experts = 4\n", None, 2, ()),
-    ("tp-divides-heads", "error", "[model]\nn_heads = 32\nn_kv_heads = 32\n[distributed]\ntp = 3\n", None, 2,
-     ("tp-divides-kv-heads",)),
-    ("tp-divides-kv-heads", "error",
-     "[model]\ndim = 3072\nn_heads = 48\nn_kv_heads = 8\n[distributed]\ntp = 3\n", None, 4, ()),
+    (
+        "tp-divides-heads",
+        "error",
+        "[model]\nn_heads = 32\nn_kv_heads = 32\n[distributed]\ntp = 3\n",
+        None,
+        2,
+        ("tp-divides-kv-heads",),
+    ),
+    (
+        "tp-divides-kv-heads",
+        "error",
+        "[model]\ndim = 3072\nn_heads = 48\nn_kv_heads = 8\n[distributed]\ntp = 3\n",
+        None,
+        4,
+        (),
+    ),
     ("fp8-no-tp", "error", '[train]\nmixed_precision = "fp8"\n[distributed]\ntp = 2\n', None, 2, ()),
-    ("moe-no-pp", "error", "[model]\nnum_experts = 4\n[train]\ncompile_model = false\n[distributed]\npp = 2\n",
-     None, 2, ()),
+    (
+        "moe-no-pp",
+        "error",
+        "[model]\nnum_experts = 4\n[train]\ncompile_model = false\n[distributed]\npp = 2\n",
+        None,
+        2,
+        (),
+    ),
     ("ep-needs-moe", "error", "[distributed]\nep = 2\n", None, 2, ()),
-    ("ep-divides-experts", "error",
-     "[model]\nnum_experts = 6\n[train]\ncompile_model = false\n[distributed]\nep = 4\n", None, 2, ()),
-    ("vlm-train-seq-len-budget", "error", VLM.replace("16", "256") + "[vlm]\n[train]\nseq_len = 700\n", None, 10,
-     ()),
+    (
+        "ep-divides-experts",
+        "error",
+        "[model]\nnum_experts = 6\n[train]\ncompile_model = false\n[distributed]\nep = 4\n",
+        None,
+        2,
+        (),
+    ),
+    ("vlm-train-seq-len-budget", "error", VLM.replace("16", "256") + "[vlm]\n[train]\nseq_len = 700\n", None, 10, ()),
     ("vlm-no-pp", "error", VLM + "[vlm]\n[distributed]\npp = 2\n", None, 10, ()),
     ("vlm-needs-hf-data", "error", VLM.replace('hf_dataset_name = "coco"\n', "") + "[vlm]\n", None, 5, ()),
     ("hf-data-needs-tokenizer", "error", '[data]\nhf_dataset_name = "wikitext"\n', None, 2, ()),
-    ("packing-needs-tokenizer", "error", '[data]\npack_sequences = true\ndataset_path = "/data/tok"\n', None, 2,
-     ()),
+    ("packing-needs-tokenizer", "error", '[data]\npack_sequences = true\ndataset_path = "/data/tok"\n', None, 2, ()),
     ("mot-image-heads-match", "error", VLM + '[vlm]\narch = "mot"\nmot_image_n_heads = 16\n', None, 10, ()),
     ("registry-name-known", "error", '[optimizer]\nname = "adam"\n', None, 2, ()),
     ("model-n-kv-heads-implicit", "warning", "[model]\nn_heads = 16\n", None, 2, ()),
     ("vlm-section-without-vlm", "warning", '[vision_encoder]\ntype = "random"\n', None, 1, ()),
     ("value-domain", "warning", "[model]\nnorm_eps = 0.0\n", None, 2, ()),
     # constraints the schema states, reported under the reference's names
-    ("moe-field-bounds", "error", "[model]\nnum_experts = 4\nmoe_frequency = 0\n[train]\ncompile_model = false\n",
-     None, 3, ()),
+    (
+        "moe-field-bounds",
+        "error",
+        "[model]\nnum_experts = 4\nmoe_frequency = 0\n[train]\ncompile_model = false\n",
+        None,
+        3,
+        (),
+    ),
     ("dataset-source-location", "error", "[[data.datasets]]\nweight = 2.0\n", None, 1, ()),
-    ("phases-exclude-anneal", "error", "[data]\nanneal_start_step = 5\n[[data.phases]]\nstart_step = 0\n", None, 2,
-     ()),
+    ("phases-exclude-anneal", "error", "[data]\nanneal_start_step = 5\n[[data.phases]]\nstart_step = 0\n", None, 2, ()),
     ("mot-warm-start-path", "error", VLM + '[vlm]\narch = "mot"\nmot_warm_start_from_text = true\n', None, 10, ()),
     ("vlm-arch-fields", "error", VLM + '[vlm]\narch = "mot"\ncross_attention_n_heads = 4\n', None, 10, ()),
     ("vlm-arch-registered", "error", VLM + '[vlm]\narch = "moma"\n', None, 9, ()),
-    ("vlm-needs-vision-encoder", "error",
-     '[data]\nhf_dataset_name = "coco"\ntokenizer_path = "gpt2"\n[vlm]\nmax_text_len = 64\n', None, 4, ()),
+    (
+        "vlm-needs-vision-encoder",
+        "error",
+        '[data]\nhf_dataset_name = "coco"\ntokenizer_path = "gpt2"\n[vlm]\nmax_text_len = 64\n',
+        None,
+        4,
+        (),
+    ),
     ("dp-shard-domain", "error", "[distributed]\ndp_shard = 0\n", None, 2, ()),
     ("betas-range", "error", "[optimizer]\nbetas = [0.9, 1.0]\n", None, 2, ()),
     ("vision-encoder-type-registered", "error", VLM.replace('"random"', '"dino"') + "[vlm]\n", None, 2, ()),
@@ -84,8 +142,11 @@ specs = [{module = "adapter"}]
 
 
 def _problems(path, world_size):
-    return [d for d in trainspec.check(path, family="kempnerforge", world_size=world_size)
-            if d.severity is not trainspec.Severity.NOTE]
+    return [
+        d
+        for d in trainspec.check(path, family="kempnerforge", world_size=world_size)
+        if d.severity is not trainspec.Severity.NOTE
+    ]
 
 
 @pytest.mark.parametrize(("rule", "severity", "text", "world_size", "line", "also"), CASES, ids=[c[0] for c in CASES])
@@ -128,7 +189,9 @@ def test_product_message_names_all_six_factors_and_world_size(write):
 
 
 def test_five_independent_rules_across_sections_in_one_run(write):
-    path = write("job.toml", """
+    path = write(
+        "job.toml",
+        """
         [model]
         dim = 4100
         [train]
@@ -139,21 +202,30 @@ def test_five_independent_rules_across_sections_in_one_run(write):
         start_step = 9
         [distributed]
         dp_shard = 3
-        """)
+        """,
+    )
     rules = {d.rule for d in _problems(path, 4)}
-    assert rules == {"model-heads-divide-dim", "seq-len-within-max", "eval-needs-source", "profiling-window",
-                     "world-size-product"}
+    assert rules == {
+        "model-heads-divide-dim",
+        "seq-len-within-max",
+        "eval-needs-source",
+        "profiling-window",
+        "world-size-product",
+    }
 
 
 def test_schema_error_in_one_section_does_not_hide_rules_elsewhere(write):
-    path = write("job.toml", """
+    path = write(
+        "job.toml",
+        """
         [model]
         dim = "wide"
         [train]
         seq_len = 4096
         [profiling]
         start_step = 9
-        """)
+        """,
+    )
     rules = {d.rule for d in _problems(path, None)}
     # seq-len-within-max reads model.max_seq_len, which is sound; heads-divide-dim reads the broken dim
     assert rules == {"wrong-type", "seq-len-within-max", "profiling-window"}

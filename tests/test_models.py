@@ -71,8 +71,11 @@ GAPS = [
     ("if-then", "kempnerforge", {"vlm": {"arch": "mot", "mot_warm_start_from_text": True}, **VE}),
     ("contains", "kempnerforge", {"vlm": {"arch": "mot", "mot_modalities": ["audio", "text"]}, **VE}),
     ("uniqueItems", "kempnerforge", {"vlm": {"arch": "mot", "mot_modalities": ["image", "text", "text"]}, **VE}),
-    ("if-then", "specforge", {"model": {"target_model_path": "m"}, "data": {},
-                              "deployment": {"mode": "disaggregated"}}),
+    (
+        "if-then",
+        "specforge",
+        {"model": {"target_model_path": "m"}, "data": {}, "deployment": {"mode": "disaggregated"}},
+    ),
 ]
 
 
@@ -134,6 +137,9 @@ def test_non_finite_numbers_are_refused_by_trainspec_not_the_schema(write):
 
     fam = get_family("kempnerforge")
     assert schema_accepts("kempnerforge", {"optimizer": {"lr": math.nan}})  # NaN compares false with every bound
-    (d,) = [d for d in trainspec.check(write("j.toml", "[optimizer]\nlr = nan\n"), family=fam)
-            if d.severity is trainspec.Severity.ERROR]
+    (d,) = [
+        d
+        for d in trainspec.check(write("j.toml", "[optimizer]\nlr = nan\n"), family=fam)
+        if d.severity is trainspec.Severity.ERROR
+    ]
     assert d.rule == "non-finite-number" and d.line == 2

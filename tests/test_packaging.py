@@ -21,8 +21,9 @@ def _copy_for_generation(tmp_path: Path) -> Path:
 
 
 def _drift_check(repo: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "tools/generate_models.py", "--check"], cwd=repo,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "tools/generate_models.py", "--check"], cwd=repo, capture_output=True, text=True
+    )
 
 
 def test_drift_check_fails_after_hand_edit_and_passes_after_regeneration(tmp_path):
@@ -46,8 +47,9 @@ def test_drift_check_notices_a_schema_change(tmp_path):
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)], check=True, capture_output=True
+    )
     (found,) = out.glob("trainspec-*.whl")
     return found
 
@@ -71,16 +73,31 @@ def test_installed_wheel_checks_and_loads_outside_the_repo(wheel, tmp_path):
     work.mkdir()
     config = CORPUS / "kempnerforge" / "train" / "7b_12gpu_tp4.toml"
     shutil.copy(config, work / "job.toml")
-    check = subprocess.run([str(env_dir / "bin" / "trainspec"), "check", "job.toml", "--world-size", "12"],
-                           cwd=work, capture_output=True, text=True)
+    check = subprocess.run(
+        [str(env_dir / "bin" / "trainspec"), "check", "job.toml", "--world-size", "12"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
-    bad = subprocess.run([str(env_dir / "bin" / "trainspec"), "check", "job.toml", "--world-size", "8"],
-                         cwd=work, capture_output=True, text=True)
+    bad = subprocess.run(
+        [str(env_dir / "bin" / "trainspec"), "check", "job.toml", "--world-size", "8"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 1 and "world-size-product" in bad.stdout
     load = subprocess.run(
-        [str(python), "-c", "import trainspec, sys; c = trainspec.load('job.toml', world_size=12); "
-         "print(type(c).__module__, c.model.n_kv_heads, c.distributed.tp); "
-         "print('torch' in sys.modules)"],
-        cwd=work, capture_output=True, text=True)
+        [
+            str(python),
+            "-c",
+            "import trainspec, sys; c = trainspec.load('job.toml', world_size=12); "
+            "print(type(c).__module__, c.model.n_kv_heads, c.distributed.tp); "
+            "print('torch' in sys.modules)",
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
     assert load.returncode == 0, load.stderr
     assert load.stdout.split() == ["trainspec.generated.kempnerforge", "8", "4", "False"]

@@ -12,8 +12,16 @@ from trainspec.readers import ReadError, read
 
 def test_yaml_reads_numbers_and_booleans_by_yaml_1_2():
     doc = read("c.yaml", "lr: 1e-4\nbig: 1.0e3\nflag: on\nyes_: yes\noctal: 017\nhex: 0x1F\nt: True\nn: ~\n")
-    assert doc.data == {"lr": 0.0001, "big": 1000.0, "flag": "on", "yes_": "yes", "octal": 17, "hex": 31,
-                        "t": True, "n": None}
+    assert doc.data == {
+        "lr": 0.0001,
+        "big": 1000.0,
+        "flag": "on",
+        "yes_": "yes",
+        "octal": 17,
+        "hex": 31,
+        "t": True,
+        "n": None,
+    }
 
 
 def test_yaml_quoted_scalars_stay_strings_and_core_tags_apply():
@@ -65,8 +73,10 @@ def test_yaml_syntax_error_is_located():
 
 
 def test_toml_positions_through_headers_arrays_of_tables_and_inline_tables():
-    text = ('[model]\ndim = 4096  # c\n[[data.datasets]]\npath = "a"\n[[data.datasets]]\n'
-            'path = \'b\'\nweight = 2.0\nx = {y = [1, {z = 2}]}\n')
+    text = (
+        '[model]\ndim = 4096  # c\n[[data.datasets]]\npath = "a"\n[[data.datasets]]\n'
+        "path = 'b'\nweight = 2.0\nx = {y = [1, {z = 2}]}\n"
+    )
     doc = read("c.toml", text)
     p = doc.positions
     assert p[("model", "dim")].value == Pos(2, 7)
@@ -76,7 +86,7 @@ def test_toml_positions_through_headers_arrays_of_tables_and_inline_tables():
 
 
 def test_toml_multiline_strings_and_arrays_do_not_confuse_positions():
-    text = 'a = """\nline [x]\nb = 1\n"""\nc = [\n  1,  # one\n  2,\n]\nd = \'\'\'q\'\'\'\ne = 5\n'
+    text = "a = \"\"\"\nline [x]\nb = 1\n\"\"\"\nc = [\n  1,  # one\n  2,\n]\nd = '''q'''\ne = 5\n"
     doc = read("c.toml", text)
     assert doc.data["a"] == "line [x]\nb = 1\n"
     assert doc.positions[("c", 1)].value == Pos(7, 3)

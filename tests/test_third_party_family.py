@@ -16,7 +16,9 @@ SCHEMA = {
     "additionalProperties": False,
     "properties": {
         "model": {
-            "type": "object", "additionalProperties": False, "default": {},
+            "type": "object",
+            "additionalProperties": False,
+            "default": {},
             "description": "The network.",
             "properties": {
                 "width": {"type": "integer", "minimum": 1, "default": 64, "description": "Hidden width."},
@@ -57,9 +59,20 @@ def test_family_from_an_entry_point_checks_and_loads(tmp_path):
     pkg.mkdir(parents=True)
     (pkg / "tinytrain.schema.json").write_text(json.dumps(SCHEMA))
     (pkg / "__init__.py").write_text(textwrap.dedent(FAMILY))
-    subprocess.run([sys.executable, str(ROOT / "tools" / "generate_models.py"), "--schema",
-                    str(pkg / "tinytrain.schema.json"), "--class-name", "TinyConfig", "--output",
-                    str(pkg / "models.py")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "generate_models.py"),
+            "--schema",
+            str(pkg / "tinytrain.schema.json"),
+            "--class-name",
+            "TinyConfig",
+            "--output",
+            str(pkg / "models.py"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     dist = site / "tinytrain-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tinytrain\nVersion: 0.1\n")
@@ -68,13 +81,18 @@ def test_family_from_an_entry_point_checks_and_loads(tmp_path):
     (tmp_path / "ok.yaml").write_text("model:\n  width: 96\n  heads: 3\n")
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
 
-    bad = subprocess.run([sys.executable, "-m", "trainspec", "check", "run.yaml"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", "run.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
     assert bad.returncode == 1, bad.stderr
     assert bad.stdout.startswith("run.yaml:2:3: error[heads-divide-width] model.width = 100 is not divisible")
 
     load = subprocess.run(
         [sys.executable, "-c", "import trainspec; c = trainspec.load('ok.yaml'); print(type(c).__name__, c.steps)"],
-        cwd=tmp_path, env=env, capture_output=True, text=True)
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert load.returncode == 0, load.stderr
     assert load.stdout.split() == ["TinyConfig", "10"]

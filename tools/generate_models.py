@@ -29,12 +29,20 @@ MODELS = {
 }
 
 OPTIONS = [
-    "--input-file-type", "jsonschema",
-    "--output-model-type", "pydantic_v2.BaseModel",
-    "--target-python-version", "3.11",
-    "--extra-fields", "forbid",
+    "--input-file-type",
+    "jsonschema",
+    "--output-model-type",
+    "pydantic_v2.BaseModel",
+    "--target-python-version",
+    "3.11",
+    "--extra-fields",
+    "forbid",
     "--strict-nullable",
-    "--strict-types", "str", "int", "float", "bool",
+    "--strict-types",
+    "str",
+    "int",
+    "float",
+    "bool",
     "--use-annotated",
     "--field-constraints",
     "--use-default",
@@ -42,9 +50,11 @@ OPTIONS = [
     "--use-field-description",
     "--use-double-quotes",
     "--set-default-enum-member",
-    "--enum-field-as-literal", "all",
+    "--enum-field-as-literal",
+    "all",
     "--disable-timestamp",
-    "--formatters", "builtin",
+    "--formatters",
+    "builtin",
 ]
 
 INIT = '''"""Typed models generated from schema/ by tools/generate_models.py. Do not edit."""
@@ -53,8 +63,18 @@ INIT = '''"""Typed models generated from schema/ by tools/generate_models.py. Do
 
 def run_generator(source: Path, target: Path, class_name: str, cwd: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "datamodel_code_generator", "--input", str(source), "--output", str(target),
-         "--class-name", class_name, *OPTIONS],
+        [
+            sys.executable,
+            "-m",
+            "datamodel_code_generator",
+            "--input",
+            str(source),
+            "--output",
+            str(target),
+            "--class-name",
+            class_name,
+            *OPTIONS,
+        ],
         check=True,
         cwd=cwd,
     )
@@ -105,7 +125,9 @@ def main() -> int:
             diff = difflib.unified_diff(
                 (current.get(name) or "").splitlines(keepends=True),
                 (fresh.get(name) or "").splitlines(keepends=True),
-                f"generated/{name} (in the tree)", f"generated/{name} (from schema/)", n=1,
+                f"generated/{name} (in the tree)",
+                f"generated/{name} (from schema/)",
+                n=1,
             )
             sys.stdout.writelines(list(diff)[:40])
     if stale:

@@ -45,8 +45,17 @@ def check_document(
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
         got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
-        out.append(Diagnostic(doc.file, 1, 1, "", "not-a-mapping", Severity.ERROR,
-                              f"a config must be a table/mapping of sections at the top level, got {got}"))
+        out.append(
+            Diagnostic(
+                doc.file,
+                1,
+                1,
+                "",
+                "not-a-mapping",
+                Severity.ERROR,
+                f"a config must be a table/mapping of sections at the top level, got {got}",
+            )
+        )
         return Result(doc.file, family, out, document=doc)
     doc.data.pop("$schema", None)  # names the schema for editors; not config
     for migration in family.migrations:
@@ -58,13 +67,30 @@ def check_document(
     broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
     for path, value in _non_finite(doc.data, ()):
         broken.append(path)
-        out.append(place(doc, path, "non-finite-number", Severity.ERROR,
-                         f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)", at_key=False))
+        out.append(
+            place(
+                doc,
+                path,
+                "non-finite-number",
+                Severity.ERROR,
+                f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)",
+                at_key=False,
+            )
+        )
     for finding in findings(family.schema, family.validator, doc.data):
         if finding.severity is Severity.ERROR:
             broken.append(finding.path)
-        out.append(place(doc, finding.path, finding.rule, finding.severity, finding.message, at_key=finding.at_key,
-                         anchor=finding.anchor))
+        out.append(
+            place(
+                doc,
+                finding.path,
+                finding.rule,
+                finding.severity,
+                finding.message,
+                at_key=finding.at_key,
+                anchor=finding.anchor,
+            )
+        )
 
     config = family.schema.fill_defaults(doc.data)
     if family.resolve is not None:
@@ -97,8 +123,15 @@ def run_rules(
         try:
             violations = list(rule.run(values, world_size))
         except Exception as exc:  # a rule must not take the whole report down
-            yield Diagnostic(doc.file, None, None, "", rule.id, Severity.ERROR,
-                             f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it")
+            yield Diagnostic(
+                doc.file,
+                None,
+                None,
+                "",
+                rule.id,
+                Severity.ERROR,
+                f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it",
+            )
             continue
         for violation in violations:
             at = parse_path(violation.at) if violation.at else _first_written(doc, rule.parsed_paths)
@@ -110,9 +143,17 @@ def run_rules(
             )
             yield place(doc, at, rule.id, rule.severity, violation.message, related=related)
     if skipped_for_world_size:
-        yield Diagnostic(doc.file, None, None, "", "world-size-unknown", Severity.NOTE,
-                         "world-size rules not checked (" + ", ".join(skipped_for_world_size)
-                         + "): no world size known; pass --world-size N")
+        yield Diagnostic(
+            doc.file,
+            None,
+            None,
+            "",
+            "world-size-unknown",
+            Severity.NOTE,
+            "world-size rules not checked ("
+            + ", ".join(skipped_for_world_size)
+            + "): no world size known; pass --world-size N",
+        )
 
 
 def _first_written(doc: Document, paths: tuple[Path, ...]) -> Path:
@@ -133,9 +174,9 @@ def _path_of(diagnostic: Diagnostic) -> Path:
 def _value(source: Any, path: Path, raw: bool) -> Any:
     if raw:
         for part in path:
-            if isinstance(part, str) and isinstance(source, dict) and part in source:
-                source = source[part]
-            elif isinstance(part, int) and isinstance(source, list) and part < len(source):
+            if (isinstance(part, str) and isinstance(source, dict) and part in source) or (
+                isinstance(part, int) and isinstance(source, list) and part < len(source)
+            ):
                 source = source[part]
             else:
                 return ABSENT
@@ -162,8 +203,17 @@ def place(
         origin = doc.origin(path)
         pos = None if origin else doc.where(path, key=at_key)
     line, column = (pos.line, pos.column) if pos else (None, None) if origin else (1, 1)
-    return Diagnostic(doc.file, line, column, format_path(path) if path else "", rule, severity,
-                      message, origin=origin, related=related)
+    return Diagnostic(
+        doc.file,
+        line,
+        column,
+        format_path(path) if path else "",
+        rule,
+        severity,
+        message,
+        origin=origin,
+        related=related,
+    )
 
 
 def _non_finite(value: Any, path: Path) -> Iterator[tuple[Path, float]]:
@@ -172,7 +222,7 @@ def _non_finite(value: Any, path: Path) -> Iterator[tuple[Path, float]]:
             yield path, value
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _non_finite(v, path + (k,))
+            yield from _non_finite(v, (*path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _non_finite(v, path + (i,))
+            yield from _non_finite(v, (*path, i))

@@ -32,7 +32,10 @@ def _named_by(reference: str, family: Family) -> bool:
     if family.schema.id and ref == family.schema.id.lower():
         return True
     tokens = re.split(r"[/\\:#?]", ref)
-    return any(t == family.name or t.startswith(family.name + ".") or t.endswith("-" + family.name + ".schema.json") for t in tokens)
+    return any(
+        t == family.name or t.startswith(family.name + ".") or t.endswith("-" + family.name + ".schema.json")
+        for t in tokens
+    )
 
 
 def detect(doc: Document, families: dict[str, Family]) -> tuple[Family | None, str]:

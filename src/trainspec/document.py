@@ -84,7 +84,7 @@ class Document:
         """Re-home the positions of `old` (and below) to `new` after a migration."""
         positions = self.positions
         for path in [p for p in positions if p[: len(old)] == old]:
-            positions[new + path[len(old):]] = positions.pop(path)
+            positions[new + path[len(old) :]] = positions.pop(path)
 
     def mark_origin(self, path: Path, origin: str) -> None:
         """Record that the value at `path` comes from `origin`, not from the file."""

@@ -50,8 +50,16 @@ def apply_overrides(doc: Document, overrides: list[Override], schema: Schema) ->
             _apply(doc, override, schema)
         except _Refused as refused:
             problems.append(
-                Diagnostic(doc.file, None, None, refused.path, refused.rule, Severity.ERROR,
-                           refused.message, origin=override.origin)
+                Diagnostic(
+                    doc.file,
+                    None,
+                    None,
+                    refused.path,
+                    refused.rule,
+                    Severity.ERROR,
+                    refused.message,
+                    origin=override.origin,
+                )
             )
     return problems
 
@@ -61,7 +69,11 @@ def _apply(doc: Document, override: Override, schema: Schema) -> None:
     if not eq:
         raise _Refused("override-syntax", f"`{override.text}` has no `=`; write PATH=VALUE, e.g. model.dim=4096")
     if path_text != path_text.strip() or not path_text:
-        raise _Refused("override-syntax", f"the path {path_text!r} has surrounding spaces or is empty; write it as `{path_text.strip() or 'section.key'}`")
+        raise _Refused(
+            "override-syntax",
+            f"the path {path_text!r} has surrounding spaces or is empty; "
+            f"write it as `{path_text.strip() or 'section.key'}`",
+        )
     try:
         path = parse_path(path_text)
     except ValueError as exc:
@@ -79,17 +91,22 @@ def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
     value = data
     for n, part in enumerate(path):
         assert node is not None
-        if isinstance(part, int):
-            if not isinstance(value, list) or part >= len(value):
-                size = len(value) if isinstance(value, list) else 0
-                raise _Refused("override-unknown-path",
-                               f"`{format_path(path[: n + 1])}`: index {part} is out of range (the list has {size} item{'s' if size != 1 else ''})",
-                               format_path(path))
+        if isinstance(part, int) and (not isinstance(value, list) or part >= len(value)):
+            size = len(value) if isinstance(value, list) else 0
+            raise _Refused(
+                "override-unknown-path",
+                f"`{format_path(path[: n + 1])}`: index {part} is out of range "
+                f"(the list has {size} item{'s' if size != 1 else ''})",
+                format_path(path),
+            )
         node = schema.child(node, part, value)
         if node is None:
             raise _Refused("override-unknown-path", _unknown(path_text, schema), format_path(path))
-        value = value.get(part) if isinstance(value, dict) and isinstance(part, str) else (
-            value[part] if isinstance(value, list) and isinstance(part, int) else None)
+        value = (
+            value.get(part)
+            if isinstance(value, dict) and isinstance(part, str)
+            else (value[part] if isinstance(value, list) and isinstance(part, int) else None)
+        )
     assert node is not None
     return node
 
@@ -111,7 +128,11 @@ def _typed_value(text: str, node: Node, schema: Schema, path_text: str, optional
             return _parse(text, path_text), False
         return text, False
     if text.strip() == "":
-        raise _Refused("override-invalid-value", f"`{path_text}` needs a value; an empty value is only allowed for text fields", path_text)
+        raise _Refused(
+            "override-invalid-value",
+            f"`{path_text}` needs a value; an empty value is only allowed for text fields",
+            path_text,
+        )
     value = _parse(text, path_text)
     if value is None and not nullable and optional:
         return None, True
@@ -122,7 +143,11 @@ def _parse(text: str, path_text: str) -> Any:
     try:
         doc = yaml_reader.parse("<override>", text)
     except ReadError as exc:
-        raise _Refused("override-invalid-value", f"`{path_text}`: cannot read the value {text!r}: {exc.diagnostic.message}", path_text) from None
+        raise _Refused(
+            "override-invalid-value",
+            f"`{path_text}`: cannot read the value {text!r}: {exc.diagnostic.message}",
+            path_text,
+        ) from None
     if doc.problems:
         raise _Refused("override-invalid-value", f"`{path_text}`: {doc.problems[0].message}", path_text)
     return doc.data

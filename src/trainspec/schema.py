@@ -198,7 +198,9 @@ class Schema:
                 return [self._fill(items, v) for v in value]
         return value
 
-    def _object_plan(self, node: Node, value: dict[str, Any]) -> tuple[list[tuple[str, Any]], dict[str, Node], Node | None]:
+    def _object_plan(
+        self, node: Node, value: dict[str, Any]
+    ) -> tuple[list[tuple[str, Any]], dict[str, Node], Node | None]:
         """Defaults, property schemas and free-key schema of an object node (cached per union branch)."""
         disc = self._discriminator(node)
         key = (id(node), value.get(disc) if disc else None)
@@ -229,12 +231,12 @@ class Schema:
             return
         for sub in self.branches(node, every=True):
             for name, spec in sub.get("properties", {}).items():
-                here = prefix + (name,)
+                here = (*prefix, name)
                 yield ".".join(here)
                 yield from self._walk_paths(spec, here, depth + 1)
             items = sub.get("items")
             if isinstance(items, dict) and prefix:
-                yield from self._walk_paths(items, prefix[:-1] + (prefix[-1] + "[0]",), depth + 1)
+                yield from self._walk_paths(items, (*prefix[:-1], prefix[-1] + "[0]"), depth + 1)
 
     def paths_ending_in(self, key: str) -> list[str]:
         return [p for p in self.paths if p == key or p.endswith("." + key)]

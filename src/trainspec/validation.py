@@ -77,8 +77,15 @@ def build_validator(schema: Schema) -> Any:
 class Finding:
     """One schema problem, before it is placed in a file."""
 
-    def __init__(self, path: Path, rule: str, message: str, at_key: bool, severity: Severity = Severity.ERROR,
-                 anchor: Path | None = None):
+    def __init__(
+        self,
+        path: Path,
+        rule: str,
+        message: str,
+        at_key: bool,
+        severity: Severity = Severity.ERROR,
+        anchor: Path | None = None,
+    ):
         self.path = path
         self.anchor = anchor
         self.rule = rule
@@ -147,8 +154,10 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
     path: Path = tuple(error.absolute_path)
     where = format_path(path)
     keyword = str(error.validator)
-    rule = _rule_for(schema, error) or _KEYWORD_RULES.get(keyword) or (
-        "out-of-range" if keyword in _BOUNDS or keyword.startswith(("min", "max")) else "invalid-value"
+    rule = (
+        _rule_for(schema, error)
+        or _KEYWORD_RULES.get(keyword)
+        or ("out-of-range" if keyword in _BOUNDS or keyword.startswith(("min", "max")) else "invalid-value")
     )
     value = error.instance
 
@@ -157,15 +166,22 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         allowed = schema.properties(node, value)
         for key in value:
             if key not in allowed:
-                yield Finding(path + (key,), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True)
+                yield Finding(
+                    (*path, key), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True
+                )
         return
     if keyword == "required":
         trigger = _condition_keys(schema, error)
-        because = f" when `{format_path(path + (trigger[0],))}` is set" if trigger else ""
+        because = f" when `{format_path((*path, trigger[0]))}` is set" if trigger else ""
         for key in error.validator_value:
             if isinstance(value, dict) and key not in value:
-                yield Finding(path + (key,), rule, f"`{format_path(path + (key,))}` is required{because} but missing",
-                              at_key=True, anchor=path + (trigger[0],) if trigger else None)
+                yield Finding(
+                    (*path, key),
+                    rule,
+                    f"`{format_path((*path, key))}` is required{because} but missing",
+                    at_key=True,
+                    anchor=(*path, trigger[0]) if trigger else None,
+                )
         return
     if keyword in ("oneOf", "anyOf"):
         yield from _explain_union(schema, error, data, rule)
@@ -176,7 +192,9 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         hint = ""
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"
-        yield Finding(path, rule, f"`{where}` must be {wanted}, got {type_name(value)} {show(value)}{hint}", at_key=False)
+        yield Finding(
+            path, rule, f"`{where}` must be {wanted}, got {type_name(value)} {show(value)}{hint}", at_key=False
+        )
         return
     if keyword == "enum":
         options = ", ".join(show(v) for v in error.validator_value)
@@ -185,19 +203,37 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         yield Finding(path, rule, f"`{where}` = {show(value)} is not one of {options}{hint}", at_key=False)
         return
     if keyword == "const":
-        yield Finding(path, rule, f"`{where}` = {show(value)} is not allowed; the only accepted value is {show(error.validator_value)}", at_key=False)
+        yield Finding(
+            path,
+            rule,
+            f"`{where}` = {show(value)} is not allowed; the only accepted value is {show(error.validator_value)}",
+            at_key=False,
+        )
         return
     if keyword in _BOUNDS:
-        why = " (this bound applies because the model is MoE: model.num_experts > 0)" if rule == "moe-field-bounds" else ""
-        yield Finding(path, rule, f"`{where}` = {show(value)} must be {_BOUNDS[keyword]} {show(error.validator_value)}{why}", at_key=False)
+        why = (
+            " (this bound applies because the model is MoE: model.num_experts > 0)"
+            if rule == "moe-field-bounds"
+            else ""
+        )
+        yield Finding(
+            path,
+            rule,
+            f"`{where}` = {show(value)} must be {_BOUNDS[keyword]} {show(error.validator_value)}{why}",
+            at_key=False,
+        )
         return
     if keyword == "pattern":
-        yield Finding(path, rule, f"`{where}` = {show(value)} does not match the pattern {error.validator_value}", at_key=False)
+        yield Finding(
+            path, rule, f"`{where}` = {show(value)} does not match the pattern {error.validator_value}", at_key=False
+        )
         return
     if keyword in ("minItems", "maxItems"):
         n = error.validator_value
         bound = "at least" if keyword == "minItems" else "at most"
-        yield Finding(path, rule, f"`{where}` must have {bound} {n} item{'s' if n != 1 else ''}, got {len(value)}", at_key=False)
+        yield Finding(
+            path, rule, f"`{where}` must have {bound} {n} item{'s' if n != 1 else ''}, got {len(value)}", at_key=False
+        )
         return
     if keyword == "contains":
         wanted_item = error.validator_value.get("const") if isinstance(error.validator_value, dict) else None
@@ -240,9 +276,13 @@ def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str)
         if not chosen:
             options = [m.get("properties", {}).get(prop, {}).get("const") for m in members]
             value = error.instance.get(prop)
-            yield Finding(path + (prop,), disc.get(RULE_ANNOTATION, "not-allowed-value"),
-                          f"`{format_path(path + (prop,))}` = {show(value)} is not one of "
-                          + ", ".join(show(o) for o in options if o is not None), at_key=False)
+            yield Finding(
+                (*path, prop),
+                disc.get(RULE_ANNOTATION, "not-allowed-value"),
+                f"`{format_path((*path, prop))}` = {show(value)} is not one of "
+                + ", ".join(show(o) for o in options if o is not None),
+                at_key=False,
+            )
             return
         index = members.index(chosen[0])
         for sub in error.context or ():
@@ -252,10 +292,14 @@ def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str)
     # Without a discriminator: explain the branch that came closest.
     context = list(error.context or ())
     if rule not in ("invalid-value",) or not context:
-        messages = "; ".join(sorted({f.message.split(": ", 1)[-1] for sub in context for f in _explain(schema, sub, data)}))
+        messages = "; ".join(
+            sorted({f.message.split(": ", 1)[-1] for sub in context for f in _explain(schema, sub, data)})
+        )
         where = format_path(path)
         described = _union_summary(schema, node, error.instance)
-        yield Finding(path, rule, f"`{where}` = {show(error.instance)} is not valid: {described or messages}", at_key=False)
+        yield Finding(
+            path, rule, f"`{where}` = {show(error.instance)} is not valid: {described or messages}", at_key=False
+        )
         return
     best = max(context, key=lambda e: len(e.absolute_path))
     yield from _explain(schema, best, data)
@@ -288,11 +332,15 @@ def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value
         hint = f"did you mean `{close[0]}`?"
     else:
         elsewhere = [p for p in schema.paths_ending_in(key) if "[0]" not in p]
-        here = format_path(path + (key,))
+        here = format_path((*path, key))
         if here in elsewhere:
             hint = "that key belongs to another variant; valid keys here: " + ", ".join(allowed)
         elif elsewhere:
-            hint = f"did you mean `{elsewhere[0]}`?" if len(elsewhere) == 1 else "it belongs in " + ", ".join(f"`{p}`" for p in elsewhere[:3])
+            hint = (
+                f"did you mean `{elsewhere[0]}`?"
+                if len(elsewhere) == 1
+                else "it belongs in " + ", ".join(f"`{p}`" for p in elsewhere[:3])
+            )
         else:
             hint = "valid keys: " + ", ".join(allowed) if allowed else "this table takes no keys"
     variant = ""

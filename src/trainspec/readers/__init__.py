@@ -38,9 +38,7 @@ def read_text(path: str) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ReadError(
-            file_error(path, "syntax-error", f"not UTF-8 text (byte {exc.start + 1} is invalid)")
-        ) from None
+        raise ReadError(file_error(path, "syntax-error", f"not UTF-8 text (byte {exc.start + 1} is invalid)")) from None
 
 
 def read(path: str, text: str | None = None, fmt: str | None = None) -> Document:

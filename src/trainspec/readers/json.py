@@ -47,8 +47,15 @@ def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
     scanner = _Scanner(text)
     scanner.run()
     return [
-        Diagnostic(file, pos.line, pos.column, format_path(path), "duplicate-key", Severity.ERROR,
-                   f"duplicate key `{path[-1]}` (first written at line {first.line}); keep one of them")
+        Diagnostic(
+            file,
+            pos.line,
+            pos.column,
+            format_path(path),
+            "duplicate-key",
+            Severity.ERROR,
+            f"duplicate key `{path[-1]}` (first written at line {first.line}); keep one of them",
+        )
         for path, pos, first in scanner.duplicates
     ]
 
@@ -105,7 +112,7 @@ class _Scanner:
                 self.ws()
                 self.i += 1  # :
                 self.ws()
-                child = path + (name,)
+                child = (*path, name)
                 if child in self.out and self.out[child].key is not None:
                     first = self.out[child].key
                     assert first is not None
@@ -122,7 +129,7 @@ class _Scanner:
                 if s[self.i] == ",":
                     self.i += 1
                     continue
-                self.value(path + (index,), None)
+                self.value((*path, index), None)
                 index += 1
         elif c == '"':
             m = _STRING.match(s, self.i)

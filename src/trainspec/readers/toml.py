@@ -29,9 +29,7 @@ def parse(file: str, text: str) -> Document:
         m = _AT.search(message)
         line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
         message = _AT.sub("", message).strip().rstrip(".")
-        raise ReadError(
-            file_error(file, "syntax-error", f"invalid TOML: {message}", line, col)
-        ) from None
+        raise ReadError(file_error(file, "syntax-error", f"invalid TOML: {message}", line, col)) from None
     return Document(file, "toml", text, data, lambda: locate(text))
 
 
@@ -70,11 +68,11 @@ class _Scanner:
                 self.i += 2
                 keys = self.keys()
                 self.i += 2  # ]]
-                base = self.resolve(keys[:-1], start) + (keys[-1],)
+                base = (*self.resolve(keys[:-1], start), keys[-1])
                 index = self.array_len.get(base, 0)
                 self.array_len[base] = index + 1
                 self.record(base, start, start)
-                table = base + (index,)
+                table = (*base, index)
                 self.record(table, None, start)
             elif s[start] == "[":
                 self.i += 1
@@ -88,10 +86,10 @@ class _Scanner:
         """Map header keys to a path, stepping into the latest element of arrays of tables."""
         path: Path = ()
         for key in keys:
-            path = path + (key,)
+            path = (*path, key)
             self.record(path, start, start)
             if path in self.array_len:
-                path = path + (self.array_len[path] - 1,)
+                path = (*path, self.array_len[path] - 1)
         return path
 
     def skip(self, newlines: bool) -> None:
@@ -151,7 +149,7 @@ class _Scanner:
                 if s[self.i] == "]":
                     self.i += 1
                     return
-                self.value(path + (index,), None)
+                self.value((*path, index), None)
                 index += 1
                 self.skip(newlines=True)
                 if s[self.i] == ",":

@@ -112,7 +112,7 @@ class _Builder:
             return self.mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             self.expect_tag(node, "seq", path)
-            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
         return self.scalar(node, path)
 
     def mapping(self, node: Any, path: Path) -> dict[str, Any]:
@@ -136,16 +136,15 @@ class _Builder:
                         self.file,
                         key_node.start_mark.line + 1,
                         key_node.start_mark.column + 1,
-                        format_path(path + (key,)),
+                        format_path((*path, key)),
                         "duplicate-key",
                         Severity.ERROR,
-                        f"duplicate key `{key}` (first written at line {first.line + 1}); "
-                        "keep one of them",
+                        f"duplicate key `{key}` (first written at line {first.line + 1}); keep one of them",
                     )
                 )
                 continue
             seen[key] = key_node
-            out[key] = self.build(value_node, path + (key,), key_node)
+            out[key] = self.build(value_node, (*path, key), key_node)
         for source in merged:  # YAML merge keys: explicit keys win, earlier merges win
             for item in source.value if isinstance(source, yaml.SequenceNode) else [source]:
                 if isinstance(item, yaml.MappingNode):
@@ -180,7 +179,7 @@ class _Builder:
             return None
         if tag in (_CORE + "int", _CORE + "float", _CORE + "bool"):
             resolved = resolve_plain(value)
-            wanted = {"int": int, "float": (int, float), "bool": bool}[tag[len(_CORE):]]
+            wanted = {"int": int, "float": (int, float), "bool": bool}[tag[len(_CORE) :]]
             if isinstance(resolved, wanted) and not (tag.endswith("int") and isinstance(resolved, bool)):
                 return float(resolved) if tag.endswith("float") else resolved
         self.problems.append(

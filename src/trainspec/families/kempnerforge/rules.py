@@ -83,16 +83,24 @@ def freeze_schedule_increasing(stages: list[dict[str, Any]] | None) -> Iterator[
 # -- §6: cross-section, VLM -----------------------------------------------------------
 
 
-@rule("vlm-hf-encoder-override", "warning", "vision_encoder.type", "vision_encoder.feature_dim",
-      "vision_encoder.num_tokens", "vlm")
+@rule(
+    "vlm-hf-encoder-override",
+    "warning",
+    "vision_encoder.type",
+    "vision_encoder.feature_dim",
+    "vision_encoder.num_tokens",
+    "vlm",
+)
 def hf_encoder_override(kind: str | None, feature_dim: int, num_tokens: int, vlm: Any) -> Iterator[str]:
     """SigLIP2 and CLIP encoders report their own width and token count; setting them overrides that."""
     if vlm is None or kind not in HF_ENCODERS:
         return
     set_ = [f"vision_encoder.{n} = {v}" for n, v in (("feature_dim", feature_dim), ("num_tokens", num_tokens)) if v > 0]
     if set_:
-        yield (f"vision_encoder.type = \"{kind}\" reports its own dimensions, but {' and '.join(set_)} "
-               "overrides them and may not match the loaded model; leave them at 0 to use the reported values")
+        yield (
+            f'vision_encoder.type = "{kind}" reports its own dimensions, but {" and ".join(set_)} '
+            "overrides them and may not match the loaded model; leave them at 0 to use the reported values"
+        )
 
 
 def _budget(arch: str, num_tokens: int, max_text_len: int) -> tuple[int, int]:
@@ -100,28 +108,39 @@ def _budget(arch: str, num_tokens: int, max_text_len: int) -> tuple[int, int]:
     return r, r + max_text_len
 
 
-@rule("vlm-max-seq-len-budget", "error", "model.max_seq_len", "vision_encoder.num_tokens", "vlm.max_text_len",
-      "vlm.arch")
-def max_seq_len_budget(max_seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
-                       ) -> Iterator[str]:
+@rule(
+    "vlm-max-seq-len-budget", "error", "model.max_seq_len", "vision_encoder.num_tokens", "vlm.max_text_len", "vlm.arch"
+)
+def max_seq_len_budget(
+    max_seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
+) -> Iterator[str]:
     """The model's positions must hold the image tokens in the residual stream plus the text."""
     if arch is None or not num_tokens or max_text_len is None:
         return
     r, need = _budget(arch, num_tokens, max_text_len)
     if max_seq_len < need:
-        yield (f"model.max_seq_len = {max_seq_len} is too small for this VLM: {r} image tokens in the residual "
-               f"stream (vlm.arch = \"{arch}\") + vlm.max_text_len = {max_text_len} = {need}")
+        yield (
+            f"model.max_seq_len = {max_seq_len} is too small for this VLM: {r} image tokens in the residual "
+            f'stream (vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {need}'
+        )
 
 
 # -- §7: launch-time rules ---------------------------------------------------------------
 
-_DEGREES = ("distributed.dp_replicate", "distributed.dp_shard", "distributed.tp", "distributed.pp",
-            "distributed.cp", "distributed.ep")
+_DEGREES = (
+    "distributed.dp_replicate",
+    "distributed.dp_shard",
+    "distributed.tp",
+    "distributed.pp",
+    "distributed.cp",
+    "distributed.ep",
+)
 
 
 @rule("world-size-auto-shard-divisible", "error", *_DEGREES)
-def auto_shard_divisible(dp_replicate: int, dp_shard: int, tp: int, pp: int, cp: int, ep: int, *,
-                         world_size: int) -> Iterator[Violation]:
+def auto_shard_divisible(
+    dp_replicate: int, dp_shard: int, tp: int, pp: int, cp: int, ep: int, *, world_size: int
+) -> Iterator[Violation]:
     """With dp_shard = -1 the remaining ranks become FSDP shards, so the other degrees must divide the world size."""
     other = dp_replicate * tp * pp * cp * ep
     if dp_shard == -1 and world_size % other:
@@ -133,8 +152,9 @@ def auto_shard_divisible(dp_replicate: int, dp_shard: int, tp: int, pp: int, cp:
 
 
 @rule("world-size-product", "error", *_DEGREES)
-def world_size_product(dp_replicate: int, dp_shard: int, tp: int, pp: int, cp: int, ep: int, *,
-                       world_size: int) -> Iterator[Violation]:
+def world_size_product(
+    dp_replicate: int, dp_shard: int, tp: int, pp: int, cp: int, ep: int, *, world_size: int
+) -> Iterator[Violation]:
     """The six parallel degrees must multiply to the number of ranks."""
     other = dp_replicate * tp * pp * cp * ep
     if dp_shard == -1:
@@ -163,8 +183,10 @@ def seq_len_within_max(seq_len: int, max_seq_len: int) -> Iterator[str]:
 def tied_embeddings_no_pp(tied: bool, pp: int) -> Iterator[str]:
     """Tied input/output embeddings must live on one stage; pipeline parallelism splits them."""
     if tied and pp > 1:
-        yield (f"model.tie_embeddings = true cannot be used with distributed.pp = {pp}: the embedding and the "
-               "output head would sit on different pipeline stages")
+        yield (
+            f"model.tie_embeddings = true cannot be used with distributed.pp = {pp}: the embedding and the "
+            "output head would sit on different pipeline stages"
+        )
 
 
 @rule("eval-needs-source", "error", "eval.enabled", "eval.dataset_path", "eval.hf_dataset_name")
@@ -178,8 +200,10 @@ def eval_needs_source(enabled: bool, dataset_path: str, hf_name: str | None) -> 
 def moe_compile(compile_model: bool, num_experts: int) -> Iterator[str]:
     """torch.compile is not yet efficient for MoE dispatch (data-dependent shapes)."""
     if num_experts > 0 and compile_model:
-        yield (f"train.compile_model = true with an MoE model (model.num_experts = {num_experts}): compilation "
-               "breaks on data-dependent routing; set train.compile_model = false")
+        yield (
+            f"train.compile_model = true with an MoE model (model.num_experts = {num_experts}): compilation "
+            "breaks on data-dependent routing; set train.compile_model = false"
+        )
 
 
 @rule("tp-divides-heads", "error", "model.n_heads", "distributed.tp")
@@ -200,16 +224,20 @@ def tp_divides_kv_heads(n_kv_heads: int, tp: int) -> Iterator[str]:
 def fp8_no_tp(precision: str, tp: int) -> Iterator[str]:
     """FP8 linear layers do not compose with tensor-parallel sharding."""
     if precision == "fp8" and tp > 1:
-        yield (f"train.mixed_precision = \"fp8\" cannot be used with distributed.tp = {tp}; use FP8 with FSDP "
-               "only, or tensor parallelism without FP8")
+        yield (
+            f'train.mixed_precision = "fp8" cannot be used with distributed.tp = {tp}; use FP8 with FSDP '
+            "only, or tensor parallelism without FP8"
+        )
 
 
 @rule("moe-no-pp", "error", "model.num_experts", "distributed.pp")
 def moe_no_pp(num_experts: int, pp: int) -> Iterator[str]:
     """Data-dependent expert routing cannot be split into pipeline stages."""
     if num_experts > 0 and pp > 1:
-        yield (f"an MoE model (model.num_experts = {num_experts}) cannot use distributed.pp = {pp}; "
-               "use FSDP, TP or EP instead")
+        yield (
+            f"an MoE model (model.num_experts = {num_experts}) cannot use distributed.pp = {pp}; "
+            "use FSDP, TP or EP instead"
+        )
 
 
 @rule("ep-needs-moe", "error", "distributed.ep", "model.num_experts")
@@ -226,17 +254,19 @@ def ep_divides_experts(num_experts: int, ep: int) -> Iterator[str]:
         yield f"model.num_experts = {num_experts} is not divisible by distributed.ep = {ep}"
 
 
-@rule("vlm-train-seq-len-budget", "error", "train.seq_len", "vision_encoder.num_tokens", "vlm.max_text_len",
-      "vlm.arch")
-def train_seq_len_budget(seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
-                         ) -> Iterator[str]:
+@rule("vlm-train-seq-len-budget", "error", "train.seq_len", "vision_encoder.num_tokens", "vlm.max_text_len", "vlm.arch")
+def train_seq_len_budget(
+    seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
+) -> Iterator[str]:
     """Training sequences must hold the image tokens in the residual stream plus the text."""
     if arch is None or not num_tokens or max_text_len is None:
         return
     r, need = _budget(arch, num_tokens, max_text_len)
     if seq_len < need:
-        yield (f"train.seq_len = {seq_len} is too small for this VLM: {r} image tokens in the residual stream "
-               f"(vlm.arch = \"{arch}\") + vlm.max_text_len = {max_text_len} = {need}")
+        yield (
+            f"train.seq_len = {seq_len} is too small for this VLM: {r} image tokens in the residual stream "
+            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {need}'
+        )
 
 
 @rule("vlm-no-pp", "error", "distributed.pp", "vlm")
@@ -255,8 +285,10 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator
     if vlm is None:
         return
     if not hf_name:
-        yield Violation("a VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name "
-                        "is not set", at="data.hf_dataset_name")
+        yield Violation(
+            "a VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name is not set",
+            at="data.hf_dataset_name",
+        )
     if not tokenizer:
         yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at="data.tokenizer_path")
 
@@ -264,48 +296,67 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator
 @rule("hf-data-needs-tokenizer", "error", "data.tokenizer_path", "data.hf_dataset_name", "data.datasets")
 def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[dict[str, Any]]) -> Iterator[str]:
     """Raw text from Hugging Face datasets must be tokenized, which needs data.tokenizer_path."""
-    sources = ([f"data.hf_dataset_name = \"{hf_name}\""] if hf_name else []) + [
-        f"data.datasets[{i}].hf_name = \"{d['hf_name']}\"" for i, d in enumerate(datasets) if d.get("hf_name")
+    sources = ([f'data.hf_dataset_name = "{hf_name}"'] if hf_name else []) + [
+        f'data.datasets[{i}].hf_name = "{d["hf_name"]}"' for i, d in enumerate(datasets) if d.get("hf_name")
     ]
     if sources and not tokenizer:
         yield f"{sources[0]} is raw text and needs data.tokenizer_path, which is empty"
 
 
-@rule("packing-needs-tokenizer", "error", "data.pack_sequences", "data.tokenizer_path", "data.dataset_path",
-      "data.datasets")
-def packing_needs_tokenizer(pack: bool, tokenizer: str, dataset_path: str, datasets: list[dict[str, Any]]
-                            ) -> Iterator[str]:
+@rule(
+    "packing-needs-tokenizer",
+    "error",
+    "data.pack_sequences",
+    "data.tokenizer_path",
+    "data.dataset_path",
+    "data.datasets",
+)
+def packing_needs_tokenizer(
+    pack: bool, tokenizer: str, dataset_path: str, datasets: list[dict[str, Any]]
+) -> Iterator[str]:
     """Packing pre-tokenized data needs the tokenizer's end-of-document token."""
     pretokenized = bool(dataset_path) or any(d.get("path") for d in datasets)
     if pack and pretokenized and not tokenizer:
         yield "data.pack_sequences = true with pre-tokenized data needs data.tokenizer_path, which is empty"
 
 
-@rule("mot-image-heads-match", "error", "vlm.mot_image_n_heads", "vlm.mot_image_n_kv_heads", "model.n_heads",
-      "model.n_kv_heads", "vlm.arch")
-def mot_image_heads_match(img_heads: int | None, img_kv: int | None, n_heads: int, n_kv: int, arch: str | None
-                          ) -> Iterator[Violation]:
+@rule(
+    "mot-image-heads-match",
+    "error",
+    "vlm.mot_image_n_heads",
+    "vlm.mot_image_n_kv_heads",
+    "model.n_heads",
+    "model.n_kv_heads",
+    "vlm.arch",
+)
+def mot_image_heads_match(
+    img_heads: int | None, img_kv: int | None, n_heads: int, n_kv: int, arch: str | None
+) -> Iterator[Violation]:
     """MoT shares one attention over both modalities, so image heads must equal text heads."""
     if arch != "mot":
         return
     if img_heads and img_heads != n_heads:
-        yield Violation(f"vlm.mot_image_n_heads = {img_heads} must equal model.n_heads = {n_heads} "
-                        "(or be 0 to follow it)", at="vlm.mot_image_n_heads")
+        yield Violation(
+            f"vlm.mot_image_n_heads = {img_heads} must equal model.n_heads = {n_heads} (or be 0 to follow it)",
+            at="vlm.mot_image_n_heads",
+        )
     if img_kv and img_kv != n_kv:
-        yield Violation(f"vlm.mot_image_n_kv_heads = {img_kv} must equal the model's kv heads = {n_kv} "
-                        "(or be 0 to follow it)", at="vlm.mot_image_n_kv_heads")
+        yield Violation(
+            f"vlm.mot_image_n_kv_heads = {img_kv} must equal the model's kv heads = {n_kv} (or be 0 to follow it)",
+            at="vlm.mot_image_n_kv_heads",
+        )
 
 
 @rule("registry-name-known", "error", *REGISTRIES, "model.num_experts")
-def registry_name_known(model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int
-                        ) -> Iterator[Violation]:
+def registry_name_known(
+    model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int
+) -> Iterator[Violation]:
     """Component names KempnerForge looks up only when it builds the trainer, after the job was queued."""
     for (path, names), value in zip(REGISTRIES.items(), (model_type, optimizer, loss_fn, router), strict=True):
         if path == "model.moe_router" and num_experts <= 0:
             continue
         if value not in names:
-            yield Violation(f"{path} = \"{value}\" is not a registered name (registered: {', '.join(names)})",
-                            at=path)
+            yield Violation(f'{path} = "{value}" is not a registered name (registered: {", ".join(names)})', at=path)
 
 
 # -- warnings trainspec adds where KempnerForge would surprise (§12) --------------------------
@@ -315,8 +366,10 @@ def registry_name_known(model_type: str, optimizer: str, loss_fn: str, router: s
 def kv_heads_implicit(n_heads: Any, n_kv_heads: Any) -> Iterator[str]:
     """KempnerForge keeps 32 kv heads when n_kv_heads is omitted, whatever n_heads is."""
     if n_heads is not ABSENT and n_heads != 32 and n_kv_heads is ABSENT:
-        yield (f"model.n_heads = {n_heads} but model.n_kv_heads is not written: KempnerForge will use 32 kv heads, "
-               f"not {n_heads}; write model.n_kv_heads explicitly")
+        yield (
+            f"model.n_heads = {n_heads} but model.n_kv_heads is not written: KempnerForge will use 32 kv heads, "
+            f"not {n_heads}; write model.n_kv_heads explicitly"
+        )
 
 
 @rule("vlm-section-without-vlm", "warning", "vision_encoder", "adapter", "vlm")
@@ -328,8 +381,15 @@ def section_without_vlm(encoder: Any, adapter: Any, vlm: Any) -> Iterator[Violat
                 yield Violation(f"[{name}] has no effect without a [vlm] section; add [vlm] or remove it", at=name)
 
 
-POSITIVE = ("model.norm_eps", "model.rope_theta", "model.init_std", "model.ffn_dim_multiplier", "optimizer.eps",
-            "distributed.nccl_timeout_sec", "train.shutdown_timeout_sec")
+POSITIVE = (
+    "model.norm_eps",
+    "model.rope_theta",
+    "model.init_std",
+    "model.ffn_dim_multiplier",
+    "optimizer.eps",
+    "distributed.nccl_timeout_sec",
+    "train.shutdown_timeout_sec",
+)
 
 
 @rule("value-domain", "warning", *POSITIVE)
@@ -337,15 +397,40 @@ def value_domain(*values: float) -> Iterator[Violation]:
     """Numbers KempnerForge does not check although only positive values make sense."""
     for path, value in zip(POSITIVE, values, strict=True):
         if isinstance(value, (int, float)) and math.isfinite(value) and value <= 0:
-            yield Violation(f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave",
-                            at=path)
+            yield Violation(
+                f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave", at=path
+            )
 
 
 RULES = (
-    heads_divide_dim, kv_heads_divide_heads, top_k_le_experts, phases_increasing, profiling_window,
-    freeze_schedule_increasing, hf_encoder_override, max_seq_len_budget, auto_shard_divisible,
-    world_size_product, seq_len_within_max, tied_embeddings_no_pp, eval_needs_source, moe_compile,
-    tp_divides_heads, tp_divides_kv_heads, fp8_no_tp, moe_no_pp, ep_needs_moe, ep_divides_experts,
-    train_seq_len_budget, vlm_no_pp, vlm_needs_hf_data, hf_data_needs_tokenizer, packing_needs_tokenizer,
-    mot_image_heads_match, registry_name_known, kv_heads_implicit, section_without_vlm, value_domain,
+    heads_divide_dim,
+    kv_heads_divide_heads,
+    top_k_le_experts,
+    phases_increasing,
+    profiling_window,
+    freeze_schedule_increasing,
+    hf_encoder_override,
+    max_seq_len_budget,
+    auto_shard_divisible,
+    world_size_product,
+    seq_len_within_max,
+    tied_embeddings_no_pp,
+    eval_needs_source,
+    moe_compile,
+    tp_divides_heads,
+    tp_divides_kv_heads,
+    fp8_no_tp,
+    moe_no_pp,
+    ep_needs_moe,
+    ep_divides_experts,
+    train_seq_len_budget,
+    vlm_no_pp,
+    vlm_needs_hf_data,
+    hf_data_needs_tokenizer,
+    packing_needs_tokenizer,
+    mot_image_heads_match,
+    registry_name_known,
+    kv_heads_implicit,
+    section_without_vlm,
+    value_domain,
 )
