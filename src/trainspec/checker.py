@@ -174,9 +174,9 @@ def _path_of(diagnostic: Diagnostic) -> Path:
 def _value(source: Any, path: Path, raw: bool) -> Any:
     if raw:
         for part in path:
-            if (isinstance(part, str) and isinstance(source, dict) and part in source) or (
-                isinstance(part, int) and isinstance(source, list) and part < len(source)
-            ):
+            if isinstance(source, dict) and isinstance(part, str) and part in source:
+                source = source[part]
+            elif isinstance(source, list) and isinstance(part, int) and part < len(source):
                 source = source[part]
             else:
                 return ABSENT

@@ -62,7 +62,7 @@ _StrictValidator = validators.extend(
 
 
 def _refuse(uri: str) -> Resource[Any]:
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(uri)
 
 
 def build_validator(schema: Schema) -> Any:
@@ -188,7 +188,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         return
     if keyword == "type":
         expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in expected)
+        wanted = " or ".join(_TYPE_NAMES.get(str(t), str(t)) for t in expected)
         hint = ""
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"

@@ -177,11 +177,14 @@ class _Builder:
             return value
         if tag == _CORE + "null":
             return None
-        if tag in (_CORE + "int", _CORE + "float", _CORE + "bool"):
-            resolved = resolve_plain(value)
-            wanted = {"int": int, "float": (int, float), "bool": bool}[tag[len(_CORE) :]]
-            if isinstance(resolved, wanted) and not (tag.endswith("int") and isinstance(resolved, bool)):
-                return float(resolved) if tag.endswith("float") else resolved
+        resolved = resolve_plain(value)
+        is_int = isinstance(resolved, int) and not isinstance(resolved, bool)
+        if tag == _CORE + "int" and is_int:
+            return resolved
+        if tag == _CORE + "float" and (is_int or isinstance(resolved, float)):
+            return float(resolved)
+        if tag == _CORE + "bool" and isinstance(resolved, bool):
+            return resolved
         self.problems.append(
             Diagnostic(
                 self.file,

@@ -1,0 +1,42 @@
+"""Schema loading and navigation: self-contained schemas only, defaults, paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainspec.families import get_family
+from trainspec.schema import Schema, SchemaError
+
+
+def test_remote_ref_is_refused_with_a_clear_message():
+    with pytest.raises(SchemaError, match="never fetches schemas over the network"):
+        Schema({"properties": {"a": {"$ref": "https://example.com/other.json"}}}, "fam.schema.json")
+
+
+def test_dangling_local_ref_is_refused():
+    with pytest.raises(SchemaError, match="dangling"):
+        Schema({"properties": {"a": {"$ref": "#/$defs/Missing"}}})
+
+
+def test_defaults_fill_sections_and_pick_the_union_branch():
+    schema = get_family("kempnerforge").schema
+    filled = schema.fill_defaults({"vlm": {"arch": "mot"}})
+    assert filled["model"]["dim"] == 4096 and filled["train"]["seq_len"] == 2048
+    assert filled["vlm"]["mot_modalities"] == ["image", "text"]
+    assert "mot" in filled["vlm"]["module_patterns"] and "cross_attention" not in filled["vlm"]["module_patterns"]
+    assert "vision_encoder" not in filled  # optional sections stay absent
+    filled = schema.fill_defaults({"vlm": {}})
+    assert filled["vlm"]["arch"] == "joint_decoder"
+
+
+def test_fill_defaults_does_not_touch_its_input():
+    schema = get_family("kempnerforge").schema
+    data = {"model": {"dim": 64}}
+    schema.fill_defaults(data)
+    assert data == {"model": {"dim": 64}}
+
+
+def test_path_index_knows_every_section_and_variant_key():
+    paths = set(get_family("kempnerforge").schema.paths)
+    assert {"model.dim", "data.datasets[0].weight", "vlm.cross_attention_every_n_layers",
+            "vlm.mot_warm_start_path", "vlm.freeze_schedule[0].specs[0].module"} <= paths
