@@ -171,15 +171,20 @@ def _path_of(diagnostic: Diagnostic) -> Path:
         return ()
 
 
+def _written(source: Any, part: str | int) -> Any:
+    if isinstance(source, dict):
+        return source.get(part, ABSENT)
+    if isinstance(source, list) and isinstance(part, int) and part < len(source):
+        return source[part]
+    return ABSENT
+
+
 def _value(source: Any, path: Path, raw: bool) -> Any:
     if raw:
         for part in path:
-            if isinstance(source, dict) and isinstance(part, str) and part in source:
-                source = source[part]
-            elif isinstance(source, list) and isinstance(part, int) and part < len(source):
-                source = source[part]
-            else:
-                return ABSENT
+            source = _written(source, part)
+            if source is ABSENT:
+                break
         return source
     return get(source, path)
 
