@@ -1,0 +1,52 @@
+"""The public API: load returns the typed model; ConfigError carries every diagnostic."""
+
+from __future__ import annotations
+
+import pytest
+
+import trainspec
+
+from .conftest import CORPUS
+
+
+def test_load_returns_the_generated_model_with_defaults_and_derived_values():
+    config = trainspec.load(CORPUS / "kempnerforge" / "train" / "vlm_7b_mot.toml", world_size=4)
+    assert type(config).__name__ == "JobConfig"
+    assert config.model.n_kv_heads == 8 and config.train.seq_len == 768
+    assert config.eval.interval == 1000  # section absent from the file: defaults
+    assert config.vlm.arch == "mot" and config.vlm.max_text_len == 512
+    assert config.adapter.type == "mlp_2layer"  # derived default of a VLM run
+    assert config.vlm.module_patterns["mot"] == ["transformer.layers", "transformer.layers.*"]
+
+
+def test_load_applies_overrides_and_world_size(write):
+    path = write("job.toml", "[distributed]\ndp_shard = -1\ntp = 2\n")
+    config = trainspec.load(path, overrides=["optimizer.lr=1e-3", "model.n_heads=16", "model.n_kv_heads=4"],
+                            world_size=4)
+    assert config.optimizer.lr == 0.001 and config.model.n_heads == 16
+    with pytest.raises(trainspec.ConfigError) as exc:
+        trainspec.load(path, world_size=3)
+    assert [d.rule for d in exc.value.diagnostics if d.is_error] == ["world-size-auto-shard-divisible"]
+
+
+def test_config_error_lists_every_problem(write):
+    path = write("job.toml", "[model]\ndim = 4100\n[train]\nseq_len = 9999\nbatch_size = 0\n")
+    with pytest.raises(trainspec.ConfigError) as exc:
+        trainspec.load(path)
+    rules = [d.rule for d in exc.value.diagnostics if d.is_error]
+    assert rules == ["model-heads-divide-dim", "seq-len-within-max", "out-of-range"]
+    assert "3 error(s)" in str(exc.value) and f"{path}:2:1" in str(exc.value)
+
+
+def test_warnings_do_not_stop_load_but_are_reported_by_check(write):
+    path = write("job.toml", "[model]\nnum_experts = 4\n")
+    assert trainspec.load(path).model.num_experts == 4
+    assert [d.rule for d in trainspec.check(path) if d.severity is trainspec.Severity.WARNING] == ["moe-compile"]
+
+
+def test_check_never_raises_for_config_problems(tmp_path):
+    diagnostics = trainspec.check(tmp_path / "missing.toml")
+    assert [d.rule for d in diagnostics] == ["file-not-found"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[model\n")
+    assert [d.rule for d in trainspec.check(bad)] == ["syntax-error"]
