@@ -10,7 +10,7 @@ import argparse
 import importlib
 from collections.abc import Sequence
 
-COMMANDS = ("check",)
+COMMANDS = ("check", "rules", "explain")
 
 
 def build_parser() -> argparse.ArgumentParser:

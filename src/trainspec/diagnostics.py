@@ -34,7 +34,8 @@ class Diagnostic:
 
     `line`/`column` are 1-based and point into `file`; both are None when the
     problem has no place in the file (then `origin` says where it came from,
-    e.g. an override on the command line).
+    e.g. an override on the command line). `world_size` is set when a check
+    ran at several world sizes and this diagnostic holds at one of them.
     """
 
     file: str
@@ -46,17 +47,19 @@ class Diagnostic:
     message: str
     origin: str | None = None
     related: tuple[Related, ...] = field(default=())
+    world_size: int | None = None
 
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
-    def sort_key(self) -> tuple[str, bool, int, int, str, str]:
+    def sort_key(self) -> tuple[str, bool, int, int, str, int, str]:
         """By file, then position; diagnostics without a place in the file come last."""
-        return (self.file, self.line is None, self.line or 0, self.column or 0, self.rule, self.message)
+        return (self.file, self.line is None, self.line or 0, self.column or 0, self.rule, self.world_size or 0,
+                self.message)
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "file": self.file,
             "line": self.line,
             "column": self.column,
@@ -70,3 +73,6 @@ class Diagnostic:
                 for r in self.related
             ],
         }
+        if self.world_size is not None:
+            out["world_size"] = self.world_size
+        return out

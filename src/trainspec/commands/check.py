@@ -1,4 +1,9 @@
-"""`trainspec check FILES...`: report every problem in every file."""
+"""`trainspec check PATHS...`: report every problem in every config file.
+
+Paths may be files, directories or glob patterns (see `discovery`). Exit
+status: 0 no errors, 1 errors, 2 usage problems (also a missing or
+unreadable file, or a file of no known family).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..diagnostics import Diagnostic
+
 USAGE_RULES = frozenset({"file-not-found", "file-not-readable", "unknown-family"})
+FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 def world_size_arg(text: str) -> int:
@@ -20,19 +28,41 @@ def world_size_arg(text: str) -> int:
     return value
 
 
+def world_sizes_arg(text: str) -> tuple[int, ...]:
+    """`8` or `8,16,64`."""
+    sizes = tuple(world_size_arg(part.strip()) for part in text.split(","))
+    return tuple(dict.fromkeys(sizes))
+
+
+def jobs_arg(text: str) -> int:
+    return world_size_arg(text)
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "check",
         help="check config files and report every problem",
-        description="Check config files. Extra arguments of the form --section.key=value are "
-        "overrides too (KempnerForge style); a bare --section.key means true.",
+        description="Check config files, directories (recursively) and glob patterns. Extra arguments of the form "
+        "--section.key=value are overrides too (KempnerForge style); a bare --section.key means true.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="PATH")
     p.add_argument("--family", help="config family (default: detected from each file)")
-    p.add_argument("--world-size", type=world_size_arg, metavar="N", help="number of ranks the job runs on")
+    p.add_argument("--world-size", type=world_sizes_arg, default=(), metavar="N[,N...]",
+                   help="number of ranks the job runs on; several sizes are checked one by one")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                    help="override a value before checking (repeatable); VALUE is read as YAML 1.2")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour and source excerpts in text output (auto: on a terminal, unless NO_COLOR is set)")
+    p.add_argument("--jobs", "-j", type=jobs_arg, metavar="N",
+                   help="processes to check files in (default: one per CPU for many files, else 1)")
+    p.add_argument("--select", action="append", default=[], metavar="IDS",
+                   help="report only these rule ids or id prefixes (comma-separated, repeatable)")
+    p.add_argument("--ignore", action="append", default=[], metavar="IDS",
+                   help="do not report these rule ids or id prefixes (comma-separated, repeatable)")
+    p.add_argument("--warnings-as-errors", action="store_true", help="report warnings as errors (and fail on them)")
+    p.add_argument("--skip-unknown", action="store_true",
+                   help="skip files of no known family instead of reporting them (for hooks that see every file)")
     p.set_defaults(run=run, accepts_extras=True)
 
 
@@ -40,7 +70,7 @@ def style_overrides(extras: Sequence[str], parser: argparse.ArgumentParser) -> l
     """`--model.dim=4096` and bare `--train.compile_model` (true), as KempnerForge reads them."""
     out = []
     for arg in extras:
-        if not arg.startswith("--") or not ("=" in arg or "." in arg):
+        if not arg.startswith("--") or "." not in arg.split("=", 1)[0]:
             parser.error(f"unrecognized argument: {arg}")
         key, eq, value = arg[2:].partition("=")
         if not eq:
@@ -51,21 +81,73 @@ def style_overrides(extras: Sequence[str], parser: argparse.ArgumentParser) -> l
     return out
 
 
-def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from ..api import check_path
-    from ..families import UnknownFamily, get_family
-    from ..reporters import get_reporter
+def split_ids(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(i.strip() for v in values for i in v.split(",") if i.strip())
 
-    overrides = args.overrides + style_overrides(extras, parser)
+
+def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> list[Any] | str:
+    """The results for the files the arguments name, or a usage problem as a sentence."""
+    from ..catalogue import catalogue
+    from ..discovery import config_extensions, expand
+    from ..families import UnknownFamily, all_families, get_family
+    from ..progress import Progress
+    from ..runner import Options, check_files
+    from ..suppressions import matches
+
+    families = all_families()
     if args.family is not None:
         try:
-            get_family(args.family)
+            formats = get_family(args.family).formats
         except UnknownFamily as exc:
-            print(f"trainspec: {exc}", file=sys.stderr)
-            return 2
-    results = [check_path(f, family=args.family, overrides=overrides, world_size=args.world_size)
-               for f in args.files]
-    get_reporter(args.format)(results, sys.stdout)
+            return str(exc)
+    else:
+        formats = frozenset(f for family in families.values() for f in family.formats)
+    select, ignore = split_ids(args.select), split_ids(args.ignore)
+    ids = [r.id for r in catalogue(families)]
+    for pattern in (*select, *ignore):
+        if not any(matches(i, pattern) for i in ids):
+            return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
+    options = Options(family=args.family, overrides=tuple(args.overrides + style_overrides(extras, parser)),
+                      world_sizes=args.world_size, select=select, ignore=ignore,
+                      warnings_as_errors=args.warnings_as_errors, skip_unknown=args.skip_unknown)
+    extensions = config_extensions(formats)
+    files, unmatched = expand(args.files, extensions)
+    results = check_files(files, options, args.jobs, Progress.for_stream(len(files), sys.stderr))
+    return results + [_nothing_found(arg, extensions) for arg in unmatched]
+
+
+def _nothing_found(arg: str, extensions: frozenset[str]) -> Any:
+    """A directory or pattern that holds no config file: as a missing file would be."""
+    import os
+
+    from ..checker import Result
+    from ..diagnostics import Severity
+
+    where = "in this directory" if os.path.isdir(arg) else "match this pattern"
+    message = f"no config files ({', '.join(sorted(extensions))}) {where}"
+    return Result(arg, None, [Diagnostic(arg, None, None, "", "file-not-found", Severity.ERROR, message)])
+
+
+def diagnostics_for(argv: Sequence[str]) -> list[Diagnostic]:
+    """Every diagnostic `trainspec check ARGV` reports, sorted (for examples and tests)."""
+    from ..cli import build_parser
+
+    parser = build_parser()
+    args, extras = parser.parse_known_args(["check", *argv])
+    results = collect(args, extras, parser)
+    if isinstance(results, str):
+        raise ValueError(results)
+    return sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
+
+
+def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    from ..reporters import get_reporter
+
+    results = collect(args, extras, parser)
+    if isinstance(results, str):
+        print(f"trainspec: {results}", file=sys.stderr)
+        return 2
+    get_reporter(args.format, color=args.color)(results, sys.stdout)
     diagnostics = [d for r in results for d in r.diagnostics]
     if any(d.rule in USAGE_RULES for d in diagnostics):
         return 2

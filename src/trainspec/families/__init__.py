@@ -9,7 +9,7 @@ listed in its package metadata like anyone else's.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import metadata
@@ -19,6 +19,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..document import Document
+from ..examples import Example
 from ..rules import Rule
 from ..schema import Schema
 
@@ -42,6 +43,9 @@ class Family:
     - `resolve`: derived defaults, on the data after schema defaults are filled.
     - `world_size_from_config`: the world size a config states for itself,
       with a sentence saying how it was derived.
+    - `examples`: for each rule id (the family's rules and its schema's
+      `x-trainspec-rule` ids), a config that breaks it and the fixed config;
+      `trainspec explain` and the reference docs show them, and a test runs them.
     """
 
     name: str
@@ -55,6 +59,7 @@ class Family:
     resolve: Callable[[dict[str, Any]], None] | None = None
     world_size_from_config: Callable[[dict[str, Any]], tuple[int, str] | None] | None = None
     docs_url: str = field(default="")
+    examples: Mapping[str, Example] = field(default_factory=dict)
 
     @cached_property
     def schema(self) -> Schema:

@@ -1,0 +1,69 @@
+"""Which files `trainspec check` reads: the paths given, with directories and globs expanded.
+
+A file named on the command line is always checked, whatever its extension.
+A directory (walked recursively, skipping hidden entries and node_modules)
+or a glob pattern contributes only files whose extension a known family is
+written in, so `trainspec check configs/` does not trip over a README. The
+order is the order of the arguments, each expansion sorted, without repeats.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Iterator, Sequence
+
+from .readers import FORMATS
+
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+def config_extensions(formats: Iterable[str]) -> frozenset[str]:
+    """The file extensions of the given formats (`{"yaml"}` -> `.yaml`, `.yml`)."""
+    wanted = set(formats)
+    return frozenset(ext for ext, fmt in FORMATS.items() if fmt in wanted)
+
+
+def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], list[str]]:
+    """(files to check, arguments that matched no file)."""
+    files: list[str] = []
+    seen: set[str] = set()
+    unmatched: list[str] = []
+    for arg in args:
+        if os.path.isdir(arg):
+            found = list(_walk(arg, extensions))
+        elif os.path.lexists(arg) or not _is_glob(arg):
+            found = [arg]  # a missing file is reported when it is read
+        else:
+            found = [f for match in sorted(glob.glob(arg, recursive=True)) for f in _matched(match, extensions)]
+        if not found:
+            unmatched.append(arg)
+        for file in found:
+            key = os.path.normpath(file)
+            if key not in seen:
+                seen.add(key)
+                files.append(file)
+    return files, unmatched
+
+
+def _is_glob(arg: str) -> bool:
+    return any(c in arg for c in "*?[")
+
+
+def _matched(match: str, extensions: frozenset[str]) -> Iterator[str]:
+    if os.path.isdir(match):
+        yield from _walk(match, extensions)
+    elif _is_config(match, extensions):
+        yield match
+
+
+def _is_config(name: str, extensions: frozenset[str]) -> bool:
+    return os.path.splitext(name)[1].lower() in extensions
+
+
+def _walk(top: str, extensions: frozenset[str]) -> Iterator[str]:
+    for root, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        for name in sorted(names):
+            if not name.startswith(".") and _is_config(name, extensions):
+                yield os.path.join(root, name)

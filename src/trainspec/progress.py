@@ -1,0 +1,39 @@
+"""A progress line on stderr for long runs, only where a person watches it (a terminal)."""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+DELAY = 1.0
+"""Seconds before the line appears: short runs stay silent."""
+
+
+class Progress:
+    def __init__(self, total: int, stream: TextIO) -> None:
+        self.total = total
+        self.stream = stream
+        self.done = 0
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    @classmethod
+    def for_stream(cls, total: int, stream: TextIO) -> Progress | None:
+        """A progress line, or None when `stream` is not a terminal."""
+        isatty = getattr(stream, "isatty", None)
+        return cls(total, stream) if isatty is not None and isatty() else None
+
+    def advance(self) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if now - self.start >= DELAY and now - self.last >= 0.1:
+            self.last = now
+            self.shown = True
+            self.stream.write(f"\rtrainspec: checked {self.done}/{self.total} files")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()

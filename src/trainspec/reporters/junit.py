@@ -1,0 +1,38 @@
+"""JUnit XML: one testsuite, one testcase per file, a failure listing the file's errors.
+
+CI systems (GitLab, Jenkins, Azure) read this to show configs as passing or
+failing tests. Warnings and notes go to the testcase's system-out.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import TextIO
+
+from ..checker import Result
+from ..diagnostics import Diagnostic
+from . import relative_path
+from .text import format_line
+
+
+def report(results: Sequence[Result], out: TextIO) -> None:
+    failed = sum(not r.ok for r in results)
+    root = ET.Element("testsuites", name="trainspec", tests=str(len(results)), failures=str(failed), errors="0")
+    suite = ET.SubElement(root, "testsuite", name="trainspec", tests=str(len(results)), failures=str(failed),
+                          errors="0", skipped="0")
+    for r in results:
+        family = r.family.name if r.family is not None else "unknown"
+        case = ET.SubElement(suite, "testcase", classname=f"trainspec.{family}", name=relative_path(r.file))
+        diagnostics = sorted(r.diagnostics, key=Diagnostic.sort_key)
+        errors = [d for d in diagnostics if d.is_error]
+        others = [d for d in diagnostics if not d.is_error]
+        if errors:
+            failure = ET.SubElement(case, "failure", type="trainspec",
+                                    message=f"{len(errors)} error{'s' if len(errors) != 1 else ''}")
+            failure.text = "\n".join(format_line(d) for d in errors)
+        if others:
+            ET.SubElement(case, "system-out").text = "\n".join(format_line(d) for d in others)
+    ET.indent(root)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    out.write(ET.tostring(root, encoding="unicode") + "\n")

@@ -1,0 +1,93 @@
+"""Per-line suppression comments: `# trainspec: ignore[rule-id, other-id]`.
+
+Written at the end of a line, a comment suppresses the listed rules on that
+line; written alone on a line, it suppresses them on the next line that is
+not itself a comment. An id may be a prefix (`world-size` covers every
+`world-size-*` rule). This runs after the checker, on its diagnostics, so
+rules never need to know about comments; and it reports every listed id that
+suppressed nothing (`unused-suppression`), so stale comments do not pile up.
+Only TOML and YAML have comments; JSON files cannot suppress.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .diagnostics import Diagnostic, Severity
+
+UNUSED = "unused-suppression"
+COMMENT_FORMATS = frozenset({"toml", "yaml"})
+
+_DIRECTIVE = re.compile(r"(?:^|(?<=\s))#\s*trainspec:\s*ignore\[([^\]]*)\]")
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """One suppression comment: where it is written, and the line it covers."""
+
+    comment_line: int
+    column: int
+    target_line: int
+    ids: tuple[str, ...]
+
+
+def matches(rule_id: str, pattern: str) -> bool:
+    """`pattern` names the rule, or is a prefix of its id."""
+    return rule_id.startswith(pattern)
+
+
+def find(text: str) -> list[Suppression]:
+    lines = text.splitlines()
+    found = []
+    for n, line in enumerate(lines, 1):
+        m = _DIRECTIVE.search(line)
+        if m is None:
+            continue
+        ids = tuple(i.strip() for i in m.group(1).split(",") if i.strip())
+        target = n
+        if not line[: m.start()].strip():  # alone on its line: covers the next non-comment line
+            target = next((k for k in range(n + 1, len(lines) + 1) if not lines[k - 1].lstrip().startswith("#")),
+                          n + 1)
+        found.append(Suppression(n, m.start() + 1, target, ids))
+    return found
+
+
+def apply(
+    diagnostics: Sequence[Diagnostic],
+    text: str,
+    file: str,
+    *,
+    known: Callable[[str], bool],
+    checked: Callable[[str], bool],
+) -> list[Diagnostic]:
+    """Drop suppressed diagnostics; add a warning for each listed id that suppressed nothing.
+
+    `known(id)` says whether any rule has (or starts with) the id; `checked(id)`
+    whether such rules ran at all (world-size rules do not without a world
+    size), so a comment is not called unused when its rule could not fire.
+    """
+    suppressions = find(text)
+    if not suppressions:
+        return list(diagnostics)
+    used: set[tuple[int, str]] = set()
+    kept = []
+    for d in diagnostics:
+        hits = [(s.comment_line, i) for s in suppressions if s.target_line == d.line for i in s.ids
+                if matches(d.rule, i)]
+        used.update(hits)
+        if not hits:
+            kept.append(d)
+    for s in suppressions:
+        for rule_id in s.ids:
+            if (s.comment_line, rule_id) in used:
+                continue
+            if not known(rule_id):
+                message = f"`{rule_id}` in this suppression comment is not a rule id (see `trainspec rules`)"
+            elif checked(rule_id):
+                message = f"the suppression of `{rule_id}` matches no diagnostic on line {s.target_line}; remove it"
+            else:
+                continue
+            kept.append(Diagnostic(file, s.comment_line, s.column, "", UNUSED, Severity.WARNING, message))
+    return kept
