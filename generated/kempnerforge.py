@@ -489,7 +489,9 @@ class DistributedConfig(BaseModel):
     """
     Timeout of collective operations in seconds.
     """
-    backend: StrictStr = "cpu:gloo,cuda:nccl"
+    backend: Annotated[StrictStr, Field(examples=["cpu:gloo,cuda:nccl"])] = (
+        "cpu:gloo,cuda:nccl"
+    )
     """
     torch.distributed backend string, per device type.
     """
@@ -527,7 +529,7 @@ class CheckpointConfig(BaseModel):
     """
     Data type of weights exported for Hugging Face conversion.
     """
-    exclude_from_loading: list[StrictStr] = []
+    exclude_from_loading: Annotated[list[StrictStr], Field(examples=[["output"]])] = []
     """
     Parameter-name prefixes to skip when loading a checkpoint (for example to re-initialize the output head); [] = load everything.
     """
@@ -613,7 +615,7 @@ class VisionEncoderConfig(BaseModel):
     """
     Registered vision encoder: "random" is a download-free stub, "siglip2" and "clip" load a Hugging Face model from vision_encoder.path.
     """
-    path: StrictStr = ""
+    path: Annotated[StrictStr, Field(examples=["google/siglip2-base-patch16-224"])] = ""
     """
     Hugging Face model id or local path of the encoder; "" is fine for "random".
     """
@@ -843,7 +845,9 @@ class DataConfig(BaseModel):
     """
     Glob selecting the token files inside data.dataset_path (and eval.dataset_path).
     """
-    tokenizer_path: StrictStr = ""
+    tokenizer_path: Annotated[
+        StrictStr, Field(examples=["gpt2", "meta-llama/Meta-Llama-3-8B"])
+    ] = ""
     """
     Hugging Face tokenizer id or local path; "" = none. Needed for Hugging Face text datasets, sequence packing and every VLM run.
     """
@@ -859,7 +863,9 @@ class DataConfig(BaseModel):
     """
     Batches each loader worker prepares ahead of time.
     """
-    hf_dataset_name: StrictStr | None = None
+    hf_dataset_name: Annotated[
+        StrictStr | None, Field(examples=["wikitext", "sayakpaul/coco-30-val-2014"])
+    ] = None
     """
     Hugging Face dataset id to train on instead of pre-tokenized files; null = none. Required for VLM runs. Ignored when data.datasets is non-empty.
     """

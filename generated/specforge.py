@@ -25,7 +25,9 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    target_model_path: StrictStr
+    target_model_path: Annotated[
+        StrictStr, Field(examples=["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct"])
+    ]
     """
     Target (teacher) model: a local directory or a Hugging Face hub id. Required.
     """
@@ -101,7 +103,9 @@ class ModelConfig(BaseModel):
     """
     Padding token id to use when the tokenizer does not define one or defines it outside the vocabulary (>= 0). null = the tokenizer's own.
     """
-    sglang_attention_backend: StrictStr = "flashinfer"
+    sglang_attention_backend: Annotated[
+        StrictStr, Field(examples=["flashinfer", "fa3", "triton"])
+    ] = "flashinfer"
     """
     Attention backend of the SGLang capture server (`--attention-backend`). A capture server can override it with its own `attention_backend`.
     """
@@ -223,7 +227,9 @@ class DataConfig(BaseModel):
     """
     Maximum sequence length in tokens (positive). With `managed_local`, a set `model.sglang_context_length` must be at least this + 7.
     """
-    chat_template: StrictStr = "llama3"
+    chat_template: Annotated[
+        StrictStr, Field(examples=["llama3", "qwen", "qwen3.5"])
+    ] = "llama3"
     """
     Name of the chat template used to format conversations.
     """
@@ -749,7 +755,9 @@ class DisaggregatedDeploymentConfig(BaseModel):
     """
     Identifier of the feature store. null = not set (the launcher's default).
     """
-    server_urls: list[StrictStr] = []
+    server_urls: Annotated[
+        list[StrictStr], Field(examples=[["http://127.0.0.1:30000"]])
+    ] = []
     """
     URLs of external capture servers (not validated). [] = none; must stay empty with `managed_local`, which derives them.
     """
@@ -757,7 +765,9 @@ class DisaggregatedDeploymentConfig(BaseModel):
     """
     Mooncake metadata server URL. null = none; must not be set with `managed_local`.
     """
-    mooncake_master_server_addr: StrictStr | None = None
+    mooncake_master_server_addr: Annotated[
+        StrictStr | None, Field(examples=["127.0.0.1:35551"])
+    ] = None
     """
     Mooncake master address (host:port). null = none; must not be set with `managed_local`.
     """
