@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import math
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 
 import torch
@@ -85,6 +86,9 @@ class Attention(nn.Module):
         return self.wo(out.transpose(1, 2).reshape(b, s, -1))
 
 
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"silu": F.silu, "gelu": F.gelu, "relu": F.relu}
+
+
 class MLP(nn.Module):
     """SwiGLU for activation = "silu"; a plain two-layer MLP for gelu and relu."""
 
@@ -94,7 +98,7 @@ class MLP(nn.Module):
         self.w1 = nn.Linear(cfg.dim, hidden, bias=False)
         self.w2 = nn.Linear(hidden, cfg.dim, bias=False)
         self.w3 = nn.Linear(cfg.dim, hidden, bias=False) if cfg.activation == "silu" else None
-        self.act = {"silu": F.silu, "gelu": F.gelu, "relu": F.relu}[cfg.activation]
+        self.act = ACTIVATIONS[cfg.activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.act(self.w1(x))
@@ -113,6 +117,9 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
+    cos: torch.Tensor
+    sin: torch.Tensor
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.embedding = nn.Embedding(cfg.vocab_size, cfg.dim)
@@ -227,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0 and launched is not None:
             print(f"world size {launched.size} (from {launched.source})", flush=True)
         try:
-            trainspec.distributed.verify(cfg, device="cpu")
+            trainspec.distributed.verify(cfg, device="cpu", source=args.config)
         except trainspec.ConfigError as exc:
             print(f"rank {rank}: {exc}", file=sys.stderr, flush=True)
             return 2

@@ -157,6 +157,7 @@ def verify(
     overrides: Sequence[str] = (),
     device: str | torch.device | None = None,
     group: ProcessGroup | None = None,
+    source: str | None = None,
 ) -> Any:
     """Check, on every rank of a live process group, that the config fits this run; return the model.
 
@@ -164,7 +165,8 @@ def verify(
     `init_process_group`, with what the rank loaded:
 
     - a typed model returned by `trainspec.load` (its family is found from its
-      class unless `family` says), or
+      class unless `family` says; `source`, e.g. the file it came from, names
+      it in diagnostics), or
     - the config file's path (plus `family` and `overrides`, as for `load`):
       then a rank whose file does not even load takes part too, and
       diagnostics point at file lines.
@@ -182,7 +184,7 @@ def verify(
     if not (dist.is_available() and dist.is_initialized()):
         raise RuntimeError("trainspec.distributed.verify needs an initialized torch.distributed process group")
     ranks = dist.get_process_group_ranks(group) if group is not None else list(range(dist.get_world_size()))
-    model, source, errors = _check_locally(config, family, overrides, device, len(ranks))
+    model, source, errors = _check_locally(config, family, overrides, device, len(ranks), source or "<config>")
     canonical = _canonical(model) if model is not None else b""
     digest = hashlib.sha256(canonical).digest() if model is not None else bytes(32)
     summaries = _all_gather_bytes(bytes([bool(errors), model is not None]) + digest, group)
@@ -196,16 +198,23 @@ def verify(
 
 
 def _check_locally(
-    config: Any, family: str | Family | None, overrides: Sequence[str], device: str | torch.device | None, size: int
+    config: Any,
+    family: str | Family | None,
+    overrides: Sequence[str],
+    device: str | torch.device | None,
+    size: int,
+    source: str,
 ) -> tuple[Any, str, list[Diagnostic]]:
     """This rank's model, its source name, and its errors; never raises, so the rank reaches the collectives."""
-    source = "<config>"
     try:
         if isinstance(config, (str, os.PathLike)):
             source = os.fspath(config)
             result = check_path(source, family=family, overrides=overrides, world_size=size)
             errors = [d for d in result.diagnostics if d.is_error]
-            model = to_model(result) if not errors else None
+            try:  # a model even when rules fail, so the configs can still be compared across ranks
+                model = to_model(result) if result.config is not None else None
+            except ConfigError as exc:  # the typed model refused the config; the schema errors say why, if any
+                model, errors = None, errors or [d for d in exc.diagnostics if d.is_error]
         else:
             if overrides:
                 raise TypeError("overrides apply when verify is given a path; this config is already loaded")
@@ -216,8 +225,6 @@ def _check_locally(
             model = config
         if model is not None:
             errors += device_diagnostics(model, device, source=source)
-    except ConfigError as exc:
-        return None, source, [d for d in exc.diagnostics if d.is_error]
     except Exception as exc:  # reported through the collectives, like any finding
         return None, source, [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR,
                                          f"{type(exc).__name__}: {exc}")]
