@@ -5,8 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,20 +77,14 @@ def test_cpu_takes_any_precision_but_fp8() -> None:
     assert "compute capability 8.9" in found.message
 
 
-@contextmanager
-def _noop(device: Any) -> Iterator[None]:
-    yield
-
-
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Make torch.cuda describe 4 GPUs of a given compute capability (this machine has none)."""
 
     def install(capability: tuple[int, int]) -> None:
-        monkeypatch.setattr(torch.cuda, "device", _noop)
-        monkeypatch.setattr(torch.cuda, "get_device_name", lambda: f"GPU sm{capability[0]}{capability[1]}")
-        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda: capability)
-        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation: capability >= (8, 0))
+        monkeypatch.setattr(torch.version, "hip", None)
+        monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: f"GPU sm{capability[0]}{capability[1]}")
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: capability)
         monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
 
     return install

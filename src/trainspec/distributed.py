@@ -102,10 +102,11 @@ def device_diagnostics(
 
     `device` is the device the trainer computes on (default: CUDA when torch
     sees one, else CPU). Checked: a bf16 (or fp8, whose master weights are
-    bf16) run on a CUDA device without native bfloat16; fp8 on a device
-    without FP8 matmuls (CUDA compute capability 8.9+); more processes on this
-    node (`LOCAL_WORLD_SIZE`, else `SLURM_NTASKS_PER_NODE`) than CUDA devices
-    visible to torch. CPU supports bfloat16, and any number of processes.
+    bf16) run on an NVIDIA GPU without native bfloat16 (compute capability
+    below 8.0, where torch only emulates it, slowly); fp8 on a device without
+    FP8 matmuls (NVIDIA compute capability 8.9+); more processes on this node
+    (`LOCAL_WORLD_SIZE`, else `SLURM_NTASKS_PER_NODE`) than GPUs visible to
+    torch. CPU supports bfloat16, and any number of processes.
     """
     import torch
 
@@ -117,14 +118,19 @@ def device_diagnostics(
     def error(path: str, rule: str, message: str) -> None:
         out.append(Diagnostic(source, None, None, path, rule, Severity.ERROR, message, origin=f"device {dev}"))
 
+    rocm = dev.type == "cuda" and torch.version.hip is not None  # ROCm GPUs all have bf16; capabilities differ
+    capability = torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None
+    if capability is not None and not rocm and precision in ("bf16", "fp8") and capability < (8, 0):
+        error("train.mixed_precision", "device-bf16-unsupported",
+              f"train.mixed_precision = \"{precision}\" keeps bfloat16 weights, but {torch.cuda.get_device_name(dev)} "
+              f"(compute capability {capability[0]}.{capability[1]}) has no native bfloat16 (8.0 or newer has); "
+              "use \"fp16\" or \"fp32\" on this GPU")
+    if precision == "fp8" and not rocm and (capability is None or capability < (8, 9)):
+        have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {dev.type} device"
+        error("train.mixed_precision", "device-fp8-unsupported",
+              f"train.mixed_precision = \"fp8\" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), "
+              f"but this process runs on {have}; use \"bf16\"")
     if dev.type == "cuda":
-        with torch.cuda.device(dev):
-            name = torch.cuda.get_device_name()
-            if precision in ("bf16", "fp8") and not torch.cuda.is_bf16_supported(including_emulation=False):
-                error("train.mixed_precision", "device-bf16-unsupported",
-                      f"train.mixed_precision = \"{precision}\" keeps bfloat16 weights, but {name} has no native "
-                      "bfloat16; use \"fp16\" or \"fp32\" on this GPU")
-            capability = torch.cuda.get_device_capability()
         env = os.environ if environ is None else environ
         local = next((int(env[n]) for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE") if env.get(n, "").isdigit()),
                      None)
@@ -134,13 +140,6 @@ def device_diagnostics(
                   f"{local} processes on this node but torch sees {visible} CUDA device(s) "
                   f"(CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'unset')}); start at most one process "
                   "per device")
-    else:
-        capability = None
-    if precision == "fp8" and (capability is None or capability < (8, 9)):
-        have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {dev.type} device"
-        error("train.mixed_precision", "device-fp8-unsupported",
-              f"train.mixed_precision = \"fp8\" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), "
-              f"but this process runs on {have}; use \"bf16\"")
     return out
 
 
@@ -194,7 +193,7 @@ def verify(
     payload = {"source": source, "errors": [d.to_dict() for d in errors],
                "config": canonical.decode() if model is not None else None}
     reports = [json.loads(r) for r in _all_gather_bytes(json.dumps(payload).encode(), group, sized=True)]
-    raise ConfigError(explain(ranks, reports))
+    raise ConfigError(_explain(ranks, reports))
 
 
 def _check_locally(
@@ -282,7 +281,7 @@ def _collective_device(group: ProcessGroup | None) -> torch.device:
     return torch.device("cpu") if "cpu" in kinds else torch.device("cuda", torch.cuda.current_device())
 
 
-def explain(ranks: Sequence[int], reports: Sequence[Mapping[str, Any]]) -> list[Diagnostic]:
+def _explain(ranks: Sequence[int], reports: Sequence[Mapping[str, Any]]) -> list[Diagnostic]:
     """The diagnostics every rank raises, from every rank's report (identical input -> identical output).
 
     A report is {"source", "errors": [Diagnostic.to_dict()], "config": canonical JSON or None}.
