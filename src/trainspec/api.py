@@ -57,7 +57,9 @@ def check_path(
     elif family is None:
         found, why = detect(doc, all_families())
         if found is None:
-            return Result(file, None, [*doc.problems, Diagnostic(file, 1, 1, "", "unknown-family", Severity.ERROR, why)])
+            return Result(
+                file, None, [*doc.problems, Diagnostic(file, 1, 1, "", "unknown-family", Severity.ERROR, why)]
+            )
         fam = found
     else:
         fam = family
@@ -72,8 +74,9 @@ def check(
     world_size: int | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic for one config file, sorted by position."""
-    return sorted(check_path(path, family=family, overrides=overrides, world_size=world_size).diagnostics,
-                  key=Diagnostic.sort_key)
+    return sorted(
+        check_path(path, family=family, overrides=overrides, world_size=world_size).diagnostics, key=Diagnostic.sort_key
+    )
 
 
 def check_config(
@@ -121,8 +124,17 @@ def to_model(result: Result) -> Any:
     try:
         return cls.model_validate(result.config)
     except pydantic.ValidationError as exc:  # the schema accepted what the model cannot express
-        raise ConfigError([
-            Diagnostic(result.file, None, None, ".".join(str(p) for p in err["loc"]), "model-mismatch",
-                       Severity.ERROR, f"the typed model refused a value the schema accepts: {err['msg']}")
-            for err in exc.errors()
-        ]) from None
+        raise ConfigError(
+            [
+                Diagnostic(
+                    result.file,
+                    None,
+                    None,
+                    ".".join(str(p) for p in err["loc"]),
+                    "model-mismatch",
+                    Severity.ERROR,
+                    f"the typed model refused a value the schema accepts: {err['msg']}",
+                )
+                for err in exc.errors()
+            ]
+        ) from None
