@@ -96,3 +96,28 @@ def test_family_from_an_entry_point_checks_and_loads(tmp_path):
     )
     assert load.returncode == 0, load.stderr
     assert load.stdout.split() == ["TinyConfig", "10"]
+
+
+def test_a_family_that_fails_to_import_does_not_stop_the_others(tmp_path):
+    site = tmp_path / "site"
+    (site / "brokenfam").mkdir(parents=True)
+    (site / "brokenfam" / "__init__.py").write_text("raise RuntimeError('missing dependency')\n")
+    dist = site / "brokenfam-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenfam\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[trainspec.families]\nbrokenfam = brokenfam:FAMILY\n")
+    (tmp_path / "job.toml").write_text("[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 4\n")
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    ok = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", "job.toml"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    named = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", "--family", "brokenfam", "job.toml"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert named.returncode == 2 and "Traceback" not in named.stderr
+    assert "installed but unusable" in named.stderr and "missing dependency" in named.stderr

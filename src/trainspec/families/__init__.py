@@ -85,17 +85,27 @@ class UnknownFamily(LookupError):
 
 
 _loaded: dict[str, Family] | None = None
+_broken: dict[str, str] = {}
 
 
 def all_families() -> dict[str, Family]:
-    """Every registered family, by name (entry points are read once per process)."""
+    """Every registered family, by name (entry points are read once per process).
+
+    A family whose package fails to import is left out, and asking for it by
+    name says why, so one broken plugin cannot stop checks of other families.
+    """
     global _loaded
     if _loaded is None:
         found: dict[str, Family] = {}
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            family = entry.load()
+            try:
+                family = entry.load()
+            except Exception as exc:
+                _broken[entry.name] = f"{entry.value} failed to import ({type(exc).__name__}: {exc})"
+                continue
             if not isinstance(family, Family):
-                raise TypeError(f"entry point {entry.name} = {entry.value} is not a trainspec Family")
+                _broken[entry.name] = f"{entry.value} is not a trainspec Family"
+                continue
             found.setdefault(family.name, family)
         _loaded = found
     return _loaded
@@ -109,6 +119,8 @@ def register(family: Family) -> None:
 def get_family(name: str) -> Family:
     families = all_families()
     if name not in families:
+        if name in _broken:
+            raise UnknownFamily(f"family {name!r} is installed but unusable: {_broken[name]}")
         known = ", ".join(sorted(families)) or "none"
         raise UnknownFamily(f"unknown family {name!r}; known families: {known}")
     return families[name]
