@@ -1,0 +1,273 @@
+"""`trainspec editor init|annotate`: tie config files to their schemas in editors.
+
+`init` gives a workspace (VS Code settings, and the schema files they point
+at) the associations by glob; `annotate` writes the association into each
+file, which every editor running yaml-language-server or taplo honours
+(Neovim, Helix, JetBrains with the LSP plugin) without any settings.
+
+Both write the editor schemas into the workspace (`.trainspec/schemas/` by
+default) so the associations work offline and for everyone who clones it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .schema import NotEditorSafe, editor_schema_text
+
+SCHEMA_DIR = Path(".trainspec") / "schemas"
+
+KNOWN_LAYOUTS: dict[str, tuple[str, ...]] = {
+    "kempnerforge": ("**/configs/train/*.toml", "**/configs/model/*.toml"),
+    "specforge": ("**/examples/configs/*.yaml",),
+}
+"""Where the upstream projects keep their configs; every family also gets `**/*.<family>.<ext>`."""
+
+EXTENSIONS = {"toml": ("toml",), "yaml": ("yaml", "yml"), "json": ("json",)}
+FORMAT_OF = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
+
+YAML_MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=\S*\s*$")
+TOML_DIRECTIVE = re.compile(r"^#:schema\s+\S*\s*$")
+
+
+class EditorError(Exception):
+    """A usage problem: reported on stderr, exit status 2."""
+
+
+def default_globs(family: str, formats: Iterable[str]) -> list[str]:
+    """The globs `init` and the catalog use for a family when none are given."""
+    named = [f"**/*.{family}.{ext}" for fmt in sorted(formats) for ext in EXTENSIONS.get(fmt, ())]
+    return [*KNOWN_LAYOUTS.get(family, ()), *named]
+
+
+def glob_format(glob: str) -> str:
+    fmt = FORMAT_OF.get(glob.rsplit(".", 1)[-1].lower())
+    if fmt is None:
+        raise EditorError(f"cannot tell the file format of {glob!r}: end it in .toml, .yaml, .yml or .json")
+    return fmt
+
+
+def glob_regex(glob: str) -> str:
+    """taplo matches association keys as regular expressions against the whole document URI.
+
+    A glob matches at any depth of the workspace, as yaml-language-server
+    and VS Code's JSON support read relative globs.
+    """
+    body = glob.removeprefix("**/")
+    out = []
+    i = 0
+    while i < len(body):
+        if body.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        c = body[i]
+        out.append("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c))
+        i += 1
+    return ".*/" + "".join(out) + "$"
+
+
+def strip_jsonc(text: str) -> tuple[str, bool]:
+    """VS Code's settings.json is JSON with comments and trailing commas: plain JSON, and
+    whether comments were dropped."""
+    out: list[str] = []
+    i, n, dropped = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i) if "\n" in text[i:] else n
+            dropped = True
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            dropped = True
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out)), dropped
+
+
+def write_schema(root: Path, schema_dir: Path, family: str) -> Path:
+    """Write (or refresh) a family's editor schema in the workspace; return its path."""
+    path = root / schema_dir / f"{family}.schema.json"
+    try:
+        text = editor_schema_text(family)
+    except NotEditorSafe as exc:
+        raise EditorError(f"the {family} schema cannot be served to editors: {exc}") from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _union(existing: Any, new: Sequence[str]) -> list[str]:
+    old = [existing] if isinstance(existing, str) else list(existing or [])
+    return old + [g for g in new if g not in old]
+
+
+def merge_settings(settings: dict[str, Any], schema_ref: str, schema_uri: str, globs: Sequence[str]) -> None:
+    """Add one schema's associations to VS Code settings, keeping everything already there.
+
+    - `yaml.schemas` (YAML extension / yaml-language-server): workspace-relative path -> globs.
+    - `json.schemas` (VS Code's JSON support): the same for JSON files.
+    - `evenBetterToml.schema.associations` (taplo): URI regex -> schema. taplo resolves a
+      `./` path against the parent of the workspace folder (measured), so it gets an absolute URI.
+    """
+    by_format: dict[str, list[str]] = {}
+    for glob in globs:
+        by_format.setdefault(glob_format(glob), []).append(glob)
+    yaml_globs = by_format.get("yaml", []) + by_format.get("json", [])
+    if yaml_globs:
+        schemas = settings.setdefault("yaml.schemas", {})
+        schemas[schema_ref] = _union(schemas.get(schema_ref), yaml_globs)
+    if by_format.get("json"):
+        entries = settings.setdefault("json.schemas", [])
+        entry = next((e for e in entries if isinstance(e, dict) and e.get("url") == schema_ref), None)
+        if entry is None:
+            entries.append({"fileMatch": list(by_format["json"]), "url": schema_ref})
+        else:
+            entry["fileMatch"] = _union(entry.get("fileMatch"), by_format["json"])
+    if by_format.get("toml"):
+        associations = settings.setdefault("evenBetterToml.schema.associations", {})
+        for glob in by_format["toml"]:
+            associations[glob_regex(glob)] = schema_uri
+
+
+def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: Path) -> Path:
+    settings_path = root / ".vscode" / "settings.json"
+    settings: dict[str, Any] = {}
+    if settings_path.exists():
+        text, dropped = strip_jsonc(settings_path.read_text(encoding="utf-8"))
+        try:
+            settings = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise EditorError(f"{settings_path} is not valid JSON: {exc}") from exc
+        if not isinstance(settings, dict):
+            raise EditorError(f"{settings_path} does not hold a JSON object")
+        if dropped:
+            print(f"trainspec: note: comments in {settings_path} are not kept", file=sys.stderr)
+    for family in families:
+        schema = write_schema(root, schema_dir, family.name)
+        ref = "./" + schema.relative_to(root).as_posix()
+        family_globs = list(globs) or default_globs(family.name, family.formats)
+        merge_settings(settings, ref, schema.resolve().as_uri(), family_globs)
+        print(f"wrote {schema.relative_to(root)}")
+    settings_path.parent.mkdir(parents=True, exist_ok=True)
+    settings_path.write_text(json.dumps(settings, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {settings_path.relative_to(root)}")
+    return settings_path
+
+
+def annotated(text: str, fmt: str, reference: str) -> str:
+    """`text` with exactly one schema comment, on its first line; every other line kept as it was."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.splitlines(keepends=True)
+    if fmt == "yaml":
+        line = f"# yaml-language-server: $schema={reference}"
+        lines = [ln for ln in lines if not YAML_MODELINE.match(ln.rstrip("\r\n"))]
+    else:
+        line = f"#:schema {reference}"
+        head = 0
+        while head < len(lines) and lines[head].lstrip().startswith("#"):
+            head += 1
+        lines = [ln for ln in lines[:head] if not TOML_DIRECTIVE.match(ln.rstrip("\r\n"))] + lines[head:]
+    return line + newline + "".join(lines)
+
+
+def family_of(path: Path, family: str | None) -> str:
+    from ..detect import detect
+    from ..families import all_families
+    from ..readers import ReadError, read
+
+    if family is not None:
+        return family
+    try:
+        doc = read(str(path))
+    except ReadError as exc:
+        raise EditorError(exc.diagnostic.message) from exc
+    found, why = detect(doc, all_families())
+    if found is None:
+        raise EditorError(f"{path}: {why}")
+    return found.name
+
+
+def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: Path) -> None:
+    for path in files:
+        fmt = FORMAT_OF.get(path.suffix.lstrip(".").lower())
+        if fmt == "json":
+            raise EditorError(f"{path}: JSON has no comments to carry a schema; use `trainspec editor init`")
+        if fmt is None:
+            raise EditorError(f"{path}: not a TOML or YAML file")
+        if not path.is_file():
+            raise EditorError(f"{path}: no such file")
+        schema = write_schema(root, schema_dir, family_of(path, family))
+        reference = Path(os.path.relpath(schema.resolve(), path.resolve().parent)).as_posix()
+        if not reference.startswith("../"):
+            reference = "./" + reference
+        with path.open(encoding="utf-8", newline="") as f:
+            text = f.read()
+        new = annotated(text, fmt, reference)
+        if new == text:
+            print(f"{path}: already annotated")
+            continue
+        with path.open("w", encoding="utf-8", newline="") as f:
+            f.write(new)
+        print(f"{path}: annotated with {reference}")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("editor", help="connect config files to their schemas in editors",
+                       description="Set up editor autocompletion, documentation and checking of configs.")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    i = actions.add_parser(
+        "init", help="write or merge .vscode/settings.json associations",
+        description="Write the editor schemas into the workspace and associate globs with them in "
+        ".vscode/settings.json (yaml.schemas, json.schemas, evenBetterToml.schema.associations), "
+        "keeping every other setting. Without GLOBS, each family gets its default globs.",
+    )
+    i.add_argument("globs", nargs="*", metavar="GLOB", help="files of --family, e.g. 'configs/**/*.toml'")
+    i.add_argument("--family", help="the family the globs belong to (default: every family)")
+    a = actions.add_parser(
+        "annotate", help="put a schema comment at the top of config files",
+        description="Insert `# yaml-language-server: $schema=...` (YAML) or `#:schema ...` (TOML) as the "
+        "first line, replacing an earlier one; other comments are kept. Running it twice changes nothing.",
+    )
+    a.add_argument("files", nargs="+", metavar="FILE")
+    a.add_argument("--family", help="config family (default: detected from each file)")
+    for q in (i, a):
+        q.add_argument("--root", type=Path, default=Path("."), help="workspace root (default: .)")
+        q.add_argument("--schema-dir", type=Path, default=SCHEMA_DIR,
+                       help=f"where the schemas go, relative to the root (default: {SCHEMA_DIR.as_posix()})")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    from ..families import UnknownFamily, all_families, get_family
+
+    try:
+        if args.family is not None:
+            get_family(args.family)
+        if args.action == "init":
+            if args.globs and args.family is None:
+                raise EditorError("give --family for the globs")
+            families = [get_family(args.family)] if args.family else list(all_families().values())
+            init(args.root, families, args.globs, args.schema_dir)
+        else:
+            annotate([Path(f) for f in args.files], args.family, args.root, args.schema_dir)
+    except (EditorError, UnknownFamily) as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    return 0

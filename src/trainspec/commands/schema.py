@@ -1,0 +1,128 @@
+"""`trainspec schema FAMILY`: print the schema editors load for a family.
+
+The canonical schema (Draft 2020-12) is the validator of record, and editors
+can load it as it is, provided it stays inside what every language server
+enforces. Measured (tests/test_editor_lsp.py, docs/editors.md): taplo (TOML)
+behaves like draft-07 whatever `$schema` says: it ignores keywords beside a
+`$ref`, every keyword newer than draft-07, and an `x-taplo` beside a `$ref`;
+yaml-language-server enforces 2020-12 keywords and keywords beside a `$ref`
+only because `$schema` says 2020-12. So the editor file keeps `$schema`,
+moves any validation keyword beside a `$ref` next to an `allOf` holding the
+`$ref` (annotations stay, yaml-language-server shows them), and refuses what
+a server would silently skip. What validates does not change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+NEWER_THAN_DRAFT_07 = frozenset({
+    "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveAnchor", "$recursiveRef", "$vocabulary",
+    "dependentRequired", "dependentSchemas", "prefixItems", "unevaluatedItems", "unevaluatedProperties",
+    "minContains", "maxContains",
+})
+"""2019-09/2020-12 keywords taplo never enforces (measured for the ones a config schema would use)."""
+
+ANNOTATIONS = frozenset({
+    "$comment", "title", "description", "markdownDescription", "default", "examples", "deprecated",
+    "readOnly", "writeOnly", "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets",
+})
+"""Keywords that only inform; beside a `$ref` they may stay where they are."""
+
+
+class NotEditorSafe(ValueError):
+    """The canonical schema uses something an editor's language server would silently ignore."""
+
+
+def _bare_space_class(pattern: str) -> bool:
+    """`\\s` or `\\S` outside a character class: taplo's language server then drops every check of
+    the schema (measured with @taplo/lsp 0.8.0); inside a class (`[^\\s,]`) it works."""
+    depth = 0
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if depth == 0 and pattern[i + 1:i + 2] in ("s", "S"):
+                return True
+            i += 2
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]" and depth:
+            depth -= 1
+        i += 1
+    return False
+
+
+def _convert(node: Any, where: str, toml: bool) -> Any:
+    if isinstance(node, list):
+        return [_convert(v, f"{where}/{i}", toml) for i, v in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in NEWER_THAN_DRAFT_07:
+            raise NotEditorSafe(f"{where}/{key}: taplo ignores {key!r}; write it with draft-07 keywords")
+        if toml and key == "pattern" and isinstance(value, str) and _bare_space_class(value):
+            raise NotEditorSafe(f"{where}/pattern: taplo's language server drops the whole schema over a bare "
+                                f"\\s or \\S; write [\\s] or [^\\s] instead")
+        out[key] = _convert(value, f"{where}/{key}", toml)
+    if "$ref" in out:
+        if toml and "x-taplo" in out:
+            raise NotEditorSafe(f"{where}/x-taplo: taplo ignores x-taplo beside a $ref; "
+                                f"put it on the referenced definition")
+        checks = [k for k in out if k != "$ref" and k not in ANNOTATIONS and not k.startswith("x-")]
+        if checks:
+            moved = {"allOf": [{"$ref": out.pop("$ref")}]}
+            out = {**moved, **out}
+    return out
+
+
+def editor_schema(canonical: dict[str, Any], formats: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The editor form of a canonical schema; raises NotEditorSafe."""
+    return dict(_convert(canonical, "", toml="toml" in formats))
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def editor_schema_text(family_name: str) -> str:
+    """The editor schema of a registered family, as the file `editors/schemas/` holds."""
+    from ..families import get_family
+
+    family = get_family(family_name)
+    canonical = json.loads(family.schema_file.read_text(encoding="utf-8"))
+    return render(editor_schema(canonical, family.formats))
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "schema",
+        help="print the JSON Schema editors load for a family",
+        description="Print the self-contained JSON Schema that editors (VS Code, Neovim, JetBrains) load "
+        "for a config family: the canonical schema in the form taplo and yaml-language-server both "
+        "enforce completely.",
+    )
+    p.add_argument("family", metavar="FAMILY")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    from ..families import UnknownFamily, get_family
+
+    try:
+        family = get_family(args.family)
+    except UnknownFamily as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    try:
+        sys.stdout.write(editor_schema_text(family.name))
+    except NotEditorSafe as exc:
+        print(f"trainspec: the {family.name} schema cannot be served to editors: {exc}", file=sys.stderr)
+        return 1
+    return 0
