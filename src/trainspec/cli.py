@@ -10,7 +10,7 @@ import argparse
 import importlib
 from collections.abc import Sequence
 
-COMMANDS = ("check", "rules", "explain", "migrate")
+COMMANDS = ("check", "rules", "explain", "migrate", "schema", "editor")
 
 
 def build_parser() -> argparse.ArgumentParser:
