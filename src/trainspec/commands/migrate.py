@@ -7,8 +7,10 @@ YAML is edited with ruamel.yaml in round-trip mode: it is the maintained
 round-trip YAML library, which keeps comments, key order, quoting and scalar
 spelling through a load/dump cycle, so only the keys a migration moves change.
 Its indentation settings are chosen as the ones that reproduce the original
-file, and a comment block that followed a moved key stays where it was. JSON
-has no comments to keep; it is rewritten as 2-space JSON.
+file, and a comment block that followed a moved key stays where it was. New
+keys go at the end of their section; an end-of-line comment on a moved scalar
+leaves with its line. JSON has no comments to keep; it is rewritten as
+2-space JSON.
 
 The file is replaced atomically (a temporary file in the same directory, then
 `os.replace`), and only when every migration succeeded. Exit status: 0
