@@ -6,6 +6,7 @@ from importlib.resources import files
 from typing import Any
 
 from .. import Family
+from .examples import EXAMPLES
 from .rules import RULES
 
 DEFAULT_ADAPTER = {"type": "mlp_2layer", "hidden_dim": 0, "activation": "gelu"}
@@ -26,6 +27,7 @@ FAMILY = Family(
     schema_file=files("trainspec") / "schemas" / "kempnerforge" / "job.schema.json",
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=RULES,
+    examples=EXAMPLES,
     formats=frozenset({"toml", "json", "yaml"}),
     resolve=resolve,
 )
