@@ -70,7 +70,7 @@ def style_overrides(extras: Sequence[str], parser: argparse.ArgumentParser) -> l
     """`--model.dim=4096` and bare `--train.compile_model` (true), as KempnerForge reads them."""
     out = []
     for arg in extras:
-        if not arg.startswith("--") or "." not in arg.split("=", 1)[0]:
+        if not arg.startswith("--") or not ("=" in arg or "." in arg):
             parser.error(f"unrecognized argument: {arg}")
         key, eq, value = arg[2:].partition("=")
         if not eq:
