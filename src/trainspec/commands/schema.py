@@ -1,15 +1,15 @@
 """`trainspec schema FAMILY`: print the schema editors load for a family.
 
-The canonical schema (Draft 2020-12) is the validator of record, and editors
-can load it as it is, provided it stays inside what every language server
-enforces. Measured (tests/test_editor_lsp.py, docs/editors.md): taplo (TOML)
-behaves like draft-07 whatever `$schema` says: it ignores keywords beside a
-`$ref`, every keyword newer than draft-07, and an `x-taplo` beside a `$ref`;
-yaml-language-server enforces 2020-12 keywords and keywords beside a `$ref`
-only because `$schema` says 2020-12. So the editor file keeps `$schema`,
-moves any validation keyword beside a `$ref` next to an `allOf` holding the
-`$ref` (annotations stay, yaml-language-server shows them), and refuses what
-a server would silently skip. What validates does not change.
+The canonical schema (Draft 2020-12) is the validator of record. Editors load
+a derived file that keeps every check but is written the way both language
+servers read it fully. Measured (tests/test_editor_lsp.py, docs/editors.md):
+taplo (TOML) behaves like draft-07 whatever `$schema` says: it ignores
+keywords beside a `$ref`, every keyword newer than draft-07, and an `x-taplo`
+beside a `$ref`; yaml-language-server reads keywords beside a `$ref` only
+because `$schema` says 2020-12, and then completes too few keys in a section
+whose `$ref` has siblings and whose definition has `allOf`. So a `$ref` with
+siblings becomes `allOf: [{"$ref": ...}]` beside them, and the keywords a
+server would silently skip are refused. What validates does not change.
 """
 
 from __future__ import annotations
@@ -26,13 +26,6 @@ NEWER_THAN_DRAFT_07 = frozenset({
     "minContains", "maxContains",
 })
 """2019-09/2020-12 keywords taplo never enforces (measured for the ones a config schema would use)."""
-
-ANNOTATIONS = frozenset({
-    "$comment", "title", "description", "markdownDescription", "default", "examples", "deprecated",
-    "readOnly", "writeOnly", "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets",
-})
-"""Keywords that only inform; beside a `$ref` they may stay where they are."""
-
 
 class NotEditorSafe(ValueError):
     """The canonical schema uses something an editor's language server would silently ignore."""
@@ -75,10 +68,8 @@ def _convert(node: Any, where: str, toml: bool) -> Any:
         if toml and "x-taplo" in out:
             raise NotEditorSafe(f"{where}/x-taplo: taplo ignores x-taplo beside a $ref; "
                                 f"put it on the referenced definition")
-        checks = [k for k in out if k != "$ref" and k not in ANNOTATIONS and not k.startswith("x-")]
-        if checks:
-            moved = {"allOf": [{"$ref": out.pop("$ref")}]}
-            out = {**moved, **out}
+        if len(out) > 1:
+            out = {"allOf": [{"$ref": out.pop("$ref")}], **out}
     return out
 
 
