@@ -255,6 +255,20 @@ def test_migrate_appends_to_a_section_before_its_closing_comments(write, capsys)
     assert path.read_text().endswith("    backend: mooncake\n  mode: disaggregated\n  # end of deployment\nrun_id: x\n")
 
 
+@pytest.mark.parametrize(("training", "after"), [
+    # the legacy key was the first of its section: the comment stays before the next key
+    ("training:\n  deployment_mode: disaggregated\n  # about the seed\n  seed: 3\n",
+     "training:\n  # about the seed\n  seed: 3\n"),
+    # the legacy key was all its section held: the comment stays before the next section
+    ("training:\n  deployment_mode: disaggregated\n# tracking follows\n",
+     "training: {}\n# tracking follows\n"),
+])
+def test_migrate_keeps_comments_around_a_lone_legacy_key(write, capsys, training, after):
+    path = write("run.yaml", HEAD + training + "tracking:\n  report_to: none\n")
+    assert run_cli("migrate", str(path), capsys=capsys)[0] == 0
+    assert path.read_text() == HEAD + after + "tracking:\n  report_to: none\ndeployment:\n  mode: disaggregated\n"
+
+
 def test_migrate_refuses_conflicts_and_writes_nothing(write, capsys):
     text = LEGACY_FILE.replace("  trainer:\n", "  mode: local_colocated\n  trainer:\n")
     path = write("run.yaml", text)

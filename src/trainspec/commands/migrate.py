@@ -157,17 +157,19 @@ def _round_trip(text: str) -> YAML:
     return best[1] if best is not None else _yaml(2, 2, 0, False)
 
 
-Snapshot = list[tuple[CommentedMap, list[Any], dict[Any, Any]]]
+Snapshot = list[tuple[CommentedMap, list[Any], dict[Any, Any], Any, Any]]
 
 
-def _mappings(node: Any) -> Snapshot:
-    """Every round-trip mapping of the tree with its keys and values, before a migration edits it."""
+def _mappings(node: Any, parent: Any = None, at: Any = None) -> Snapshot:
+    """Every round-trip mapping of the tree (keys, values, and where it sits), before a migration edits it."""
     found: Snapshot = []
     if isinstance(node, CommentedMap):
-        found.append((node, list(node), dict(node)))
-    if isinstance(node, (CommentedMap, CommentedSeq)):
-        for child in node.values() if isinstance(node, CommentedMap) else node:
-            found.extend(_mappings(child))
+        found.append((node, list(node), dict(node), parent, at))
+        for key, child in node.items():
+            found.extend(_mappings(child, node, key))
+    elif isinstance(node, CommentedSeq):
+        for index, child in enumerate(node):
+            found.extend(_mappings(child, node, index))
     return found
 
 
@@ -179,24 +181,45 @@ def _keep_trailing_comments(before: Snapshot) -> None:
     moved value. They belong to what follows, so they are re-attached to the
     entry that now precedes them.
     """
-    for mapping, keys, values in reversed(before):  # inner mappings first: their tails feed their parents'
+    for mapping, keys, values, parent, at in reversed(before):  # inner mappings first: they feed their parents
         for i, key in enumerate(keys):
             if key in mapping and mapping[key] is values[key]:
                 continue
             block = _take_tail(mapping, key, values[key])
             previous = next((k for k in reversed(keys[:i]) if k in mapping), None)
-            if block and previous is not None:
+            following = next((k for k in keys[i + 1:] if k in mapping), None)
+            if not block:
+                continue
+            if previous is not None:
                 _add_tail(mapping, previous, block)
-            elif block:
-                following = next((k for k in keys[i + 1:] if k in mapping), None)
-                if following is not None:
-                    lines = [line.strip().removeprefix("#").removeprefix(" ") for line in block.splitlines()]
-                    mapping.yaml_set_comment_before_after_key(following, before="\n".join(lines))
+            elif following is not None:
+                _add_before(mapping, following, block)
+            elif mapping:
+                _add_tail(mapping, list(mapping)[-1], block)
+            elif isinstance(parent, CommentedMap):
+                _after_emptied(parent, at, block)
         survivors = [k for k in keys if k in mapping]
         if survivors and list(mapping)[-1] != survivors[-1]:
             block = _take_tail(mapping, survivors[-1], mapping[survivors[-1]])
             if block:
                 _add_tail(mapping, list(mapping)[-1], block)
+
+
+def _after_emptied(parent: CommentedMap, at: Any, block: str) -> None:
+    """Comments that followed the last key of a now empty mapping: before the parent's next key."""
+    keys = list(parent)
+    position = keys.index(at)
+    if position + 1 < len(keys):
+        _add_before(parent, keys[position + 1], block)
+    elif position > 0:
+        _add_tail(parent, keys[position - 1], block)
+
+
+def _add_before(mapping: CommentedMap, key: Any, block: str) -> None:
+    lines = block.splitlines()
+    indent = next((len(line) - len(line.lstrip()) for line in lines if line.strip()), 0)
+    text = "\n".join(line.strip().removeprefix("#").removeprefix(" ") for line in lines)
+    mapping.yaml_set_comment_before_after_key(key, before=text, indent=indent)
 
 
 def _tail_entry(container: Any, key: Any, value: Any) -> tuple[list[Any] | None, int, Any, Any]:
