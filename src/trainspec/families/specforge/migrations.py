@@ -160,7 +160,7 @@ def migrate_legacy(doc: Document) -> list[Diagnostic]:
             doc.move(step.legacy, step.target)
         if span is None:
             continue
-        created = [step.target[:n] for n in range(1, len(step.target)) if get(doc.data, step.target[:n]) is not None]
-        for path in [*created, MODE] if step.implies_mode else created:
-            doc.positions.setdefault(path, span)
+        sections = [step.target[:n] for n in range(1, len(step.target)) if get(doc.data, step.target[:n]) is not None]
+        for path in [*sections, MODE] if step.implies_mode else sections:
+            doc.positions.setdefault(path, span)  # only where the file itself wrote nothing
     return out
