@@ -118,6 +118,11 @@ def type_name(value: Any) -> str:
     return "table/mapping"
 
 
+def _described(value: Any) -> str:
+    """`null`, or the type and the value (`string "8"`)."""
+    return "null" if value is None else f"{type_name(value)} {show(value)}"
+
+
 def findings(schema: Schema, validator: Any, data: Any) -> Iterator[Finding]:
     for error in validator.iter_errors(data):
         yield from _explain(schema, error, data)
@@ -193,7 +198,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"
         yield Finding(
-            path, rule, f"`{where}` must be {wanted}, got {type_name(value)} {show(value)}{hint}", at_key=False
+            path, rule, f"`{where}` must be {wanted}, got {_described(value)}{hint}", at_key=False
         )
         return
     if keyword == "enum":
