@@ -38,7 +38,7 @@ def render(info: RuleInfo) -> str:
         return "\n".join(lines) + "\n"
     if example.bad is not None:
         lines += [f"Example ({example.file(False)}):", "", textwrap.indent(example.bad.rstrip("\n"), "    "), ""]
-    lines += ["Example:" if example.bad is None else "Checked:", "", "    $ " + example.command(False)]
+    lines += ["Example:" if example.bad is None else "Output:", "", "    $ " + example.command(False)]
     lines += [textwrap.indent(_line(d), "    ") for d in run_example(example, fixed=False) if d.rule == info.id]
     lines += ["", f"Fix ({example.file(True)}):", "", textwrap.indent(example.good.rstrip("\n"), "    ")]
     if example.argv(True)[1:] != example.argv(False)[1:]:

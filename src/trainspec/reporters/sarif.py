@@ -1,29 +1,34 @@
 """SARIF 2.1.0, as GitHub code scanning reads it.
 
 One run; `tool.driver.rules` describes every rule the results use (id,
-short and full description, help text and link, default level), and each
-result points at its file (a URI relative to the working directory, resolved
+short and full description, help text, default level), and each result
+points at its file (a URI relative to the working directory, resolved
 through the `SRCROOT` base) and line. Files without a line are reported on
 line 1, since code scanning needs a region to show an alert.
+
+`helpUri` must be an absolute URL, so it is given only where one is known:
+a family's `docs_url` (its reference page), else the package's
+`Documentation` project URL (the folder holding docs/reference/*.md).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 from .. import __version__
-from ..catalogue import ENGINE, RuleInfo, lookup
+from ..catalogue import RuleInfo, lookup
 from ..checker import Result
 from ..diagnostics import Diagnostic, Severity
+from ..families import Family
 from . import relative_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-DOCS_URI = "docs/reference/"
-"""Where helpUri points when a family has no `docs_url`: the reference docs, relative to the trainspec repository."""
 
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 
@@ -39,7 +44,7 @@ def build(results: Sequence[Result]) -> dict[str, Any]:
     for r in sorted(results, key=lambda r: r.file):
         for d in sorted(r.diagnostics, key=Diagnostic.sort_key):
             if d.rule not in rules:
-                rules[d.rule] = descriptor(d, lookup(d.rule, r.family), r.family.docs_url if r.family else "")
+                rules[d.rule] = descriptor(d, lookup(d.rule, r.family), r.family)
             found.append(result(d, list(rules).index(d.rule)))
     return {
         "$schema": SCHEMA_URI,
@@ -58,23 +63,58 @@ def build(results: Sequence[Result]) -> dict[str, Any]:
     }
 
 
-def descriptor(d: Diagnostic, info: RuleInfo | None, docs_url: str) -> dict[str, Any]:
+def descriptor(d: Diagnostic, info: RuleInfo | None, family: Family | None) -> dict[str, Any]:
     """The reportingDescriptor of `d`'s rule (a bare one for an id no catalogue knows)."""
     if info is None:
         text = f"Reported by trainspec as `{d.rule}`."
         return {"id": d.rule, "shortDescription": {"text": d.rule}, "fullDescription": {"text": text},
                 "help": {"text": text}, "defaultConfiguration": {"level": LEVELS[d.severity]}}
-    page = docs_url or f"{DOCS_URI}{info.family}.md"
-    return {
+    out: dict[str, Any] = {
         "id": info.id,
         "name": info.id,
         "shortDescription": {"text": info.summary},
         "fullDescription": {"text": info.doc[:1024]},
-        "help": {"text": info.doc, "markdown": info.doc},
-        "helpUri": f"{page}#{quote(info.id)}",
+        "help": {"text": info.doc, "markdown": help_markdown(info)},
         "defaultConfiguration": {"level": LEVELS[info.severity]},
-        "properties": {"tags": ["trainspec", info.family if info.family != ENGINE else "engine"]},
+        "properties": {"tags": ["trainspec", info.family]},
     }
+    page = docs_page(info.family, family)
+    if page:
+        out["helpUri"] = f"{page}#{quote(info.id)}"
+    return out
+
+
+def help_markdown(info: RuleInfo) -> str:
+    """The rule's documentation with its example: the config that breaks it and the fix."""
+    example = info.example
+    if example is None:
+        return info.doc
+    lang = example.fmt
+    parts = [info.doc.strip()]
+    if example.bad is not None:
+        parts.append(f"Breaks it:\n\n```{lang}\n{example.bad.rstrip()}\n```")
+    parts.append(f"Fixed:\n\n```{lang}\n{example.good.rstrip()}\n```")
+    if example.argv(True)[1:] != example.argv(False)[1:]:
+        parts.append(f"`{example.command(True)}`")
+    return "\n\n".join(parts)
+
+
+def docs_page(page: str, family: Family | None) -> str:
+    """The absolute URL of reference page `page` (a family name or "engine"), or "" when none is known."""
+    if family is not None and family.docs_url:
+        return family.docs_url if page == family.name else urljoin(family.docs_url, f"{page}.md")
+    base = _documentation_url()
+    return urljoin(base.rstrip("/") + "/", f"{page}.md") if base else ""
+
+
+@cache
+def _documentation_url() -> str:
+    try:
+        urls = metadata.metadata("trainspec").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return ""
+    return next((u.split(",", 1)[1].strip() for u in urls if u.split(",", 1)[0].strip().lower() == "documentation"),
+                "")
 
 
 def _location(file: str, line: int | None, column: int | None) -> dict[str, Any]:

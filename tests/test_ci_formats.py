@@ -1,0 +1,194 @@
+"""Output formats for CI: GitHub annotations, SARIF, JUnit, and the text excerpt on terminals."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from jsonschema.validators import validator_for
+
+from trainspec.checker import Result
+from trainspec.cli import main
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.reporters import get_reporter
+from trainspec.reporters.github import escape_data, escape_property, format_command
+
+SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+
+BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\nn_head = 3\n\n[optimizer]\neps = 0.0\n"
+CLEAN = "[model]\ndim = 4096\n"
+NOTE = ("world-size rules not checked (world-size-auto-shard-divisible, world-size-product): "
+        "no world size known; pass --world-size N")
+
+
+@pytest.fixture
+def configs(tmp_path, monkeypatch):
+    """A broken and a clean config in the working directory; the clean one's name needs escaping."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.toml").write_text(BROKEN)
+    (tmp_path / "ok,1:2.toml").write_text(CLEAN)
+    return ["job.toml", "ok,1:2.toml"]
+
+
+def run(capsys, *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_github_annotations(capsys, configs):
+    code, out = run(capsys, "check", "--format", "github", *configs)
+    assert code == 1
+    assert out == (
+        "::error file=job.toml,line=2,col=1,title=trainspec [model-heads-divide-dim]::model.dim = 4100 is not "
+        "divisible by model.n_heads = 32 (head_dim would be 128.125)\n"
+        "::error file=job.toml,line=5,col=1,title=trainspec [unknown-key]::unknown key `n_head` in model; "
+        "did you mean `n_heads`?\n"
+        "::warning file=job.toml,line=8,col=1,title=trainspec [value-domain]::optimizer.eps = 0.0 is not positive; "
+        "KempnerForge accepts it but the run will misbehave\n"
+        f"::notice file=job.toml,title=trainspec [world-size-unknown]::{NOTE}\n"
+        f"::notice file=ok%2C1%3A2.toml,title=trainspec [world-size-unknown]::{NOTE}\n"
+        "2 error(s), 1 warning(s) in 2 files\n"
+    )
+
+
+def test_github_escaping():
+    assert escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    d = Diagnostic("x.toml", None, None, "", "override-syntax", Severity.ERROR, "bad: 50%\nof it",
+                   origin="override #1 (--set a)")
+    assert format_command(d) == ("::error file=x.toml,title=trainspec [override-syntax]::"
+                                 "override #1 (--set a): bad: 50%25%0Aof it")
+
+
+def test_junit_report(capsys, configs):
+    code, out = run(capsys, "check", "--format", "junit", *configs)
+    assert code == 1
+    assert out == f"""<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="trainspec" tests="2" failures="1" errors="0">
+  <testsuite name="trainspec" tests="2" failures="1" errors="0" skipped="0">
+    <testcase classname="trainspec.kempnerforge" name="job.toml">
+      <failure type="trainspec" message="2 errors">job.toml:2:1: error[model-heads-divide-dim] model.dim = 4100 \
+is not divisible by model.n_heads = 32 (head_dim would be 128.125)
+job.toml:5:1: error[unknown-key] unknown key `n_head` in model; did you mean `n_heads`?</failure>
+      <system-out>job.toml:8:1: warning[value-domain] optimizer.eps = 0.0 is not positive; KempnerForge accepts \
+it but the run will misbehave
+job.toml: note[world-size-unknown] {NOTE}</system-out>
+    </testcase>
+    <testcase classname="trainspec.kempnerforge" name="ok,1:2.toml">
+      <system-out>ok,1:2.toml: note[world-size-unknown] {NOTE}</system-out>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+
+
+def test_junit_escapes_xml():
+    d = Diagnostic("a<b>.toml", 1, 1, "", "syntax-error", Severity.ERROR, 'invalid "x" & <y>')
+    out = io.StringIO()
+    get_reporter("junit")([Result("a<b>.toml", None, [d])], out)
+    assert 'name="a&lt;b&gt;.toml"' in out.getvalue()
+    assert "invalid \"x\" &amp; &lt;y&gt;</failure>" in out.getvalue()
+
+
+def sarif_validator():
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    return validator_for(schema)(schema)
+
+
+def test_sarif_validates_against_the_schema(capsys, configs):
+    code, out = run(capsys, "check", "--format", "sarif", "--world-size", "8,12", *configs, "missing.toml")
+    assert code == 2
+    log = json.loads(out)
+    errors = sorted(sarif_validator().iter_errors(log), key=lambda e: list(e.absolute_path))
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors]
+    run_ = log["runs"][0]
+    rules = run_["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == ["model-heads-divide-dim", "unknown-key", "value-domain", "file-not-found"]
+    for r in rules:
+        assert r["shortDescription"]["text"] and r["help"]["text"] and r["fullDescription"]["text"]
+    assert "```toml" in rules[0]["help"]["markdown"]  # the example and its fix
+    results = run_["results"]
+    assert [(r["ruleId"], r["level"]) for r in results] == [
+        ("model-heads-divide-dim", "error"), ("unknown-key", "error"), ("value-domain", "warning"),
+        ("file-not-found", "error")]
+    for r in results:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+    location = results[0]["locations"][0]["physicalLocation"]
+    assert location == {"artifactLocation": {"uri": "job.toml", "uriBaseId": "SRCROOT"},
+                        "region": {"startLine": 2, "startColumn": 1}}
+    assert run_["originalUriBaseIds"]["SRCROOT"]["uri"] == Path.cwd().as_uri() + "/"
+    assert results[0]["relatedLocations"][0]["message"]["text"] == "model.n_heads"
+
+
+def test_sarif_uris_are_relative_to_the_working_directory(capsys, configs, tmp_path):
+    _code, out = run(capsys, "check", "--format", "sarif", str(tmp_path / "job.toml"))
+    uri = json.loads(out)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "job.toml"
+
+
+def test_sarif_help_uri_follows_the_family_docs_url(monkeypatch):
+    from trainspec.families import get_family
+    from trainspec.reporters import sarif
+
+    family = replace(get_family("kempnerforge"), docs_url="https://example.org/docs/reference/kempnerforge.md")
+    monkeypatch.setattr(sarif, "_documentation_url", lambda: "")
+    assert sarif.docs_page("kempnerforge", family) == "https://example.org/docs/reference/kempnerforge.md"
+    assert sarif.docs_page("engine", family) == "https://example.org/docs/reference/engine.md"
+    d = Diagnostic("job.toml", 2, 1, "model.dim", "model-heads-divide-dim", Severity.ERROR, "m")
+    log = sarif.build([Result("job.toml", family, [d])])
+    assert sarif_validator().is_valid(log)
+    rule = log["runs"][0]["tool"]["driver"]["rules"][0]
+    assert rule["helpUri"] == "https://example.org/docs/reference/kempnerforge.md#model-heads-divide-dim"
+
+
+def test_sarif_with_no_problems_is_valid(capsys, configs):
+    code, out = run(capsys, "check", "--format", "sarif", "--world-size", "8", "ok,1:2.toml")
+    log = json.loads(out)
+    assert code == 0 and log["runs"][0]["results"] == []
+    assert sarif_validator().is_valid(log)
+
+
+def test_text_on_a_terminal_shows_the_line_and_a_caret(configs):
+    d = Diagnostic("job.toml", 5, 1, "model.n_head", "unknown-key", Severity.ERROR, "unknown key")
+    out = io.StringIO()
+    get_reporter("text", color="always")([Result("job.toml", None, [d])], out)
+    lines = out.getvalue().splitlines()
+    assert "\033[1;31merror\033[0m" in lines[0]
+    assert lines[1:3] == [" 5 | n_head = 3", "   | \033[1m^\033[0m"]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_caret_sits_under_the_column_tabs_included(monkeypatch, tmp_path):
+    (tmp_path / "c.toml").write_text("[model]\ndim =\t4100\n")
+    d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, "model.dim", "r", Severity.ERROR, "m")
+    monkeypatch.setenv("NO_COLOR", "1")
+    tty = Terminal()
+    get_reporter("text")([Result(d.file, None, [d])], tty)
+    assert tty.getvalue().splitlines()[1:3] == [" 2 | dim =\t4100", "   |      \t^"]
+    plain = io.StringIO()
+    get_reporter("text", color="never")([Result(d.file, None, [d])], plain)
+    assert plain.getvalue().count("\n") == 2  # the problem and the summary, no excerpt
+
+
+def test_no_color_keeps_excerpts_without_colour(monkeypatch, tmp_path):
+    (tmp_path / "c.toml").write_text("[model]\ndim = 4100\n")
+    d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, "model.dim", "r", Severity.ERROR, "m")
+    monkeypatch.setenv("NO_COLOR", "1")
+    tty = Terminal()
+    get_reporter("text")([Result(d.file, None, [d])], tty)
+    assert "\033[" not in tty.getvalue()
+    assert tty.getvalue().splitlines()[1:3] == [" 2 | dim = 4100", "   |       ^"]
+
+
+def test_piped_text_stays_one_line_per_problem(capsys, configs):
+    _code, out = run(capsys, "check", *configs)
+    assert "\033[" not in out and " | " not in out
+    assert out.splitlines()[0] == ("job.toml:2:1: error[model-heads-divide-dim] model.dim = 4100 is not divisible "
+                                   "by model.n_heads = 32 (head_dim would be 128.125)")

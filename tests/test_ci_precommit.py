@@ -1,0 +1,73 @@
+"""The pre-commit hooks, installed and run by pre-commit itself (`pre-commit try-repo`).
+
+pre-commit installs the hook's repository into a fresh virtualenv. To keep
+this offline and fast, the virtualenv sees the test environment's packages
+and pip builds without isolation and without an index; everything else is
+what a user's `pre-commit run` does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import CORPUS, ROOT
+
+pytest.importorskip("pre_commit")
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A user's repository: configs of both families, a broken one of each, and unrelated files."""
+    repo = tmp_path_factory.mktemp("project")
+    (repo / "configs").mkdir()
+    shutil.copy(CORPUS / "kempnerforge" / "train" / "debug.toml", repo / "configs" / "debug.toml")
+    shutil.copy(CORPUS / "specforge" / "qwen3-8b-eagle3-offline.yaml", repo / "configs" / "qwen3.yaml")
+    (repo / "configs" / "broken.toml").write_text("[model]\ndim = 4100\n")
+    (repo / "configs" / "broken.yaml").write_text(
+        (CORPUS / "specforge" / "qwen3-8b-eagle3-offline.yaml").read_text().replace("num_epochs: 10", "num_epochs: 0"))
+    (repo / "pyproject.toml").write_text("[project]\nname = 'unrelated'\n")
+    (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    return repo
+
+
+def try_repo(project: Path, home: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(home),
+        "VIRTUALENV_SYSTEM_SITE_PACKAGES": "1",
+        "PIP_NO_BUILD_ISOLATION": "0",  # pip reads "0" as: do not isolate the build
+        "PIP_NO_INDEX": "1",
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
+    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--verbose", "--files", *files],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_hooks_pass_on_valid_configs_and_fail_on_invalid_ones(project, tmp_path):
+    home = tmp_path / "pre-commit-home"
+    good = try_repo(project, home, "configs/debug.toml", "configs/qwen3.yaml", "pyproject.toml",
+                    ".pre-commit-config.yaml")
+    assert good.returncode == 0, good.stdout + good.stderr
+    for hook in ("trainspec check", "trainspec check (KempnerForge)", "trainspec check (SpecForge)"):
+        assert any(line.startswith(hook + ".") and line.endswith("Passed") for line in good.stdout.splitlines()), \
+            good.stdout
+
+    bad = try_repo(project, home, "configs/debug.toml", "configs/broken.toml", "configs/broken.yaml")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "configs/broken.toml:2:1: error[model-heads-divide-dim]" in bad.stdout
+    assert "configs/broken.yaml:" in bad.stdout and "training.num_epochs" in bad.stdout
+    failed = [line for line in bad.stdout.splitlines() if line.endswith("Failed")]
+    assert len(failed) == 3, bad.stdout

@@ -1,0 +1,204 @@
+"""Rule control and the rule catalogue: --select/--ignore, suppression comments, `rules`, `explain`, examples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trainspec.api import check
+from trainspec.catalogue import catalogue, engine_rules
+from trainspec.cli import main
+from trainspec.diagnostics import Severity
+from trainspec.examples import run as run_example
+from trainspec.families import Family, all_families
+from trainspec.suppressions import find
+
+EXAMPLES_PENDING = {"specforge"}
+"""Families whose rules are still being written: a missing example is expected to fail (xfail), not an error."""
+
+TESTED_ELSEWHERE = {"pattern-mismatch": "test_pattern_mismatch_without_a_rule_id"}
+"""Engine ids no built-in family can produce, each with a test of its own."""
+
+BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\n\n[optimizer]\neps = 0.0\n"
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rules_of(capsys, *args: str) -> list[tuple[str, str]]:
+    _code, out, _ = run(capsys, "check", "--format", "json", "--world-size", "4", *args)
+    return [(d["rule"], d["severity"]) for d in json.loads(out)["diagnostics"]]
+
+
+# -- --select, --ignore, --warnings-as-errors ------------------------------------------------
+
+
+def test_select_and_ignore_take_ids_and_prefixes(capsys, write):
+    path = str(write("job.toml", BROKEN))
+    assert rules_of(capsys, path) == [("model-heads-divide-dim", "error"), ("value-domain", "warning")]
+    assert rules_of(capsys, path, "--select", "value-domain") == [("value-domain", "warning")]
+    assert rules_of(capsys, path, "--select", "model-,value") == rules_of(capsys, path)
+    assert rules_of(capsys, path, "--ignore", "model-heads") == [("value-domain", "warning")]
+    assert rules_of(capsys, path, "--select", "model", "--select", "value", "--ignore", "value-domain") == [
+        ("model-heads-divide-dim", "error")]
+
+
+def test_warnings_as_errors_fails_the_check(capsys, write):
+    path = str(write("job.toml", "[optimizer]\neps = 0.0\n"))
+    assert run(capsys, "check", path, "--world-size", "4")[0] == 0
+    assert rules_of(capsys, path, "--warnings-as-errors") == [("value-domain", "error")]
+    assert run(capsys, "check", path, "--world-size", "4", "--warnings-as-errors")[0] == 1
+
+
+def test_unknown_select_id_is_a_usage_error(capsys, write):
+    code, _, err = run(capsys, "check", str(write("job.toml", "[model]\n")), "--ignore", "no-such-rule")
+    assert code == 2 and "`no-such-rule` (in --select/--ignore) matches no rule id" in err
+
+
+# -- suppression comments -----------------------------------------------------------------------
+
+
+def test_suppression_on_the_line_and_on_the_line_above(capsys, write):
+    path = str(write("job.toml", (
+        "[model]\n"
+        "dim = 4100  # trainspec: ignore[model-heads-divide-dim]\n"
+        "n_heads = 32\n"
+        "n_kv_heads = 8\n"
+        "\n"
+        "[optimizer]\n"
+        "# trainspec: ignore[value-domain]\n"
+        "# (eps = 0 on purpose: a numerics experiment)\n"
+        "eps = 0.0\n"
+    )))
+    assert rules_of(capsys, path) == []
+
+
+def test_yaml_suppression_with_several_ids(capsys, write):
+    path = str(write("job.yaml", "model:\n  dim: 4100  # trainspec: ignore[model-heads-divide-dim, tp-divides]\n"))
+    code, out, _ = run(capsys, "check", path, "--family", "kempnerforge", "--world-size", "4")
+    assert code == 0
+    assert out.replace(path, "job.yaml").splitlines() == [
+        "job.yaml:2:14: warning[unused-suppression] the suppression of `tp-divides` matches no diagnostic on line 2; "
+        "remove it",
+        "0 error(s), 1 warning(s) in 1 file",
+    ]
+
+
+def test_unused_and_unknown_suppressions_warn(capsys, write):
+    path = str(write("job.toml", "# trainspec: ignore[model-heads-divide-dim]\n[model]\ndim = 4096  "
+                                 "# trainspec: ignore[no-such-rule]\n"))
+    diagnostics = json.loads(run(capsys, "check", path, "--world-size", "4", "--format", "json")[1])["diagnostics"]
+    assert [(d["line"], d["column"], d["rule"], d["message"]) for d in diagnostics] == [
+        (1, 1, "unused-suppression", "the suppression of `model-heads-divide-dim` matches no diagnostic on line 2; "
+         "remove it"),
+        (3, 13, "unused-suppression", "`no-such-rule` in this suppression comment is not a rule id "
+         "(see `trainspec rules`)"),
+    ]
+
+
+def test_world_size_suppression_is_not_unused_without_a_world_size(capsys, write):
+    path = str(write("job.toml", "[distributed]\ndp_shard = 2  # trainspec: ignore[world-size-product]\n"))
+    assert run(capsys, "check", path)[0] == 0
+    assert "unused-suppression" not in run(capsys, "check", path)[1]
+    assert rules_of(capsys, path, "--world-size", "4") == []  # 2 != 4, suppressed
+    assert rules_of(capsys, path, "--world-size", "2") == [("unused-suppression", "warning")]
+
+
+def test_suppressions_apply_before_select(capsys, write):
+    """A comment for a rule --select leaves out is still used: selection does not make it stale."""
+    path = str(write("job.toml", "[model]\ndim = 4100  # trainspec: ignore[model-heads-divide-dim]\n"
+                                 "[optimizer]\neps = 0.0\n"))
+    assert rules_of(capsys, path, "--select", "value-domain,unused") == [("value-domain", "warning")]
+
+
+def test_suppression_parsing():
+    found = find('a = "# trainspec: ignore[x]"\nb = 1 #trainspec:ignore[ y ,z ]\n# trainspec: ignore[w]\n#\nc = 2\n')
+    assert [(s.comment_line, s.target_line, s.ids) for s in found] == [(2, 2, ("y", "z")), (3, 5, ("w",))]
+
+
+# -- the catalogue: rules, explain, examples -----------------------------------------------------------
+
+
+def test_rules_lists_every_rule_once_per_family(capsys):
+    code, out, _ = run(capsys, "rules", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0
+    assert [(r["family"], r["id"]) for r in rows] == [(i.family, i.id) for i in catalogue()]
+    ids = {r["id"] for r in rows}
+    assert {"unknown-key", "missing-key", "wrong-type", "not-allowed-value", "out-of-range", "pattern-mismatch",
+            "invalid-value", "non-finite-number", "duplicate-key", "syntax-error", "unused-suppression"} <= ids
+    for family in all_families().values():
+        assert {r.id for r in family.rules} <= {r["id"] for r in rows if r["family"] == family.name}
+
+
+def test_rules_text_for_one_family(capsys):
+    code, out, _ = run(capsys, "rules", "kempnerforge")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "kempnerforge" and "engine (every family)" in lines
+    row = next(line for line in lines if line.split()[0] == "tp-divides-heads")
+    assert row.split()[1] == "error"
+    assert row.endswith("Tensor parallelism splits attention heads across ranks.  [model.n_heads, distributed.tp]")
+    assert "specforge" not in lines
+    assert run(capsys, "rules", "nope")[0] == 2
+
+
+def test_explain_prints_doc_example_output_and_fix(capsys):
+    code, out, _ = run(capsys, "explain", "tp-divides-heads")
+    assert code == 0
+    assert out.startswith("tp-divides-heads (error, family kempnerforge)\npaths: model.n_heads, distributed.tp\n\n"
+                          "Tensor parallelism splits attention heads across ranks.\n")
+    assert "    $ trainspec check example.toml\n    example.toml:2:1: error[tp-divides-heads] model.n_heads = 32 " \
+           "is not divisible by distributed.tp = 3\n" in out
+    assert "Fix (example.toml):\n\n    [model]\n" in out and out.rstrip().endswith("tp = 4")
+
+
+def test_explain_unknown_rule_suggests(capsys):
+    code, _, err = run(capsys, "explain", "tp-divides-head")
+    assert code == 2 and "did you mean tp-divides-heads" in err
+
+
+CATALOGUE = catalogue()
+
+
+@pytest.mark.parametrize("info", CATALOGUE, ids=[f"{i.family}:{i.id}" for i in CATALOGUE])
+def test_every_rule_has_an_explanation(capsys, info):
+    assert info.summary.strip() and info.doc.strip()
+    code, out, _ = run(capsys, "explain", info.id)
+    assert code == 0 and info.doc.strip() in out
+
+
+@pytest.mark.parametrize("info", CATALOGUE, ids=[f"{i.family}:{i.id}" for i in CATALOGUE])
+def test_every_example_breaks_its_rule_and_the_fix_clears_it(info):
+    if info.id in TESTED_ELSEWHERE and info.example is None:
+        pytest.skip(f"no built-in family can produce it; see {TESTED_ELSEWHERE[info.id]}")
+    if info.example is None:
+        if info.family in EXAMPLES_PENDING:
+            pytest.xfail(f"{info.family} has no example for {info.id} yet")
+        pytest.fail(f"{info.family} rule {info.id} has no example (add it to the family's `examples`)")
+    bad = run_example(info.example, fixed=False)
+    assert info.id in {d.rule for d in bad}, bad
+    good = run_example(info.example, fixed=True)
+    assert not [d for d in good if d.rule == info.id or d.severity is not Severity.NOTE], good
+
+
+def test_pattern_mismatch_without_a_rule_id(tmp_path):
+    schema = tmp_path / "tiny.schema.json"
+    schema.write_text(json.dumps({
+        "type": "object", "additionalProperties": False,
+        "properties": {"run_id": {"type": "string", "pattern": "^[a-z0-9-]+$", "description": "Run name."}},
+    }))
+    family = Family(name="tiny", schema_file=schema, model="tiny:Model", formats=frozenset({"yaml"}))
+    (tmp_path / "bad.yaml").write_text("run_id: My Run\n")
+    (tmp_path / "good.yaml").write_text("run_id: my-run\n")
+    assert [d.rule for d in check(tmp_path / "bad.yaml", family=family)] == ["pattern-mismatch"]
+    assert check(tmp_path / "good.yaml", family=family) == []
+
+
+def test_engine_ids_are_documented_once():
+    ids = [r.id for r in engine_rules()]
+    assert len(ids) == len(set(ids))
+    assert all(r.family == "engine" for r in engine_rules())
