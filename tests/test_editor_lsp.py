@@ -127,7 +127,8 @@ def sections(schema: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def enums(schema: dict[str, Any], node: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], list[Any]]]:
+def enums(schema: dict[str, Any], node: dict[str, Any],
+          path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], list[Any]]]:
     """Every enum reachable through objects (not arrays), with its path."""
     for name, sub in object_keys(schema, node).items():
         sub = resolve(schema, sub)

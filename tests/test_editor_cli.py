@@ -1,0 +1,137 @@
+"""`trainspec schema` and `trainspec editor init|annotate`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from trainspec.api import check_path
+from trainspec.cli import main
+from trainspec.commands.editor import glob_regex, strip_jsonc
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+
+
+def test_schema_prints_the_editor_file(capsys: pytest.CaptureFixture[str]) -> None:
+    for family in ("kempnerforge", "specforge"):
+        assert main(["schema", family]) == 0
+        assert capsys.readouterr().out == (ROOT / "editors" / "schemas" / f"{family}.schema.json").read_text()
+
+
+def test_schema_of_an_unknown_family_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "nope"]) == 2
+    assert "unknown family" in capsys.readouterr().err
+
+
+def settings_of(root: Path) -> dict:
+    return json.loads((root / ".vscode" / "settings.json").read_text())
+
+
+def test_init_writes_schemas_and_associations(tmp_path: Path) -> None:
+    assert main(["editor", "init", "--root", str(tmp_path)]) == 0
+    settings = settings_of(tmp_path)
+    schemas = tmp_path / ".trainspec" / "schemas"
+    editor_file = ROOT / "editors" / "schemas" / "kempnerforge.schema.json"
+    assert (schemas / "kempnerforge.schema.json").read_text() == editor_file.read_text()
+    assert settings["yaml.schemas"]["./.trainspec/schemas/specforge.schema.json"] == [
+        "**/examples/configs/*.yaml", "**/*.specforge.yaml", "**/*.specforge.yml", "**/*.specforge.json"]
+    json_entry = {"fileMatch": ["**/*.specforge.json"], "url": "./.trainspec/schemas/specforge.schema.json"}
+    assert json_entry in settings["json.schemas"]
+    toml = settings["evenBetterToml.schema.associations"]
+    assert toml[r".*/configs/train/[^/]*\.toml$"] == (schemas / "kempnerforge.schema.json").resolve().as_uri()
+
+
+def test_init_keeps_existing_settings_and_is_idempotent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vscode = tmp_path / ".vscode"
+    vscode.mkdir()
+    (vscode / "settings.json").write_text(
+        '{\n  // my editor\n  "editor.tabSize": 2, /* block */\n  "url": "http://x//y",\n'
+        '  "yaml.schemas": {"other.json": "a.yaml"},\n}\n')
+    assert main(["editor", "init", "--root", str(tmp_path), "--family", "specforge", "runs/*.yaml", "runs/*.json"]) == 0
+    first = settings_of(tmp_path)
+    assert first["editor.tabSize"] == 2 and first["url"] == "http://x//y"
+    assert first["yaml.schemas"]["other.json"] == "a.yaml"
+    assert first["yaml.schemas"]["./.trainspec/schemas/specforge.schema.json"] == ["runs/*.yaml", "runs/*.json"]
+    assert "evenBetterToml.schema.associations" not in first
+    assert "comments" in capsys.readouterr().err
+    assert main(["editor", "init", "--root", str(tmp_path), "--family", "specforge", "runs/*.yaml", "runs/*.json"]) == 0
+    assert settings_of(tmp_path) == first
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["editor", "init", "configs/*.toml"], "--family"),
+    (["editor", "init", "--family", "specforge", "configs/*.cfg"], "file format"),
+    (["editor", "init", "--family", "nope"], "unknown family"),
+])
+def test_init_usage_errors(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--root", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("glob, matches, misses", [
+    ("**/configs/train/*.toml", ["file:///w/configs/train/a.toml", "file:///w/x/configs/train/a.toml"],
+     ["file:///w/configs/train/sub/a.toml", "file:///w/configs/train/a.yaml"]),
+    ("runs/**/*.toml", ["file:///w/runs/a.toml", "file:///w/runs/x/y/a.toml"], ["file:///w/other/a.toml"]),
+    ("*.kempnerforge.toml", ["file:///w/a.kempnerforge.toml"], ["file:///w/akempnerforge.toml"]),
+])
+def test_glob_regex_matches_like_the_glob(glob: str, matches: list[str], misses: list[str]) -> None:
+    pattern = re.compile(glob_regex(glob))
+    assert all(pattern.match(u) for u in matches)
+    assert not any(pattern.match(u) for u in misses)
+
+
+def test_strip_jsonc_keeps_strings() -> None:
+    text, dropped = strip_jsonc('{"a": "// not a comment", /* c */ "b": [1,],}')
+    assert json.loads(text) == {"a": "// not a comment", "b": [1]}
+    assert dropped
+
+
+def test_annotate_toml_keeps_comments_and_is_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "configs" / "job.toml"
+    path.parent.mkdir()
+    original = (CORPUS / "kempnerforge" / "train" / "vlm_7b_mot.toml").read_text()
+    path.write_text("#:schema ./old.json\n" + original)
+    assert main(["editor", "annotate", "--root", str(tmp_path), str(path)]) == 0
+    once = path.read_text()
+    assert once == "#:schema ../.trainspec/schemas/kempnerforge.schema.json\n" + original
+    assert main(["editor", "annotate", "--root", str(tmp_path), str(path)]) == 0
+    assert path.read_text() == once
+    result = check_path(path, world_size=4)
+    assert result.family is not None and result.family.name == "kempnerforge" and result.ok
+
+
+def test_annotate_yaml_replaces_an_old_modeline(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    body = (CORPUS / "specforge" / "phi4-eagle3-online.yaml").read_text()
+    path.write_text("# my notes\n# yaml-language-server: $schema=https://example.org/old.json\n" + body)
+    assert main(["editor", "annotate", "--root", str(tmp_path), str(path)]) == 0
+    modeline = "# yaml-language-server: $schema=./.trainspec/schemas/specforge.schema.json\n"
+    assert path.read_text() == modeline + "# my notes\n" + body
+    assert (tmp_path / ".trainspec" / "schemas" / "specforge.schema.json").is_file()
+
+
+def test_annotate_keeps_windows_line_endings(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_bytes(b"model:\r\n  target_model_path: x\r\ndata:\r\n  train_data_path: a\r\n")
+    assert main(["editor", "annotate", "--root", str(tmp_path), str(path)]) == 0
+    modeline = b"# yaml-language-server: $schema=./.trainspec/schemas/specforge.schema.json"
+    assert path.read_bytes().startswith(modeline + b"\r\nmodel:\r\n")
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("run.json", "{}", "JSON has no comments"),
+    ("notes.txt", "x", "not a TOML or YAML file"),
+    ("empty.yaml", "# nothing\n", "pass --family"),
+    ("missing.toml", None, "no such file"),
+])
+def test_annotate_usage_errors(name: str, text: str | None, message: str, tmp_path: Path,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    assert main(["editor", "annotate", "--root", str(tmp_path), str(path)]) == 2
+    assert message in capsys.readouterr().err
