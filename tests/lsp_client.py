@@ -180,9 +180,8 @@ class LspClient:
     def diagnostics(self, uri: str, since: int, settle: float = 0.4) -> list[JSON]:
         """The diagnostics the server publishes for `uri` after publication number `since`.
 
-        Servers may publish more than once per change (yaml-language-server
-        first without its schema, then with it), so this waits until the
-        server has been quiet about the document for `settle` seconds.
+        A server may publish more than once per change, so this waits until
+        it has been quiet about the document for `settle` seconds.
         """
         deadline = time.monotonic() + self.timeout
         with self._lock:
