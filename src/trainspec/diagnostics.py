@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     """How much a diagnostic matters: only errors fail a check."""
 
     ERROR = "error"
