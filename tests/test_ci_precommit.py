@@ -1,15 +1,17 @@
 """The pre-commit hooks, installed and run by pre-commit itself (`pre-commit try-repo`).
 
 pre-commit installs the hook's repository into a fresh virtualenv. To keep
-this offline and fast, the virtualenv sees the test environment's packages
-and pip builds without isolation and without an index; everything else is
-what a user's `pre-commit run` does.
+this offline and fast, that virtualenv sees the test environment's packages
+(its site-packages on PYTHONPATH, since a virtualenv made from a venv would
+only see the base interpreter's) and pip builds without isolation and
+without an index; everything else is what a user's `pre-commit run` does.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +48,7 @@ def try_repo(project: Path, home: Path, *files: str) -> subprocess.CompletedProc
     env = {
         **os.environ,
         "PRE_COMMIT_HOME": str(home),
-        "VIRTUALENV_SYSTEM_SITE_PACKAGES": "1",
+        "PYTHONPATH": os.pathsep.join(site.getsitepackages()),
         "PIP_NO_BUILD_ISOLATION": "0",  # pip reads "0" as: do not isolate the build
         "PIP_NO_INDEX": "1",
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
