@@ -6,6 +6,7 @@ from importlib.resources import files
 from typing import Any
 
 from .. import Family
+from .examples import EXAMPLES
 from .migrations import migrate_legacy
 from .normalize import normalize
 from .rules import RULES
@@ -29,6 +30,7 @@ FAMILY = Family(
     schema_file=files("trainspec") / "schemas" / "specforge" / "run.schema.json",
     model="trainspec.families.specforge.model:RunConfig",
     rules=RULES,
+    examples=EXAMPLES,
     formats=frozenset({"yaml", "json"}),
     migrations=(migrate_legacy,),
     normalize=normalize,
