@@ -8,6 +8,7 @@ thing, and the pool's ordered `map` keeps the order of the files.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,7 +20,7 @@ from .api import check_path
 from .catalogue import engine_rules, family_rules
 from .checker import Result
 from .diagnostics import Diagnostic, Severity
-from .families import Family, all_families
+from .families import Family, all_families, get_family
 from .progress import Progress
 
 PARALLEL_MIN_FILES = 24
@@ -118,14 +119,27 @@ def check_files(files: Sequence[str], options: Options, jobs: int | None = None,
     if jobs == 1:
         done = [_tick(progress, work(f)) for f in files]
     else:
+        _prepare(options)
         chunk = max(1, min(16, len(files) // (jobs * 8)))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
             done = [_tick(progress, c) for c in pool.map(work, files, chunksize=chunk)]
     if progress is not None:
         progress.close()
     families = all_families()
     return [Result(c.file, families.get(c.family) if c.family else None, list(c.diagnostics))
             for c in done if not c.skipped]
+
+
+def _prepare(options: Options) -> None:
+    """Build schemas and validators once, before the workers fork, so none of them rebuilds them."""
+    families = [get_family(options.family)] if options.family else list(all_families().values())
+    for family in families:
+        family.validator  # noqa: B018 (a cached property: touching it builds it)
+
+
+def _context() -> multiprocessing.context.BaseContext | None:
+    """Fork where the platform has it: workers start warm, with everything the parent built."""
+    return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
 
 
 def _tick(progress: Progress | None, checked: Checked) -> Checked:
