@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,6 +30,17 @@ class Span:
 
 
 Positions = dict[Path, Span]
+
+
+class LineIndex:
+    """Turns character offsets of a text into 1-based line and column positions."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def pos(self, offset: int) -> Pos:
+        line = bisect.bisect_right(self.starts, offset)
+        return Pos(line, offset - self.starts[line - 1] + 1)
 
 
 class Document:

@@ -6,13 +6,12 @@ the last one silently); positions are computed only when needed.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
-from ..document import Document, Pos, Positions, Span
+from ..document import Document, LineIndex, Pos, Positions, Span
 from ..paths import Path, format_path
 from . import ReadError, file_error
 
@@ -72,13 +71,9 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.s = text
         self.i = 0
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.pos = LineIndex(text).pos
         self.out: Positions = {}
         self.duplicates: list[tuple[Path, Pos, Pos]] = []
-
-    def pos(self, i: int) -> Pos:
-        line = bisect.bisect_right(self.starts, i)
-        return Pos(line, i - self.starts[line - 1] + 1)
 
     def ws(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t\r\n":

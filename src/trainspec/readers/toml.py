@@ -8,11 +8,10 @@ starts.
 
 from __future__ import annotations
 
-import bisect
 import re
 import tomllib
 
-from ..document import Document, Pos, Positions, Span
+from ..document import Document, LineIndex, Positions, Span
 from ..paths import Path
 from . import ReadError, file_error
 
@@ -41,13 +40,9 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.s = text
         self.i = 0
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.pos = LineIndex(text).pos
         self.out: Positions = {}
         self.array_len: dict[Path, int] = {}
-
-    def pos(self, i: int) -> Pos:
-        line = bisect.bisect_right(self.starts, i)
-        return Pos(line, i - self.starts[line - 1] + 1)
 
     def record(self, path: Path, key: int | None, value: int | None) -> None:
         if path not in self.out:

@@ -185,29 +185,25 @@ class _Builder:
             return float(resolved)
         if tag == _CORE + "bool" and isinstance(resolved, bool):
             return resolved
-        self.problems.append(
-            Diagnostic(
-                self.file,
-                node.start_mark.line + 1,
-                node.start_mark.column + 1,
-                format_path(path),
-                "unsupported-yaml",
-                Severity.ERROR,
-                f"tag {tag!r} with value {value!r} is not plain data; write a plain value without the tag",
-            )
+        self.refuse(
+            node, path, f"tag {tag!r} with value {value!r} is not plain data; write a plain value without the tag"
         )
         return value
 
     def expect_tag(self, node: Any, kind: str, path: Path) -> None:
         if node.tag not in (_CORE + kind, "!"):
-            self.problems.append(
-                Diagnostic(
-                    self.file,
-                    node.start_mark.line + 1,
-                    node.start_mark.column + 1,
-                    format_path(path),
-                    "unsupported-yaml",
-                    Severity.ERROR,
-                    f"tag {node.tag!r} is not plain data; remove it",
-                )
+            self.refuse(node, path, f"tag {node.tag!r} is not plain data; remove it")
+
+    def refuse(self, node: Any, path: Path, message: str) -> None:
+        mark = node.start_mark
+        self.problems.append(
+            Diagnostic(
+                self.file,
+                mark.line + 1,
+                mark.column + 1,
+                format_path(path),
+                "unsupported-yaml",
+                Severity.ERROR,
+                message,
             )
+        )
