@@ -63,8 +63,13 @@ def family_rules(family: Family) -> tuple[RuleInfo, ...]:
 
 @cache
 def engine_rules() -> tuple[RuleInfo, ...]:
-    return tuple(RuleInfo(rule_id, e.severity, (), e.summary, e.doc, ENGINE, "engine", e.example)
-                 for rule_id, e in sorted(ENGINE_RULES.items()))
+    """The engine's ids, each with the example of the first family (by name) that shows it."""
+    families = [f for _, f in sorted(all_families().items())]
+    return tuple(
+        RuleInfo(rule_id, e.severity, (), e.summary, e.doc, ENGINE, "engine",
+                 next((f.examples[rule_id] for f in families if rule_id in f.examples), None))
+        for rule_id, e in sorted(ENGINE_RULES.items())
+    )
 
 
 def catalogue(families: dict[str, Family] | None = None) -> list[RuleInfo]:

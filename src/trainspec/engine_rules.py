@@ -1,10 +1,10 @@
-"""The ids the engine itself reports, for files of any family: documentation and examples.
+"""The ids the engine itself reports, for files of any family: their documentation.
 
 Family rules document themselves (docstrings, schema descriptions); these
 ids come from the readers, the schema validator, overrides, the world-size
-logic and suppression comments, so their documentation lives here. Examples
-use KempnerForge, the built-in family with the most schema keywords, except
-where only SpecForge shows the behaviour.
+logic and suppression comments, so their documentation lives here. Their
+examples are configs, so families provide them (`Family.examples`, keyed by
+these ids too); the catalogue takes the first family's that has one.
 """
 
 from __future__ import annotations
@@ -12,30 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .diagnostics import Severity
-from .examples import Example
-
-VLM = """[vision_encoder]
-type = "random"
-feature_dim = 64
-num_tokens = 16
-
-[data]
-hf_dataset_name = "coco"
-tokenizer_path = "gpt2"
-
-"""
-KF_YAML = ("--family", "kempnerforge")
-SPECFORGE = """model:
-  target_model_path: Qwen/Qwen3-8B
-data:
-  hidden_states_path: ./cache/hidden_states
-training:
-  strategy: eagle3
-deployment:
-  trainer:
-    nnodes: 1
-    nproc_per_node: 8
-"""
 
 
 @dataclass(frozen=True)
@@ -43,117 +19,152 @@ class EngineRule:
     severity: Severity
     summary: str
     doc: str
-    example: Example | None
 
 
-def _rule(severity: str, doc: str, example: Example | None) -> EngineRule:
-    return EngineRule(Severity(severity), doc.split("\n\n")[0].replace("\n", " "), doc, example)
+def _rule(severity: str, doc: str) -> EngineRule:
+    return EngineRule(Severity(severity), doc.split("\n\n")[0].replace("\n", " "), doc)
 
 
 ENGINE_RULES: dict[str, EngineRule] = {
-    "syntax-error": _rule("error", """The file is not valid TOML, YAML or JSON (or not UTF-8 text).
+    "syntax-error": _rule(
+        "error",
+        """The file is not valid TOML, YAML or JSON (or not UTF-8 text).
 
 Nothing else can be checked until the file parses; the diagnostic points at the
 place the parser gave up, which may be just after the real mistake.""",
-        Example("[model\ndim = 4096\n", "[model]\ndim = 4096\n")),
-    "duplicate-key": _rule("error", """A YAML mapping writes the same key twice.
+    ),
+    "duplicate-key": _rule(
+        "error",
+        """A YAML mapping writes the same key twice.
 
 Most YAML loaders silently keep the last value, so the first one is a trap for
 whoever reads the file. (In TOML a repeated key is a syntax error.)""",
-        Example("model:\n  dim: 4096\n  dim: 2048\n", "model:\n  dim: 4096\n", "yaml", KF_YAML)),
-    "unsupported-yaml": _rule("error", """A YAML value carries a tag other than the plain core ones.
+    ),
+    "unsupported-yaml": _rule(
+        "error",
+        """A YAML value carries a tag other than the plain core ones.
 
 Configs are plain data; tags such as `!!python/tuple` would build objects that
 other readers of the file cannot, so they are refused.""",
-        Example("model:\n  dim: !!python/int 4096\n", "model:\n  dim: 4096\n", "yaml", KF_YAML)),
-    "not-a-mapping": _rule("error", """The document's top level is not a table of sections.
+    ),
+    "not-a-mapping": _rule(
+        "error",
+        """The document's top level is not a table of sections.
 
 A config is a mapping from section names to tables; a list, a scalar or an
 empty document cannot be one.""",
-        Example("- model\n- train\n", "model:\n  dim: 4096\n", "yaml", KF_YAML)),
-    "file-not-found": _rule("error", """A path on the command line does not exist, or a directory or glob
+    ),
+    "file-not-found": _rule(
+        "error",
+        """A path on the command line does not exist, or a directory or glob
 holds no config files.
 
 trainspec exits with status 2 (a usage problem) rather than 1.""",
-        Example(None, "[model]\ndim = 4096\n")),
-    "file-not-readable": _rule("error", """A file exists but cannot be read (no permission, a name too long,
+    ),
+    "file-not-readable": _rule(
+        "error",
+        """A file exists but cannot be read (no permission, a name too long,
 an I/O error).
 
 trainspec exits with status 2 (a usage problem) rather than 1; the other
 files are still checked.""",
-        Example(None, "[model]\ndim = 4096\n", filename="x" * 300 + ".toml")),
-    "unknown-family": _rule("error", """trainspec cannot tell which config family the file belongs to.
+    ),
+    "unknown-family": _rule(
+        "error",
+        """trainspec cannot tell which config family the file belongs to.
 
 The family is taken from `--family`, from a schema the file names (`$schema`,
 a yaml-language-server modeline, a taplo `#:schema` line), or else from its
 top-level keys. When none of these decides, pass `--family`. trainspec exits
 with status 2; `--skip-unknown` skips such files instead.""",
-        Example("[trainer]\nsteps = 10\n", "[train]\nmax_steps = 10\n")),
-    "unknown-key": _rule("error", """A key the schema does not know at that place: usually a typo or a key in
+    ),
+    "unknown-key": _rule(
+        "error",
+        """A key the schema does not know at that place: usually a typo or a key in
 the wrong section.
 
 The message suggests the closest known key, or the section where the key belongs.""",
-        Example("[model]\nn_head = 32\n", "[model]\nn_heads = 32\n")),
-    "missing-key": _rule("error", """A key the schema requires is not written.
+    ),
+    "missing-key": _rule(
+        "error",
+        """A key the schema requires is not written.
 
 Some keys are required only when another key is set; the message says which.""",
-        Example(VLM + "[vlm]\n\n[[vlm.freeze]]\nfrozen = true\n",
-                VLM + "[vlm]\n\n[[vlm.freeze]]\nmodule = \"vision_encoder\"\nfrozen = true\n")),
-    "wrong-type": _rule("error", """A value has the wrong type: text for a number, a number for a boolean, and so on.
+    ),
+    "wrong-type": _rule(
+        "error",
+        """A value has the wrong type: text for a number, a number for a boolean, and so on.
 
 Integers are strict: `2.0` is not an integer, and `true` is not a number.""",
-        Example("[model]\ndim = \"4096\"\n", "[model]\ndim = 4096\n")),
-    "not-allowed-value": _rule("error", """A value is not one of the values the field accepts.
+    ),
+    "not-allowed-value": _rule(
+        "error",
+        """A value is not one of the values the field accepts.
 
 The message lists them and suggests the closest one.""",
-        Example("[model]\nnorm_type = \"batchnorm\"\n", "[model]\nnorm_type = \"rmsnorm\"\n")),
-    "out-of-range": _rule("error", """A number (or a list's length, or a text's length) is outside the
+    ),
+    "out-of-range": _rule(
+        "error",
+        """A number (or a list's length, or a text's length) is outside the
 field's bounds.""",
-        Example("[train]\nbatch_size = 0\n", "[train]\nbatch_size = 8\n")),
-    "pattern-mismatch": _rule("error", """A text value does not match the pattern its field requires.
+    ),
+    "pattern-mismatch": _rule(
+        "error",
+        """A text value does not match the pattern its field requires.
 
 Reported for a schema `pattern` that carries no rule id of its own; every
 pattern in the built-in schemas names its own rule, so this id comes only from
 other families' schemas.""",
-        None),
-    "invalid-value": _rule("error", """A value breaks a schema constraint that has no more specific id (e.g.
+    ),
+    "invalid-value": _rule(
+        "error",
+        """A value breaks a schema constraint that has no more specific id (e.g.
 repeated list items).""",
-        Example(VLM + "[vlm]\narch = \"mot\"\nmot_modalities = [\"image\", \"image\"]\n",
-                VLM + "[vlm]\narch = \"mot\"\nmot_modalities = [\"image\", \"text\"]\n")),
-    "non-finite-number": _rule("error", """A number is NaN or infinite.
+    ),
+    "non-finite-number": _rule(
+        "error",
+        """A number is NaN or infinite.
 
 TOML and YAML can write `nan` and `inf`, but no training setting means them.""",
-        Example("[optimizer]\nlr = nan\n", "[optimizer]\nlr = 3e-4\n")),
-    "override-syntax": _rule("error", """An override (`--set PATH=VALUE`) is malformed: no `=`, or a path
+    ),
+    "override-syntax": _rule(
+        "error",
+        """An override (`--set PATH=VALUE`) is malformed: no `=`, or a path
 that cannot be read.""",
-        Example("[model]\ndim = 4096\n", "[model]\ndim = 4096\n", options=("--set", "model.n_heads"),
-                fixed_options=("--set", "model.n_heads=32"))),
-    "override-unknown-path": _rule("error", """An override names a path the schema does not have, or a list
+    ),
+    "override-unknown-path": _rule(
+        "error",
+        """An override names a path the schema does not have, or a list
 item that does not exist.""",
-        Example("[model]\ndim = 4096\n", "[model]\ndim = 4096\n", options=("--set", "model.n_haeds=32"),
-                fixed_options=("--set", "model.n_heads=32"))),
-    "override-invalid-value": _rule("error", """An override's value cannot be read (e.g. it is empty for a
+    ),
+    "override-invalid-value": _rule(
+        "error",
+        """An override's value cannot be read (e.g. it is empty for a
 non-text field).
 
 Values are read as YAML 1.2 flow values (`[0.9, 0.95]`, `true`, `3e-4`, `null`).""",
-        Example("[model]\ndim = 4096\n", "[model]\ndim = 4096\n", options=("--set", "model.n_heads="),
-                fixed_options=("--set", "model.n_heads=32"))),
-    "world-size-unknown": _rule("note", """Rules that need the number of ranks were skipped: no world size was given.
+    ),
+    "world-size-unknown": _rule(
+        "note",
+        """Rules that need the number of ranks were skipped: no world size was given.
 
 Pass `--world-size N` (or several: `--world-size 8,16,64`) to check them.""",
-        Example("[distributed]\ndp_shard = -1\n", "[distributed]\ndp_shard = -1\n",
-                fixed_options=("--world-size", "8"))),
-    "world-size-derived": _rule("note", """The world size was taken from the config itself (e.g. nodes ×
+    ),
+    "world-size-derived": _rule(
+        "note",
+        """The world size was taken from the config itself (e.g. nodes ×
 processes per node).
 
 World-size rules then run at that size; `--world-size` overrides it. (The example
 is a SpecForge run, whose trainer topology states its world size.)""",
-        Example(SPECFORGE, SPECFORGE, "yaml", fixed_options=("--world-size", "8"))),
-    "unused-suppression": _rule("warning", """A `# trainspec: ignore[rule-id]` comment suppresses nothing.
+    ),
+    "unused-suppression": _rule(
+        "warning",
+        """A `# trainspec: ignore[rule-id]` comment suppresses nothing.
 
 Either the problem was fixed (remove the comment) or the id is wrong. A
 suppression comment covers its own line, or, alone on a line, the next line
 that is not a comment. World-size rules are not reported as unused when no
 world size was given.""",
-        Example("[model]\ndim = 4096  # trainspec: ignore[tp-divides-heads]\n", "[model]\ndim = 4096\n")),
+    ),
 }

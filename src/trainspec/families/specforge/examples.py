@@ -32,32 +32,79 @@ def offline(*, model: str = "", data: str = "", training: str = "", rest: str = 
     return TARGET + model + "data:\n" + FEATURES + data + _section("training", training) + rest
 
 
-def offline_disaggregated(*, training: str = "", disaggregated: str = "", backend: str = "mooncake",
-                          rest: str = "") -> str:
+def offline_disaggregated(
+    *, training: str = "", disaggregated: str = "", backend: str = "mooncake", rest: str = ""
+) -> str:
     """Precomputed hidden states served to the trainer by a separate producer process."""
-    return (TARGET + "data:\n" + FEATURES + _section("training", training) + rest
-            + "deployment:\n  mode: disaggregated\n  disaggregated:\n" + CONTROL
-            + f"    backend: {backend}\n" + disaggregated)
+    return (
+        TARGET
+        + "data:\n"
+        + FEATURES
+        + _section("training", training)
+        + rest
+        + "deployment:\n  mode: disaggregated\n  disaggregated:\n"
+        + CONTROL
+        + f"    backend: {backend}\n"
+        + disaggregated
+    )
 
 
-def online(*, model: str = "", data: str = "", training: str = "", trainer: str = "    nproc_per_node: 4\n",
-           disaggregated: str = "", backend: str = "mooncake") -> str:
+def online(
+    *,
+    model: str = "",
+    data: str = "",
+    training: str = "",
+    trainer: str = "    nproc_per_node: 4\n",
+    disaggregated: str = "",
+    backend: str = "mooncake",
+) -> str:
     """Conversations whose target hidden states external SGLang capture servers compute during training."""
-    return (TARGET + model + "data:\n" + CONVERSATIONS + data + _section("training", training)
-            + "deployment:\n  mode: disaggregated\n" + _section("  trainer", trainer) + "  disaggregated:\n"
-            + CONTROL + f"    backend: {backend}\n" + disaggregated
-            + "    server_urls:\n      - http://10.0.0.2:30000\n")
+    return (
+        TARGET
+        + model
+        + "data:\n"
+        + CONVERSATIONS
+        + data
+        + _section("training", training)
+        + "deployment:\n  mode: disaggregated\n"
+        + _section("  trainer", trainer)
+        + "  disaggregated:\n"
+        + CONTROL
+        + f"    backend: {backend}\n"
+        + disaggregated
+        + "    server_urls:\n      - http://10.0.0.2:30000\n"
+    )
 
 
-def managed(*, model: str = "", data: str = CONVERSATIONS, training: str = "", trainer: str = "",
-            disaggregated: str = "", stack: str = "", servers: str = "") -> str:
+def managed(
+    *,
+    model: str = "",
+    data: str = CONVERSATIONS,
+    training: str = "",
+    trainer: str = "",
+    disaggregated: str = "",
+    stack: str = "",
+    servers: str = "",
+) -> str:
     """An online run on one node: `managed_local` starts Mooncake and a tp-2 capture server beside the trainer."""
-    return (TARGET + model + "data:\n" + data + _section("training", training)
-            + "deployment:\n  mode: disaggregated\n  trainer:\n" + (trainer or "    nproc_per_node: 2\n")
-            + "  disaggregated:\n" + CONTROL + "    backend: mooncake\n" + disaggregated
-            + "    managed_local:\n      trainer_cuda_visible_devices: [\"0\", \"1\"]\n" + stack
-            + "      capture_servers:\n        - port: 30000\n          cuda_visible_devices: [\"2\", \"3\"]\n"
-            + "          tp_size: 2\n" + servers)
+    return (
+        TARGET
+        + model
+        + "data:\n"
+        + data
+        + _section("training", training)
+        + "deployment:\n  mode: disaggregated\n  trainer:\n"
+        + (trainer or "    nproc_per_node: 2\n")
+        + "  disaggregated:\n"
+        + CONTROL
+        + "    backend: mooncake\n"
+        + disaggregated
+        + '    managed_local:\n      trainer_cuda_visible_devices: ["0", "1"]\n'
+        + stack
+        + '      capture_servers:\n        - port: 30000\n          cuda_visible_devices: ["2", "3"]\n'
+        + "          tp_size: 2\n"
+        + servers
+    )
 
 
 def _fix(bad: str, old: str, new: str, *options: str) -> Example:
@@ -82,164 +129,254 @@ EXAMPLES: dict[str, Example] = {
     "data-exactly-one-source": _drop(offline(data=CONVERSATIONS), CONVERSATIONS),
     "training-down-sample-ratio-min-range": _fix(
         offline(training="  strategy: peagle\n  down_sample_ratio: 0.3\n  down_sample_ratio_min: 0.5\n"),
-        "down_sample_ratio_min: 0.5", "down_sample_ratio_min: 0.2"),
+        "down_sample_ratio_min: 0.5",
+        "down_sample_ratio_min: 0.2",
+    ),
     "training-usp-batch-size-1": _fix(
-        offline(training=USP + "  sp_ulysses_size: 4\n  batch_size: 2\n",
-                rest="deployment:\n  trainer:\n    nproc_per_node: 4\n"),
-        "batch_size: 2", "batch_size: 1"),
+        offline(
+            training=USP + "  sp_ulysses_size: 4\n  batch_size: 2\n",
+            rest="deployment:\n  trainer:\n    nproc_per_node: 4\n",
+        ),
+        "batch_size: 2",
+        "batch_size: 1",
+    ),
     "training-usp-needs-sp": _fix(
         offline(training=USP, rest="deployment:\n  trainer:\n    nproc_per_node: 4\n"),
-        USP, USP + "  sp_ulysses_size: 4\n"),
+        USP,
+        USP + "  sp_ulysses_size: 4\n",
+    ),
     "training-sp-needs-usp": _fix(
-        offline(training="  attention_backend: flex_attention\n  sp_ulysses_size: 4\n",
-                rest="deployment:\n  trainer:\n    nproc_per_node: 4\n"),
-        "attention_backend: flex_attention", "attention_backend: usp"),
+        offline(
+            training="  attention_backend: flex_attention\n  sp_ulysses_size: 4\n",
+            rest="deployment:\n  trainer:\n    nproc_per_node: 4\n",
+        ),
+        "attention_backend: flex_attention",
+        "attention_backend: usp",
+    ),
     "runtime-in-flight-watermark-order": _fix(
         offline(rest="runtime:\n  in_flight_high_watermark: 256\n  in_flight_low_watermark: 300\n"),
-        "in_flight_low_watermark: 300", "in_flight_low_watermark: 192"),
+        "in_flight_low_watermark: 300",
+        "in_flight_low_watermark: 192",
+    ),
     "runtime-resident-low-needs-high": _fix(
         offline(rest=f"runtime:\n  resident_low_watermark_bytes: {8 * GIB}\n"),
-        "runtime:\n", f"runtime:\n  resident_high_watermark_bytes: {16 * GIB}\n"),
+        "runtime:\n",
+        f"runtime:\n  resident_high_watermark_bytes: {16 * GIB}\n",
+    ),
     "runtime-resident-watermark-order": _fix(
-        offline(rest=f"runtime:\n  resident_high_watermark_bytes: {8 * GIB}\n"
-                     f"  resident_low_watermark_bytes: {16 * GIB}\n"),
-        f"resident_low_watermark_bytes: {16 * GIB}", f"resident_low_watermark_bytes: {4 * GIB}"),
+        offline(
+            rest=f"runtime:\n  resident_high_watermark_bytes: {8 * GIB}\n  resident_low_watermark_bytes: {16 * GIB}\n"
+        ),
+        f"resident_low_watermark_bytes: {16 * GIB}",
+        f"resident_low_watermark_bytes: {4 * GIB}",
+    ),
     "runtime-store-covers-resident-high": _fix(
-        offline(rest=f"runtime:\n  resident_high_watermark_bytes: {16 * GIB}\n"
-                     f"  feature_store_max_resident_bytes: {8 * GIB}\n"),
-        f"feature_store_max_resident_bytes: {8 * GIB}", f"feature_store_max_resident_bytes: {32 * GIB}"),
+        offline(
+            rest=f"runtime:\n  resident_high_watermark_bytes: {16 * GIB}\n"
+            f"  feature_store_max_resident_bytes: {8 * GIB}\n"
+        ),
+        f"feature_store_max_resident_bytes: {8 * GIB}",
+        f"feature_store_max_resident_bytes: {32 * GIB}",
+    ),
     "eval-source-and-interval-together": _fix(offline(data=EVAL), EVAL, EVAL + "training:\n  eval_interval: 500\n"),
     "eval-data-path-unsupported": _fix(
         offline(data="  eval_data_path: ./cache/dataset/sharegpt_eval.jsonl\n", training="  eval_interval: 500\n"),
         "eval_data_path: ./cache/dataset/sharegpt_eval.jsonl",
-        "eval_hidden_states_path: ./cache/hidden_states/qwen3-8b-sharegpt-eval"),
+        "eval_hidden_states_path: ./cache/hidden_states/qwen3-8b-sharegpt-eval",
+    ),
     "compact-teacher-chunk-needs-compact-teacher": _fix(
         offline(training="  compact_teacher_chunk_size: 4096\n"),
-        "  compact_teacher_chunk_size", "  compact_teacher: true\n  compact_teacher_chunk_size"),
+        "  compact_teacher_chunk_size",
+        "  compact_teacher: true\n  compact_teacher_chunk_size",
+    ),
     "training-dpace-alpha-range": _fix(
         offline(training="  strategy: dflash\n  loss_type: dpace\n  dpace_alpha: 1.5\n"),
-        "dpace_alpha: 1.5", "dpace_alpha: 0.5"),
+        "dpace_alpha: 1.5",
+        "dpace_alpha: 0.5",
+    ),
     "training-down-sample-ratio-range": _fix(
         offline(training="  strategy: peagle\n  down_sample_ratio: 0\n"),
-        "down_sample_ratio: 0\n", "down_sample_ratio: 0.5\n"),
+        "down_sample_ratio: 0\n",
+        "down_sample_ratio: 0.5\n",
+    ),
     "model-input-modality-shape": _fix(
-        offline(model='  input_modality: "text "\n'), 'input_modality: "text "', "input_modality: text"),
+        offline(model='  input_modality: "text "\n'), 'input_modality: "text "', "input_modality: text"
+    ),
     "warm-start-excludes-resume": _drop(
-        offline(model="  draft_checkpoint_path: outputs/qwen3-8b-eagle3-stage1/checkpoints/step_20000\n",
-                training="  resume_from: outputs/qwen3-8b-eagle3/checkpoints/step_4000\n"),
-        "  draft_checkpoint_path: outputs/qwen3-8b-eagle3-stage1/checkpoints/step_20000\n"),
+        offline(
+            model="  draft_checkpoint_path: outputs/qwen3-8b-eagle3-stage1/checkpoints/step_20000\n",
+            training="  resume_from: outputs/qwen3-8b-eagle3/checkpoints/step_4000\n",
+        ),
+        "  draft_checkpoint_path: outputs/qwen3-8b-eagle3-stage1/checkpoints/step_20000\n",
+    ),
     "offline-no-trainer-tp": _fix(offline(training="  tp_size: 2\n"), "tp_size: 2", "tp_size: 1"),
     # -- trainer topology
     "trainer-node-rank-below-nnodes": _fix(
-        offline(rest="deployment:\n  trainer:\n    nnodes: 2\n    nproc_per_node: 8\n    node_rank: 2\n"
-                     "    master_addr: 10.0.0.1\n"),
-        "node_rank: 2", "node_rank: 1"),
+        offline(
+            rest="deployment:\n  trainer:\n    nnodes: 2\n    nproc_per_node: 8\n    node_rank: 2\n"
+            "    master_addr: 10.0.0.1\n"
+        ),
+        "node_rank: 2",
+        "node_rank: 1",
+    ),
     "trainer-master-addr-multinode": _fix(
         offline(rest="deployment:\n  trainer:\n    nnodes: 2\n    nproc_per_node: 8\n"),
-        "    nproc_per_node: 8\n", "    nproc_per_node: 8\n    master_addr: 10.0.0.1\n"),
+        "    nproc_per_node: 8\n",
+        "    nproc_per_node: 8\n    master_addr: 10.0.0.1\n",
+    ),
     "world-size-matches-trainer-topology": _fix(
         offline(rest="deployment:\n  trainer:\n    nnodes: 1\n    nproc_per_node: 4\n"),
-        "nproc_per_node: 4", "nproc_per_node: 8", "--world-size", "8"),
+        "nproc_per_node: 4",
+        "nproc_per_node: 8",
+        "--world-size",
+        "8",
+    ),
     "world-size-divisible-by-sp": _fix(
         offline(training=USP + "  sp_ulysses_size: 4\n", rest="deployment:\n  trainer:\n    nproc_per_node: 6\n"),
-        "sp_ulysses_size: 4", "sp_ulysses_size: 2", "--world-size", "6"),
+        "sp_ulysses_size: 4",
+        "sp_ulysses_size: 2",
+        "--world-size",
+        "6",
+    ),
     # -- deployment mode and roles
     "online-needs-disaggregated": _fix(
-        TARGET + "data:\n" + CONVERSATIONS + "deployment:\n  mode: local_colocated\n", CONVERSATIONS, FEATURES),
+        TARGET + "data:\n" + CONVERSATIONS + "deployment:\n  mode: local_colocated\n", CONVERSATIONS, FEATURES
+    ),
     "deployment-disaggregated-required": _fix(
-        offline(rest="deployment:\n  mode: disaggregated\n"), "  mode: disaggregated\n",
-        "  mode: disaggregated\n  disaggregated:\n" + CONTROL + "    backend: mooncake\n"),
+        offline(rest="deployment:\n  mode: disaggregated\n"),
+        "  mode: disaggregated\n",
+        "  mode: disaggregated\n  disaggregated:\n" + CONTROL + "    backend: mooncake\n",
+    ),
     "deployment-disaggregated-needs-mode": _fix(
         offline_disaggregated().replace("mode: disaggregated", "mode: local_colocated"),
-        "mode: local_colocated", "mode: disaggregated"),
+        "mode: local_colocated",
+        "mode: disaggregated",
+    ),
     "role-needs-disaggregated": _fix(offline(training="  role: consumer\n"), "role: consumer", "role: all"),
     "disaggregated-needs-role": _fix(offline_disaggregated(training="  role: all\n"), "role: all", "role: auto"),
     "producer-no-profiling": _fix(
         offline_disaggregated(training="  role: producer\n", rest="profiling:\n  enabled: true\n"),
-        "enabled: true", "enabled: false"),
+        "enabled: true",
+        "enabled: false",
+    ),
     "producer-no-resume": _drop(
         offline_disaggregated(training="  role: producer\n  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n"),
-        "  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n"),
+        "  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n",
+    ),
     # -- disaggregated section
     "disaggregated-control-dir-nonempty": _fix(
-        offline_disaggregated().replace(CONTROL, '    control_dir: ""\n'), 'control_dir: ""',
-        "control_dir: outputs/qwen3-8b-eagle3/control"),
+        offline_disaggregated().replace(CONTROL, '    control_dir: ""\n'),
+        'control_dir: ""',
+        "control_dir: outputs/qwen3-8b-eagle3/control",
+    ),
     "disaggregated-shared-dir-needs-store-root": _fix(
-        offline_disaggregated(backend="shared_dir"), "    backend: shared_dir\n",
-        "    backend: shared_dir\n    store_root: /shared/specforge/qwen3-8b-eagle3/features\n"),
+        offline_disaggregated(backend="shared_dir"),
+        "    backend: shared_dir\n",
+        "    backend: shared_dir\n    store_root: /shared/specforge/qwen3-8b-eagle3/features\n",
+    ),
     "consumer-state-dir-online-only": _drop(
         offline_disaggregated(disaggregated="    consumer_state_dir: /local/scratch/specforge-consumer\n"),
-        "    consumer_state_dir: /local/scratch/specforge-consumer\n"),
+        "    consumer_state_dir: /local/scratch/specforge-consumer\n",
+    ),
     "disaggregated-consumer-state-dir-shape": _fix(
-        online(disaggregated='    consumer_state_dir: ""\n'), 'consumer_state_dir: ""',
-        "consumer_state_dir: /local/scratch/specforge-consumer"),
+        online(disaggregated='    consumer_state_dir: ""\n'),
+        'consumer_state_dir: ""',
+        "consumer_state_dir: /local/scratch/specforge-consumer",
+    ),
     # -- online runs
     "online-disaggregated-needs-mooncake": _fix(
         online(backend="shared_dir", disaggregated="    store_root: /shared/specforge/qwen3-8b-eagle3/features\n"),
         "    backend: shared_dir\n    store_root: /shared/specforge/qwen3-8b-eagle3/features\n",
-        "    backend: mooncake\n"),
+        "    backend: mooncake\n",
+    ),
     "online-disaggregated-pure-dp": _fix(online(training="  tp_size: 2\n"), "tp_size: 2", "tp_size: 1"),
-    "eval-source-needs-offline": _fix(online(data=EVAL, training="  eval_interval: 500\n"),
-                                      EVAL + "training:\n  eval_interval: 500\n", ""),
+    "eval-source-needs-offline": _fix(
+        online(data=EVAL, training="  eval_interval: 500\n"), EVAL + "training:\n  eval_interval: 500\n", ""
+    ),
     "usp-needs-offline": _fix(
-        online(training=USP + "  sp_ulysses_size: 4\n"), USP + "  sp_ulysses_size: 4\n",
-        "  attention_backend: flex_attention\n"),
+        online(training=USP + "  sp_ulysses_size: 4\n"),
+        USP + "  sp_ulysses_size: 4\n",
+        "  attention_backend: flex_attention\n",
+    ),
     "multinode-online-needs-consumer-state-dir": _fix(
-        online(trainer="    nnodes: 2\n    nproc_per_node: 8\n    master_addr: 10.0.0.1\n"), CONTROL,
-        CONTROL + "    consumer_state_dir: /local/scratch/specforge-consumer\n"),
+        online(trainer="    nnodes: 2\n    nproc_per_node: 8\n    master_addr: 10.0.0.1\n"),
+        CONTROL,
+        CONTROL + "    consumer_state_dir: /local/scratch/specforge-consumer\n",
+    ),
     # -- managed_local: the capture stack started on this node
     "managed-online-only": _fix(managed(data=FEATURES), FEATURES, CONVERSATIONS),
     "managed-single-node": _fix(
         managed(trainer="    nnodes: 2\n    nproc_per_node: 2\n    master_addr: 10.0.0.1\n"),
-        "    nnodes: 2\n    nproc_per_node: 2\n    master_addr: 10.0.0.1\n", "    nproc_per_node: 2\n"),
+        "    nnodes: 2\n    nproc_per_node: 2\n    master_addr: 10.0.0.1\n",
+        "    nproc_per_node: 2\n",
+    ),
     "managed-role-auto": _fix(managed(training="  role: consumer\n"), "role: consumer", "role: auto"),
-    "managed-no-resume": _drop(managed(training="  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n"),
-                               "training:\n  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n"),
+    "managed-no-resume": _drop(
+        managed(training="  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n"),
+        "training:\n  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n",
+    ),
     "managed-needs-mooncake-backend": _fix(
-        managed().replace("backend: mooncake", "backend: shared_dir"), "backend: shared_dir", "backend: mooncake"),
-    "managed-no-store-root": _drop(managed(disaggregated="    store_root: /shared/specforge/features\n"),
-                                   "    store_root: /shared/specforge/features\n"),
-    "managed-no-server-urls": _drop(managed(disaggregated="    server_urls:\n      - http://127.0.0.1:30000\n"),
-                                    "    server_urls:\n      - http://127.0.0.1:30000\n"),
+        managed().replace("backend: mooncake", "backend: shared_dir"), "backend: shared_dir", "backend: mooncake"
+    ),
+    "managed-no-store-root": _drop(
+        managed(disaggregated="    store_root: /shared/specforge/features\n"),
+        "    store_root: /shared/specforge/features\n",
+    ),
+    "managed-no-server-urls": _drop(
+        managed(disaggregated="    server_urls:\n      - http://127.0.0.1:30000\n"),
+        "    server_urls:\n      - http://127.0.0.1:30000\n",
+    ),
     "managed-no-mooncake-endpoints": _fix(
         managed(disaggregated="    mooncake_protocol: rdma\n    mooncake_rdma_devices: mlx5_0\n"),
         "    mooncake_protocol: rdma\n    mooncake_rdma_devices: mlx5_0\n    managed_local:\n",
-        "    managed_local:\n      mooncake:\n        protocol: rdma\n        rdma_devices: mlx5_0\n"),
+        "    managed_local:\n      mooncake:\n        protocol: rdma\n        rdma_devices: mlx5_0\n",
+    ),
     "managed-no-producer-segment-size": _fix(
         managed(disaggregated=f"    producer_segment_size: {32 * GIB}\n"),
         f"    producer_segment_size: {32 * GIB}\n    managed_local:\n",
-        f"    managed_local:\n      mooncake:\n        global_segment_size_bytes: {32 * GIB}\n"),
+        f"    managed_local:\n      mooncake:\n        global_segment_size_bytes: {32 * GIB}\n",
+    ),
     "managed-context-headroom": _fix(
         managed(model="  sglang_context_length: 4096\n", data=CONVERSATIONS + "  max_length: 4096\n"),
-        "sglang_context_length: 4096", "sglang_context_length: 4103"),
-    "managed-no-sglang-dp": _fix(managed(model="  sglang_enable_dp_attention: true\n"),
-                                 "sglang_enable_dp_attention: true", "sglang_enable_dp_attention: false"),
+        "sglang_context_length: 4096",
+        "sglang_context_length: 4103",
+    ),
+    "managed-no-sglang-dp": _fix(
+        managed(model="  sglang_enable_dp_attention: true\n"),
+        "sglang_enable_dp_attention: true",
+        "sglang_enable_dp_attention: false",
+    ),
     "managed-ep-divides-tp": _fix(managed(model="  sglang_ep_size: 4\n"), "sglang_ep_size: 4", "sglang_ep_size: 2"),
     "managed-trainer-devices-match-nproc": _fix(
-        managed(trainer="    nproc_per_node: 4\n"), "nproc_per_node: 4", "nproc_per_node: 2"),
-    "managed-trainer-devices-unique": _fix(
-        managed().replace('["0", "1"]', '["0", "0"]'), '["0", "0"]', '["0", "1"]'),
-    "managed-trainer-device-token-shape": _fix(
-        managed().replace('["0", "1"]', '["0,1"]'), '["0,1"]', '["0", "1"]'),
-    "managed-devices-disjoint": _fix(
-        managed().replace('["2", "3"]', '["1", "2"]'), '["1", "2"]', '["2", "3"]'),
+        managed(trainer="    nproc_per_node: 4\n"), "nproc_per_node: 4", "nproc_per_node: 2"
+    ),
+    "managed-trainer-devices-unique": _fix(managed().replace('["0", "1"]', '["0", "0"]'), '["0", "0"]', '["0", "1"]'),
+    "managed-trainer-device-token-shape": _fix(managed().replace('["0", "1"]', '["0,1"]'), '["0,1"]', '["0", "1"]'),
+    "managed-devices-disjoint": _fix(managed().replace('["2", "3"]', '["1", "2"]'), '["1", "2"]', '["2", "3"]'),
     "mooncake-ports-distinct": _fix(
         managed(stack="      mooncake:\n        rpc_port: 35551\n        metadata_port: 35551\n"),
-        "metadata_port: 35551", "metadata_port: 35880"),
+        "metadata_port: 35551",
+        "metadata_port: 35880",
+    ),
     "mooncake-local-hostname-shape": _fix(
         managed(stack='      mooncake:\n        local_hostname: "10.0.0.1 "\n'),
-        'local_hostname: "10.0.0.1 "', "local_hostname: 10.0.0.1"),
-    "managed-ports-disjoint": _fix(
-        managed().replace("port: 30000", "port: 35551"), "port: 35551", "port: 30000"),
-    "capture-tp-matches-devices": _fix(
-        managed().replace("tp_size: 2", "tp_size: 4"), "tp_size: 4", "tp_size: 2"),
-    "capture-devices-unique": _fix(
-        managed().replace('["2", "3"]', '["2", "2"]'), '["2", "2"]', '["2", "3"]'),
-    "capture-device-token-shape": _fix(
-        managed().replace('["2", "3"]', '["2,3"]'), '["2,3"]', '["2", "3"]'),
+        'local_hostname: "10.0.0.1 "',
+        "local_hostname: 10.0.0.1",
+    ),
+    "managed-ports-disjoint": _fix(managed().replace("port: 30000", "port: 35551"), "port: 35551", "port: 30000"),
+    "capture-tp-matches-devices": _fix(managed().replace("tp_size: 2", "tp_size: 4"), "tp_size: 4", "tp_size: 2"),
+    "capture-devices-unique": _fix(managed().replace('["2", "3"]', '["2", "2"]'), '["2", "2"]', '["2", "3"]'),
+    "capture-device-token-shape": _fix(managed().replace('["2", "3"]', '["2,3"]'), '["2,3"]', '["2", "3"]'),
     "managed-capture-ports-unique": _fix(
-        managed(servers=second_server(30000, '"4", "5"')), second_server(30000, '"4", "5"'),
-        second_server(30001, '"4", "5"')),
+        managed(servers=second_server(30000, '"4", "5"')),
+        second_server(30000, '"4", "5"'),
+        second_server(30001, '"4", "5"'),
+    ),
     "managed-capture-devices-unshared": _fix(
-        managed(servers=second_server(30001, '"3", "4"')), '["3", "4"]', '["4", "5"]'),
+        managed(servers=second_server(30001, '"3", "4"')), '["3", "4"]', '["4", "5"]'
+    ),
 }
+
+# the engine's own id that only a family stating its own world size shows
+_TOPOLOGY = offline(rest="deployment:\n  trainer:\n    nnodes: 1\n    nproc_per_node: 8\n")
+EXAMPLES["world-size-derived"] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_options=("--world-size", "8"))
