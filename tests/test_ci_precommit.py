@@ -20,8 +20,6 @@ import pytest
 
 from .conftest import CORPUS, ROOT
 
-pytest.importorskip("pre_commit")
-
 
 def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)

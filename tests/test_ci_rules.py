@@ -14,8 +14,6 @@ from trainspec.examples import run as run_example
 from trainspec.families import Family, all_families
 from trainspec.suppressions import find
 
-"""Families whose rules are still being written: a missing example is expected to fail (xfail), not an error."""
-
 TESTED_ELSEWHERE = {"pattern-mismatch": "test_pattern_mismatch_without_a_rule_id"}
 """Engine ids no built-in family can produce, each with a test of its own."""
 
