@@ -14,7 +14,10 @@ from trainspec.examples import run as run_example
 from trainspec.families import Family, all_families
 from trainspec.suppressions import find
 
-TESTED_ELSEWHERE = {"pattern-mismatch": "test_pattern_mismatch_without_a_rule_id"}
+TESTED_ELSEWHERE = {
+    "pattern-mismatch": "test_pattern_mismatch_without_a_rule_id",
+    "invalid-family-schema": "tests/test_third_party_family.py::test_an_invalid_family_schema_is_a_usage_error",
+}
 """Engine ids no built-in family can produce, each with a test of its own."""
 
 BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\n\n[optimizer]\neps = 0.0\n"

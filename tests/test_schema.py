@@ -40,3 +40,13 @@ def test_path_index_knows_every_section_and_variant_key():
     paths = set(get_family("kempnerforge").schema.paths)
     assert {"model.dim", "data.datasets[0].weight", "vlm.cross_attention_every_n_layers",
             "vlm.mot_warm_start_path", "vlm.freeze_schedule[0].specs[0].module"} <= paths
+
+
+@pytest.mark.parametrize("name", ["kempnerforge", "specforge"])
+def test_builtin_schemas_are_valid_draft_2020_12(name):
+    """The built-in families skip this check at run time (`trusted_schema`), so it runs here."""
+    from jsonschema import Draft202012Validator
+
+    family = get_family(name)
+    assert family.trusted_schema
+    Draft202012Validator.check_schema(family.schema.root)

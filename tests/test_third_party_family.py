@@ -121,3 +121,22 @@ def test_a_family_that_fails_to_import_does_not_stop_the_others(tmp_path):
     )
     assert named.returncode == 2 and "Traceback" not in named.stderr
     assert "installed but unusable" in named.stderr and "missing dependency" in named.stderr
+
+
+def test_an_invalid_family_schema_is_a_usage_error(tmp_path):
+    import trainspec
+    from trainspec.cli import main
+    from trainspec.families import Family
+
+    bad = tmp_path / "bad.schema.json"
+    bad.write_text(json.dumps({"type": "object", "properties": {"steps": {"type": "integer", "minimum": "one"}}}))
+    family = Family(name="badschema", schema_file=bad, model="x:Y", formats=frozenset({"yaml"}))
+    (tmp_path / "run.yaml").write_text("steps: 5\n")
+    (diagnostic,) = trainspec.check(tmp_path / "run.yaml", family=family)
+    assert diagnostic.rule == "invalid-family-schema"
+    assert "badschema" in diagnostic.message and "'one' is not of type 'number'" in diagnostic.message
+    trainspec.families.register(family)
+    try:
+        assert main(["check", "--family", "badschema", str(tmp_path / "run.yaml")]) == 2
+    finally:
+        trainspec.families.all_families().pop("badschema")

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
+import jsonschema.exceptions
+
 from .checker import Result, check_document
 from .detect import detect
 from .diagnostics import Diagnostic, Severity
@@ -14,6 +16,7 @@ from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
 from .overrides import Override
 from .readers import ReadError, read
+from .schema import SchemaError
 
 
 class ConfigError(Exception):
@@ -63,7 +66,15 @@ def check_path(
         fam = found
     else:
         fam = family
-    return check_document(doc, fam, as_overrides(overrides), world_size)
+    try:
+        return check_document(doc, fam, as_overrides(overrides), world_size)
+    except (SchemaError, jsonschema.exceptions.SchemaError) as exc:
+        message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
+        return Result(file, fam, [Diagnostic(file, None, None, "", "invalid-family-schema", Severity.ERROR, message)])
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def check(

@@ -15,6 +15,7 @@ from typing import Any
 
 from .document import Document
 from .families import Family
+from .schema import SchemaError
 
 _MODELINE = re.compile(r"^\s*#\s*(?:yaml-language-server:\s*\$schema=|:schema\s+)(\S+)", re.M)
 
@@ -38,8 +39,18 @@ def _named_by(reference: str, family: Family) -> bool:
     )
 
 
+def _schema_loads(family: Family) -> bool:
+    """A family whose schema cannot be read is no candidate (naming it with --family says why)."""
+    try:
+        family.schema  # noqa: B018 (a cached property: touching it loads it)
+    except SchemaError:
+        return False
+    return True
+
+
 def detect(doc: Document, families: dict[str, Family]) -> tuple[Family | None, str]:
     """The family of `doc`, or None with a sentence saying why not."""
+    families = {name: f for name, f in families.items() if _schema_loads(f)}
     reference = schema_reference(doc)
     if reference:
         named = [f for f in families.values() if _named_by(reference, f)]

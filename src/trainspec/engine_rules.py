@@ -78,6 +78,14 @@ a yaml-language-server modeline, a taplo `#:schema` line), or else from its
 top-level keys. When none of these decides, pass `--family`. trainspec exits
 with status 2; `--skip-unknown` skips such files instead.""",
     ),
+    "invalid-family-schema": _rule(
+        "error",
+        """The config family's schema is not a valid JSON Schema, or not a
+self-contained one (a `$ref` to another file or URL).
+
+This is a problem of the family's package, not of the config: trainspec exits
+with status 2. trainspec's own schemas are checked by its tests.""",
+    ),
     "unknown-key": _rule(
         "error",
         """A key the schema does not know at that place: usually a typo or a key in

@@ -65,9 +65,14 @@ def _refuse(uri: str) -> Resource[Any]:
     raise NoSuchResource(uri)
 
 
-def build_validator(schema: Schema) -> Any:
-    """A validator for `schema` that never looks anything up outside it."""
-    Draft202012Validator.check_schema(schema.root)
+def build_validator(schema: Schema, check: bool = True) -> Any:
+    """A validator for `schema` that never looks anything up outside it.
+
+    With `check`, the schema is first validated against the Draft 2020-12
+    meta-schema (jsonschema's SchemaError says what is wrong).
+    """
+    if check:
+        Draft202012Validator.check_schema(schema.root)
     registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
     if schema.id:
         registry = registry.with_resource(schema.id, Resource.from_contents(schema.root))

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 
-USAGE_RULES = frozenset({"file-not-found", "file-not-readable", "unknown-family"})
+USAGE_RULES = frozenset({"file-not-found", "file-not-readable", "unknown-family", "invalid-family-schema"})
 FORMATS = ("text", "json", "github", "sarif", "junit")
 
 

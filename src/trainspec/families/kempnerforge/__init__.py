@@ -28,6 +28,7 @@ FAMILY = Family(
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=RULES,
     examples=EXAMPLES,
+    trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"toml", "json", "yaml"}),
     resolve=resolve,
 )

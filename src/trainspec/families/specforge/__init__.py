@@ -31,6 +31,7 @@ FAMILY = Family(
     model="trainspec.families.specforge.model:RunConfig",
     rules=RULES,
     examples=EXAMPLES,
+    trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"yaml", "json"}),
     migrations=(migrate_legacy,),
     normalize=normalize,
