@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from trainspec.families import get_family
@@ -38,8 +40,13 @@ def test_fill_defaults_does_not_touch_its_input():
 
 def test_path_index_knows_every_section_and_variant_key():
     paths = set(get_family("kempnerforge").schema.paths)
-    assert {"model.dim", "data.datasets[0].weight", "vlm.cross_attention_every_n_layers",
-            "vlm.mot_warm_start_path", "vlm.freeze_schedule[0].specs[0].module"} <= paths
+    assert {
+        "model.dim",
+        "data.datasets[0].weight",
+        "vlm.cross_attention_every_n_layers",
+        "vlm.mot_warm_start_path",
+        "vlm.freeze_schedule[0].specs[0].module",
+    } <= paths
 
 
 @pytest.mark.parametrize("name", ["kempnerforge", "specforge"])
@@ -50,3 +57,37 @@ def test_builtin_schemas_are_valid_draft_2020_12(name):
     family = get_family(name)
     assert family.trusted_schema
     Draft202012Validator.check_schema(family.schema.root)
+
+
+def test_inlined_schema_validates_like_the_original_even_when_recursive(tmp_path):
+    import trainspec
+    from trainspec.families import Family
+
+    schema = tmp_path / "tree.schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "$ref": "#/$defs/Node",
+                "$defs": {
+                    "Node": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "value": {"type": "integer", "minimum": 0, "description": "A value."},
+                            "child": {"$ref": "#/$defs/Node", "description": "The next node."},
+                        },
+                    }
+                },
+            }
+        )
+    )
+    family = Family(name="tree", schema_file=schema, model="x:Y", formats=frozenset({"yaml"}))
+    assert "$ref" not in family.schema.inlined["properties"]["value"]
+    assert family.schema.inlined["properties"]["child"] == {
+        "$ref": "#/$defs/Node",
+        "description": "The next node.",
+    }
+    (tmp_path / "t.yaml").write_text("value: 1\nchild:\n  child:\n    child:\n      value: -1\n      oops: 2\n")
+    found = {(d.rule, d.config_path, d.line) for d in trainspec.check(tmp_path / "t.yaml", family=family)}
+    assert found == {("out-of-range", "child.child.child.value", 5), ("unknown-key", "child.child.child.oops", 6)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 from .paths import Path
@@ -67,6 +68,30 @@ class Schema:
                 target = target[part]
             node = target
         return node
+
+    @cached_property
+    def inlined(self) -> Node:
+        """The schema with its local `$ref`s replaced by their targets (recursive ones kept).
+
+        The validator runs on this tree: it saves a reference lookup per `$ref`
+        per document. A referring node's own keys are merged into the target's
+        when they are annotations or agree with it; otherwise the target is
+        wrapped in `allOf`, so every keyword still applies.
+        """
+        return self._inline(self.root, ())
+
+    def _inline(self, node: Any, active: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [self._inline(v, active) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        rest = {k: (v if k == "$defs" else self._inline(v, active)) for k, v in node.items() if k != "$ref"}
+        if not isinstance(ref, str) or ref in active:
+            return {"$ref": ref, **rest} if isinstance(ref, str) else rest
+        target = self._inline(self.deref({"$ref": ref}), (*active, ref))
+        clash = [k for k in rest if k in target and k not in _ANNOTATIONS and rest[k] != target[k]]
+        return {"allOf": [target], **rest} if clash else {**target, **rest}
 
     # -- navigation ---------------------------------------------------------------
 
@@ -243,6 +268,7 @@ class Schema:
 
 
 _MISSING = object()
+_ANNOTATIONS = frozenset({"description", "markdownDescription", "title", "default", "examples", "$comment"})
 
 
 def _copy(value: Any) -> Any:

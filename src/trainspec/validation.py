@@ -75,8 +75,8 @@ def build_validator(schema: Schema, check: bool = True) -> Any:
         Draft202012Validator.check_schema(schema.root)
     registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
     if schema.id:
-        registry = registry.with_resource(schema.id, Resource.from_contents(schema.root))
-    return _StrictValidator(schema.root, registry=registry)
+        registry = registry.with_resource(schema.id, Resource.from_contents(schema.inlined))
+    return _StrictValidator(schema.inlined, registry=registry)
 
 
 class Finding:
@@ -141,7 +141,7 @@ def _rule_for(schema: Schema, error: ValidationError) -> str | None:
     table), except on a conditional's `then`/`else`, which constrains the
     properties below it (`if MoE then moe_top_k >= 1`).
     """
-    node: Any = schema.root
+    node: Any = schema.inlined
     found, sticky, previous = None, False, None
     for part in error.absolute_schema_path:
         if isinstance(node, dict) and "$ref" in node and part not in node:
@@ -202,9 +202,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         hint = ""
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"
-        yield Finding(
-            path, rule, f"`{where}` must be {wanted}, got {_described(value)}{hint}", at_key=False
-        )
+        yield Finding(path, rule, f"`{where}` must be {wanted}, got {_described(value)}{hint}", at_key=False)
         return
     if keyword == "enum":
         options = ", ".join(show(v) for v in error.validator_value)
@@ -264,7 +262,7 @@ def _condition_keys(schema: Schema, error: ValidationError) -> list[str]:
     parts = list(error.absolute_schema_path)
     if len(parts) < 2 or parts[-2] != "then":
         return []
-    node: Any = schema.root
+    node: Any = schema.inlined
     for part in parts[:-2]:
         if isinstance(node, dict) and "$ref" in node and part not in node:
             node = schema.deref(node)
