@@ -112,14 +112,17 @@ def run_rules(
     world_size: int | None,
 ) -> Iterator[Diagnostic]:
     skipped_for_world_size = []
+    seen: dict[Path, Any] = {}  # rules share paths: look each up once
     for rule in rules:
         if any(is_prefix(b, p) or is_prefix(p, b) for p in rule.parsed_paths for b in broken):
             continue
         if rule.needs_world_size and world_size is None:
             skipped_for_world_size.append(rule.id)
             continue
-        source = doc.data if rule.raw else config
-        values = [_value(source, p, rule.raw) for p in rule.parsed_paths]
+        if rule.raw:
+            values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
+        else:
+            values = [seen[p] if p in seen else seen.setdefault(p, get(config, p)) for p in rule.parsed_paths]
         try:
             violations = list(rule.run(values, world_size))
         except Exception as exc:  # a rule must not take the whole report down

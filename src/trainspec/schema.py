@@ -289,5 +289,10 @@ def _get(value: Any, part: str | int) -> Any:
 def get(data: Any, path: Path) -> Any:
     """The value at `path`, or None when any step is absent."""
     for part in path:
-        data = _get(data, part)
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
+            data = data[part]
+        else:
+            return None
     return data

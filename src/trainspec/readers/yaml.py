@@ -45,8 +45,13 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
         return str(super().resolve(kind, value, implicit))
 
 
+_MAYBE_NOT_TEXT = frozenset("0123456789+-.~nNtTfF")
+
+
 def resolve_plain(text: str) -> Any:
     """The YAML 1.2 core-schema value of a plain (unquoted) scalar."""
+    if text and text[0] not in _MAYBE_NOT_TEXT:
+        return text  # most values are names and paths: no pattern can match them
     if _NULL.fullmatch(text):
         return None
     if _TRUE.fullmatch(text):
