@@ -4,7 +4,7 @@
 
 Builds N configs (half KempnerForge TOML, half SpecForge YAML, from the
 bundled corpus, about one in five made invalid), then times, for each tool:
-- throughput: one invocation per family over all its files (best of --repeat);
+- throughput: one invocation per family over all its files (best of --repeat, default 5);
 - cold start: one invocation on one file (median of 15 runs).
 check-jsonschema only validates the schema; trainspec also runs every rule.
 Prints a Markdown table of seconds and ratios.
@@ -77,7 +77,7 @@ def commands(family: str, files: list[Path]) -> dict[str, list[str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         files = build(Path(tmp), args.files)
