@@ -837,7 +837,7 @@ class DeploymentConfig(BaseModel):
 
 class RunConfig(BaseModel):
     """
-    Config of a `specforge train` run (seed version): the target and draft models, the training data, training settings, tracking, profiling, streaming limits and deployment topology. Only `model` and `data` are required; unknown keys, including `$schema`, are rejected.
+    Config of a `specforge train` run (as of SpecForge's `specforge/config/schema.py` of 2026-07-21): the target and draft models, the training data, training settings, tracking, profiling, streaming limits and deployment topology. Only `model` and `data` are required; unknown keys, including `$schema`, are rejected.
     """
 
     model_config = ConfigDict(

@@ -1,4 +1,4 @@
-"""SpecForge's run config (YAML/JSON), seed version of `specforge/config/schema.py`."""
+"""SpecForge's run config (YAML/JSON), as `specforge/config/schema.py` defined it on 2026-07-21."""
 
 from __future__ import annotations
 
