@@ -9,7 +9,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    RootModel,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -210,8 +209,7 @@ class TrainConfig(BaseModel):
     """
 
 
-class Beta(RootModel[StrictFloat]):
-    root: Annotated[StrictFloat, Field(ge=0.0, lt=1.0)]
+Beta = TypeAliasType("Beta", Annotated[StrictFloat, Field(ge=0.0, lt=1.0)])
 
 
 class OptimizerConfig(BaseModel):
@@ -236,9 +234,7 @@ class OptimizerConfig(BaseModel):
     """
     Decoupled weight-decay coefficient; 0 = none.
     """
-    betas: Annotated[
-        list[Beta], Field(max_length=2, min_length=2, validate_default=True)
-    ] = [0.9, 0.95]
+    betas: Annotated[list[Beta], Field(max_length=2, min_length=2)] = [0.9, 0.95]
     """
     Exponential-decay rates [beta1, beta2] for the first and second moment estimates; exactly two numbers, each in [0, 1).
     """
@@ -366,11 +362,10 @@ class DatasetSource2(BaseModel):
     """
 
 
-class DatasetSource(RootModel[DatasetSource1 | DatasetSource2]):
-    root: DatasetSource1 | DatasetSource2
-    """
-    One source of the training-data mixture (an entry of data.datasets); it needs a path or a Hugging Face name.
-    """
+DatasetSource = TypeAliasType("DatasetSource", DatasetSource1 | DatasetSource2)
+"""
+One source of the training-data mixture (an entry of data.datasets); it needs a path or a Hugging Face name.
+"""
 
 
 DatasetWeightsAdditionalProperty = TypeAliasType(
@@ -442,11 +437,10 @@ class EvalConfig(BaseModel):
     """
 
 
-class DpShard(RootModel[StrictInt]):
-    root: Annotated[StrictInt, Field(ge=1)] = -1
-    """
-    FSDP sharding degree; -1 = use all ranks left after dp_replicate, tp, pp, cp and ep (the world size must then be divisible by their product). Otherwise at least 1.
-    """
+DpShard = TypeAliasType("DpShard", Annotated[StrictInt, Field(ge=1)])
+"""
+FSDP sharding degree; -1 = use all ranks left after dp_replicate, tp, pp, cp and ep (the world size must then be divisible by their product). Otherwise at least 1.
+"""
 
 
 class DistributedConfig(BaseModel):
@@ -457,7 +451,7 @@ class DistributedConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    dp_shard: Annotated[Literal[-1] | DpShard, Field(validate_default=True)] = -1
+    dp_shard: Literal[-1] | DpShard = -1
     """
     FSDP sharding degree; -1 = use all ranks left after dp_replicate, tp, pp, cp and ep (the world size must then be divisible by their product). Otherwise at least 1.
     """

@@ -9,12 +9,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    RootModel,
     StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
 )
+from typing_extensions import TypeAliasType
 
 
 class ModelConfig(BaseModel):
@@ -599,11 +599,13 @@ class TrainerDeploymentConfig(BaseModel):
     """
 
 
-class TrainerCudaVisibleDevice(RootModel[StrictStr]):
-    root: Annotated[StrictStr, Field(pattern="^[^\\s,]([^,]*[^\\s,])?$")]
-    """
-    One CUDA device token: non-empty, no commas, no leading or trailing whitespace.
-    """
+TrainerCudaVisibleDevice = TypeAliasType(
+    "TrainerCudaVisibleDevice",
+    Annotated[StrictStr, Field(pattern="^[^\\s,]([^,]*[^\\s,])?$")],
+)
+"""
+One CUDA device token: non-empty, no commas, no leading or trailing whitespace.
+"""
 
 
 class ManagedLocalMooncakeConfig(BaseModel):
@@ -654,11 +656,12 @@ class ManagedLocalMooncakeConfig(BaseModel):
     """
 
 
-class CudaVisibleDevice(RootModel[StrictStr]):
-    root: Annotated[StrictStr, Field(pattern="^[^\\s,]([^,]*[^\\s,])?$")]
-    """
-    One CUDA device token: non-empty, no commas, no leading or trailing whitespace.
-    """
+CudaVisibleDevice = TypeAliasType(
+    "CudaVisibleDevice", Annotated[StrictStr, Field(pattern="^[^\\s,]([^,]*[^\\s,])?$")]
+)
+"""
+One CUDA device token: non-empty, no commas, no leading or trailing whitespace.
+"""
 
 
 class ManagedLocalCaptureServerConfig(BaseModel):

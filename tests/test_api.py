@@ -50,3 +50,12 @@ def test_check_never_raises_for_config_problems(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[model\n")
     assert [d.rule for d in trainspec.check(bad)] == ["syntax-error"]
+
+
+def test_generated_models_give_plain_typed_values(write):
+    path = write("job.toml", '[optimizer]\nbetas = [0.8, 0.9]\n[distributed]\ndp_shard = 2\n'
+                             '[[data.datasets]]\npath = "/data/web"\nweight = 2.0\n')
+    config = trainspec.load(path, world_size=2)
+    assert config.distributed.dp_shard * 2 == 4
+    assert config.optimizer.betas[0] + config.optimizer.betas[1] == pytest.approx(1.7)
+    assert config.data.datasets[0].path == "/data/web" and config.data.datasets[0].weight == 2.0

@@ -44,6 +44,7 @@ OPTIONS = [
     "float",
     "bool",
     "--use-annotated",
+    "--use-type-alias",
     "--field-constraints",
     "--use-default",
     "--use-schema-description",
