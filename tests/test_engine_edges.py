@@ -1,0 +1,87 @@
+"""Edge cases of the pipeline: one report per problem, robust world sizes, overrides that never discard input."""
+
+from __future__ import annotations
+
+import pytest
+
+import trainspec
+from trainspec.api import check_config
+
+from .conftest import CORPUS
+
+
+def problems(path, **kwargs):
+    return [d for d in trainspec.check(path, **kwargs) if d.severity is not trainspec.Severity.NOTE]
+
+
+def test_unknown_key_inside_an_annotated_item_keeps_its_generic_id(write):
+    path = write("job.toml", '[[data.datasets]]\npath = "/a"\nwieght = 2.0\n')
+    (d,) = problems(path)
+    assert (d.rule, d.line, d.config_path) == ("unknown-key", 3, "data.datasets[0].wieght")
+    assert "did you mean `weight`?" in d.message
+
+
+def test_a_mistyped_value_gets_only_its_type_error(write):
+    path = write(
+        "run.yaml", "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\ntraining:\n  role: null\n"
+    )
+    assert [d.rule for d in problems(path, family="specforge")] == ["wrong-type"]
+
+
+def test_an_infinite_integer_is_reported_once(write):
+    path = write("job.yaml", "model:\n  dim: 1e400\n")
+    assert [d.rule for d in problems(path, family="kempnerforge")] == ["non-finite-number"]
+
+
+def test_derived_world_size_survives_an_unrelated_error(write):
+    text = (CORPUS / "specforge" / "qwen3-8b-domino-offline.yaml").read_text()
+    path = write("run.yaml", text)
+    overrides = ["training.attention_backend=usp", "training.sp_ulysses_size=3", "deployment.trainer.nproc_per_node=4"]
+    assert "world-size-divisible-by-sp" in {d.rule for d in problems(path, overrides=overrides)}
+    broken = [*overrides, "tracking.report_to=foo"]
+    assert {"world-size-divisible-by-sp", "not-allowed-value"} <= {d.rule for d in problems(path, overrides=broken)}
+
+
+def test_a_schema_named_for_another_format_does_not_pick_the_family(write):
+    path = write("job.toml", "#:schema ./specforge.schema.json\n[model]\ndim = 4096\n")
+    result = trainspec.api.check_path(path)
+    assert result.family is not None and result.family.name == "kempnerforge"
+
+
+def test_one_override_string_is_one_override(write):
+    path = write("job.toml", "")
+    assert trainspec.load(path, overrides="train.seq_len=256").train.seq_len == 256
+
+
+@pytest.mark.parametrize("size", [0, -4, 2.5, True])
+def test_world_size_below_one_is_refused_by_the_api(write, size):
+    path = write("job.toml", "")
+    with pytest.raises(ValueError, match="world_size must be a whole number of at least 1"):
+        trainspec.check(path, world_size=size)
+
+
+def test_in_memory_configs_are_not_migrated():
+    config = {
+        "model": {"target_model_path": "m"},
+        "data": {"train_data_path": "d"},
+        "training": {"deployment_mode": "local_colocated"},
+    }
+    rules = {d.rule for d in check_config(config, "specforge")}
+    assert "legacy-key-migrated" not in rules and "unknown-key" in rules
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "override"),
+    [
+        (
+            "run.yaml",
+            "model:\n  target_model_path: m\ndata:\n  train_data_path: d\ntraining: 5\n",
+            "training.batch_size=2",
+        ),
+        ("job.toml", "model = 5\n", "model.dim=256"),
+    ],
+)
+def test_an_override_never_replaces_a_scalar_the_file_wrote(write, name, text, override):
+    path = write(name, text)
+    rules = [d.rule for d in problems(path, overrides=[override])]
+    assert "override-unknown-path" in rules and "wrong-type" in rules
