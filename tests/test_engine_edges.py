@@ -21,6 +21,9 @@ def test_unknown_key_inside_an_annotated_item_keeps_its_generic_id(write):
     assert "did you mean `weight`?" in d.message
 
 
+RUN = "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"
+
+
 def test_a_mistyped_value_gets_only_its_type_error(write):
     path = write(
         "run.yaml", "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\ntraining:\n  role: null\n"
