@@ -88,3 +88,25 @@ def test_an_override_never_replaces_a_scalar_the_file_wrote(write, name, text, o
     path = write(name, text)
     rules = [d.rule for d in problems(path, overrides=[override])]
     assert "override-unknown-path" in rules and "wrong-type" in rules
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.json", '{"model": ' + "[" * 3000 + "]" * 3000 + "}"),
+        ("deep.yaml", "model: " + "[" * 3000 + "]" * 3000 + "\n"),
+        ("deep.toml", "x = " + "[" * 3000 + "]" * 3000 + "\n"),
+    ],
+)
+def test_absurdly_deep_documents_are_a_located_error(write, name, text):
+    path = write(name, text)
+    (d,) = trainspec.check(path, family="kempnerforge")
+    assert d.rule == "syntax-error" and d.is_error
+
+
+def test_aliases_that_repeat_aliases_are_refused_quickly(write):
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    path = write("bomb.yaml", "\n".join(lines) + "\n")
+    (d,) = trainspec.check(path, family="specforge")
+    assert d.rule == "unsupported-yaml" and "200,000 values" in d.message

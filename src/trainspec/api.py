@@ -35,8 +35,16 @@ def _line(d: Diagnostic) -> str:
     return f"{where}: {d.severity.value}[{d.rule}] {d.message}"
 
 
-def as_overrides(items: Iterable[str | Override]) -> list[Override]:
+def as_overrides(items: str | Iterable[str | Override]) -> list[Override]:
+    """Numbered overrides; a single "PATH=VALUE" string counts as one."""
+    if isinstance(items, str):
+        items = [items]
     return [i if isinstance(i, Override) else Override(n, i) for n, i in enumerate(items, 1)]
+
+
+def _check_world_size(world_size: int | None) -> None:
+    if world_size is not None and (isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1):
+        raise ValueError(f"world_size must be a whole number of at least 1, got {world_size!r}")
 
 
 def check_path(
@@ -46,8 +54,25 @@ def check_path(
     overrides: Iterable[str | Override] = (),
     world_size: int | None = None,
 ) -> Result:
-    """Check one file; problems come back as diagnostics, never as exceptions."""
+    """Check one file; problems come back as diagnostics, never as exceptions.
+
+    Raises ValueError for a world size below 1 (a caller's mistake, not the config's).
+    """
+    _check_world_size(world_size)
     file = str(path)
+    try:
+        return _check_path(file, family, overrides, world_size)
+    except RecursionError:
+        message = "the document nests deeper than trainspec can follow; no config is this deep"
+        return Result(file, None, [Diagnostic(file, 1, 1, "", "syntax-error", Severity.ERROR, message)])
+
+
+def _check_path(
+    file: str,
+    family: str | Family | None,
+    overrides: Iterable[str | Override],
+    world_size: int | None,
+) -> Result:
     try:
         doc = read(file)
     except ReadError as exc:
@@ -99,14 +124,17 @@ def check_config(
 ) -> list[Diagnostic]:
     """Every diagnostic for a config already in memory (e.g. a loaded model's dump), sorted.
 
-    It runs the same pipeline as a file, so a config resolved on one machine
+    It runs the same pipeline as a file, except legacy migrations (they apply
+    only where files are read), so a config resolved on one machine
     can be re-checked where the world size is known (at launch). The data has
     no positions: diagnostics name `source` as their file and carry no line.
     """
+    _check_world_size(world_size)
     fam = get_family(family) if isinstance(family, str) else family
     doc = Document(source, "data", "", copy.deepcopy(dict(config)), dict)
     doc.mark_origin((), "the resolved config")
-    return sorted(check_document(doc, fam, (), world_size).diagnostics, key=Diagnostic.sort_key)
+    result = check_document(doc, fam, (), world_size, migrate=False)
+    return sorted(result.diagnostics, key=Diagnostic.sort_key)
 
 
 def load(

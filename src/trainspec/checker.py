@@ -41,6 +41,8 @@ def check_document(
     family: Family,
     overrides: Sequence[Override] = (),
     world_size: int | None = None,
+    *,
+    migrate: bool = True,
 ) -> Result:
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
@@ -58,7 +60,7 @@ def check_document(
         )
         return Result(doc.file, family, out, document=doc)
     doc.data.pop("$schema", None)  # names the schema for editors; not config
-    for migration in family.migrations:
+    for migration in family.migrations if migrate else ():
         out.extend(migration(doc))
     out.extend(apply_overrides(doc, list(overrides), family.schema))
     if family.normalize is not None:
@@ -77,7 +79,10 @@ def check_document(
                 at_key=False,
             )
         )
+    non_finite = set(broken)
     for finding in findings(family.schema, family.validator, doc.data):
+        if finding.path in non_finite:
+            continue  # already reported as non-finite; its type or bound error would say it twice
         if finding.severity is Severity.ERROR:
             broken.append(finding.path)
         out.append(
@@ -95,13 +100,22 @@ def check_document(
     config = family.schema.fill_defaults(doc.data)
     if family.resolve is not None:
         family.resolve(config)
-    if world_size is None and family.world_size_from_config is not None and not broken:
-        derived = family.world_size_from_config(config)
+    if world_size is None and family.world_size_from_config is not None:
+        derived = _derived_world_size(family, config)
         if derived is not None:
             world_size, how = derived
             out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, how))
     out.extend(run_rules(doc, family.rules, config, broken, world_size))
     return Result(doc.file, family, out, config, world_size, doc)
+
+
+def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, str] | None:
+    """The world size the config states for itself; None when the values it needs are unusable."""
+    assert family.world_size_from_config is not None
+    try:
+        return family.world_size_from_config(config)
+    except (AttributeError, TypeError, KeyError, ValueError):  # a section of the wrong type: the schema said so
+        return None
 
 
 def run_rules(

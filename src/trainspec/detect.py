@@ -53,7 +53,7 @@ def detect(doc: Document, families: dict[str, Family]) -> tuple[Family | None, s
     families = {name: f for name, f in families.items() if _schema_loads(f)}
     reference = schema_reference(doc)
     if reference:
-        named = [f for f in families.values() if _named_by(reference, f)]
+        named = [f for f in families.values() if _named_by(reference, f) and doc.format in f.formats]
         if len(named) == 1:
             return named[0], ""
     data: Any = doc.data

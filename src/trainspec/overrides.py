@@ -22,6 +22,7 @@ from .paths import Path, format_path, parse_path
 from .readers import ReadError
 from .readers import yaml as yaml_reader
 from .schema import Node, Schema, get
+from .validation import show
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ def _apply(doc: Document, override: Override, schema: Schema) -> None:
     except ValueError as exc:
         raise _Refused("override-syntax", str(exc)) from None
     node = _resolve(doc.data, path, schema, path_text)
+    _refuse_scalars_on_the_way(doc.data, path, path_text)
     parent = schema.node_at(path[:-1], doc.data) or {}
     optional = path[-1] not in schema.required(parent, get(doc.data, path[:-1])) and not schema.has_default(node)
     value, remove = _typed_value(value_text, node, schema, path_text, optional)
@@ -153,14 +155,29 @@ def _parse(text: str, path_text: str) -> Any:
     return doc.data
 
 
+def _refuse_scalars_on_the_way(data: Any, path: Path, path_text: str) -> None:
+    """An override never replaces a value the file wrote by a table around the new key."""
+    value = data
+    for n, part in enumerate(path[:-1]):
+        value = value[part] if isinstance(part, int) else value.get(part)
+        if value is not None and not isinstance(value, (dict, list)):
+            where = format_path(path[: n + 1])
+            raise _Refused(
+                "override-unknown-path",
+                f"`{where}` is {show(value)} in the file, not a table, so `{path_text}` cannot be set inside it; "
+                f"fix `{where}` first",
+                path_text,
+            )
+
+
 def _set(data: Any, path: Path, value: Any, remove: bool, schema: Schema) -> None:
     target = data
     for part in path[:-1]:
         if isinstance(part, int):
             target = target[part]
             continue
-        if not isinstance(target.get(part), (dict, list)):
-            target[part] = {}
+        if target.get(part) is None:
+            target[part] = {}  # a known section that is absent (or null) is created
         target = target[part]
     last = path[-1]
     if remove:

@@ -9,6 +9,7 @@ names the constraint, else from the failing keyword.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import json
 from collections.abc import Iterator
@@ -34,6 +35,7 @@ _KEYWORD_RULES = {
     "additionalProperties": "unknown-key",
     "unevaluatedProperties": "unknown-key",
 }
+_SHAPE_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties", "type"})
 _BOUNDS = {
     "minimum": ">=",
     "maximum": "<=",
@@ -90,9 +92,11 @@ class Finding:
         at_key: bool,
         severity: Severity = Severity.ERROR,
         anchor: Path | None = None,
+        wrong_type: bool = False,
     ):
         self.path = path
         self.anchor = anchor
+        self.wrong_type = wrong_type
         self.rule = rule
         self.message = message
         self.at_key = at_key
@@ -108,6 +112,8 @@ def show(value: Any) -> str:
 
 
 def type_name(value: Any) -> str:
+    if isinstance(value, (datetime.date, datetime.time)):
+        return "date/time"
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -128,26 +134,32 @@ def _described(value: Any) -> str:
     return "null" if value is None else f"{type_name(value)} {show(value)}"
 
 
-def findings(schema: Schema, validator: Any, data: Any) -> Iterator[Finding]:
-    for error in validator.iter_errors(data):
-        yield from _explain(schema, error, data)
+def findings(schema: Schema, validator: Any, data: Any) -> list[Finding]:
+    """Every schema problem of `data`; a value of the wrong type gets only its type error."""
+    found = [f for error in validator.iter_errors(data) for f in _explain(schema, error, data)]
+    mistyped = {f.path for f in found if f.wrong_type}
+    return [f for f in found if f.wrong_type or f.at_key or f.path not in mistyped]
 
 
 def _rule_for(schema: Schema, error: ValidationError) -> str | None:
     """The `x-trainspec-rule` that names the failing constraint, if any.
 
-    An annotation covers the subschema it sits on and its items; it stops at a
-    child property (a type error in `vlm.max_text_len` is not about the `vlm`
+    An annotation covers the subschema it sits on and its items, except that
+    node's own shape checks (unknown keys, wrong types), which keep their
+    generic ids; it stops at a child property (a type error in `vlm.max_text_len` is not about the `vlm`
     table), except on a conditional's `then`/`else`, which constrains the
     properties below it (`if MoE then moe_top_k >= 1`).
     """
     node: Any = schema.inlined
     found, sticky, previous = None, False, None
-    for part in error.absolute_schema_path:
+    parts = list(error.absolute_schema_path)
+    for n, part in enumerate(parts):
         if isinstance(node, dict) and "$ref" in node and part not in node:
             node = schema.deref(node)
         if isinstance(node, dict) and RULE_ANNOTATION in node:
-            found, sticky = node[RULE_ANNOTATION], previous in ("then", "else")
+            own_shape_check = n == len(parts) - 1 and part in _SHAPE_KEYWORDS
+            if not own_shape_check:
+                found, sticky = node[RULE_ANNOTATION], previous in ("then", "else")
         if previous == "properties" and not sticky:
             found = None
         try:
@@ -155,8 +167,6 @@ def _rule_for(schema: Schema, error: ValidationError) -> str | None:
         except (KeyError, IndexError, TypeError):
             break
         previous = part
-    if isinstance(node, dict) and RULE_ANNOTATION in node:
-        found = node[RULE_ANNOTATION]
     return found
 
 
@@ -202,7 +212,9 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         hint = ""
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"
-        yield Finding(path, rule, f"`{where}` must be {wanted}, got {_described(value)}{hint}", at_key=False)
+        yield Finding(
+            path, rule, f"`{where}` must be {wanted}, got {_described(value)}{hint}", at_key=False, wrong_type=True
+        )
         return
     if keyword == "enum":
         options = ", ".join(show(v) for v in error.validator_value)

@@ -95,7 +95,17 @@ def parse(file: str, text: str) -> Document:
             )
         )
     builder = _Builder(file)
-    data = builder.build(nodes[0], ()) if nodes else None
+    try:
+        data = builder.build(nodes[0], ()) if nodes else None
+    except _TooLarge:
+        raise ReadError(
+            file_error(
+                file,
+                "unsupported-yaml",
+                f"the document expands to more than {MAX_VALUES:,} values "
+                "(aliases repeating aliases?); a config is never that large",
+            )
+        ) from None
     positions = builder.positions
     return Document(file, "yaml", text, data, lambda: positions, builder.problems)
 
@@ -104,13 +114,25 @@ def _pos(mark: Any) -> Pos:
     return Pos(mark.line + 1, mark.column + 1)
 
 
+MAX_VALUES = 200_000
+"""More values than any config has; reached only by aliases that repeat aliases (a "billion laughs" file)."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
 class _Builder:
     def __init__(self, file: str) -> None:
         self.file = file
+        self.count = 0
         self.positions: Positions = {}
         self.problems: list[Diagnostic] = []
 
     def build(self, node: Any, path: Path, key: Any = None) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _TooLarge
         if path not in self.positions:
             self.positions[path] = Span(_pos(key.start_mark) if key is not None else None, _pos(node.start_mark))
         if isinstance(node, yaml.MappingNode):
