@@ -189,3 +189,17 @@ def test_module_entry_point_runs(tmp_path):
         cwd=tmp_path,
     )
     assert proc.returncode == 0 and "no problems" in proc.stdout
+
+
+def test_messages_say_why_a_conditional_constraint_applies(capsys, write):
+    path = write("job.toml", "[model]\nnum_experts = 4\nmoe_top_k = 0\n[train]\ncompile_model = false\n"
+                             "[distributed]\ndp_shard = 0\n")
+    _, out, _ = run(capsys, "check", str(path))
+    assert "`model.moe_top_k` = 0 must be >= 1 (this applies when `model.num_experts` >= 1)" in out
+    assert "`distributed.dp_shard` = 0 is not valid: must be -1 (auto: every rank left after" in out
+
+
+def test_an_exact_key_of_another_section_beats_a_near_miss(capsys, write):
+    path = write("job.toml", "[model]\nbatch_size = 3\n")
+    _, out, _ = run(capsys, "check", str(path))
+    assert "unknown key `batch_size` in model; did you mean `train.batch_size`?" in out

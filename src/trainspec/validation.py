@@ -190,9 +190,10 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
                     (*path, key), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True
                 )
         return
+    condition = _condition(schema, error)
+    because = f" when {_describe_condition(*condition)}" if condition else ""
     if keyword == "required":
-        trigger = _condition_keys(schema, error)
-        because = f" when `{format_path((*path, trigger[0]))}` is set" if trigger else ""
+        trigger = [*condition[0].get("required", ())][:1] if condition else []
         for key in error.validator_value:
             if isinstance(value, dict) and key not in value:
                 yield Finding(
@@ -231,11 +232,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         )
         return
     if keyword in _BOUNDS:
-        why = (
-            " (this bound applies because the model is MoE: model.num_experts > 0)"
-            if rule == "moe-field-bounds"
-            else ""
-        )
+        why = f" (this applies{because})" if because else ""
         yield Finding(
             path,
             rule,
@@ -263,26 +260,58 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
     if keyword == "uniqueItems":
         yield Finding(path, rule, f"`{where}` must not repeat items, got {show(value)}", at_key=False)
         return
+    if keyword == "not":
+        forbidden = error.validator_value
+        what = "null" if forbidden == {"type": "null"} else "this value"
+        yield Finding(path, rule, f"`{where}` must not be {what}{because}", at_key=False)
+        return
     if keyword == "minLength":
         yield Finding(path, rule, f"`{where}` must not be empty", at_key=False)
         return
     yield Finding(path, rule, f"`{where}`: {error.message}", at_key=False)
 
 
-def _condition_keys(schema: Schema, error: ValidationError) -> list[str]:
-    """For a `required` inside an if/then: the keys the `if` requires (what triggered it)."""
+def _condition(schema: Schema, error: ValidationError) -> tuple[Node, Path] | None:
+    """For an error inside an if/then: the `if` schema and the path of the object it tests."""
     parts = list(error.absolute_schema_path)
-    if len(parts) < 2 or parts[-2] != "then":
-        return []
+    if "then" not in parts:
+        return None
+    at = len(parts) - 1 - parts[::-1].index("then")
     node: Any = schema.inlined
-    for part in parts[:-2]:
+    for part in parts[:at]:
         if isinstance(node, dict) and "$ref" in node and part not in node:
             node = schema.deref(node)
         node = node[part]
-    if isinstance(node, dict) and "$ref" in node and "if" not in node:
-        node = schema.deref(node)
-    condition = node.get("if", {}) if isinstance(node, dict) else {}
-    return list(condition.get("required", []))
+    steps, after = 0, iter(parts[at + 1 :])
+    for part in after:  # instance steps taken below the `then`
+        if part == "properties":
+            steps += 1
+            next(after, None)
+        elif part in ("items", "additionalProperties"):
+            steps += 1
+    path = tuple(error.absolute_path)
+    condition = node.get("if") if isinstance(node, dict) else None
+    return (condition, path[: len(path) - steps]) if isinstance(condition, dict) else None
+
+
+def _describe_condition(condition: Node, path: Path) -> str:
+    """`model.num_experts >= 1`, `deployment.mode = "disaggregated"`: what an `if` tests, in words."""
+    said = []
+    props = condition.get("properties", {})
+    for name, spec in props.items():
+        where = f"`{format_path((*path, name))}`"
+        if "const" in spec:
+            said.append(f"{where} = {show(spec['const'])}")
+        elif "enum" in spec:
+            said.append(f"{where} is one of {', '.join(show(v) for v in spec['enum'])}")
+        elif any(b in spec for b in _BOUNDS):
+            said.append(" and ".join(f"{where} {_BOUNDS[b]} {show(spec[b])}" for b in _BOUNDS if b in spec))
+        elif "minItems" in spec:
+            said.append(f"{where} has at least {spec['minItems']} item(s)")
+        elif spec.get("minLength") == 1:
+            said.append(f"{where} is not empty")
+    said += [f"`{format_path((*path, r))}` is set" for r in condition.get("required", ()) if r not in props]
+    return " and ".join(said)
 
 
 def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str) -> Iterator[Finding]:
@@ -332,7 +361,8 @@ def _union_summary(schema: Schema, node: Node, value: Any) -> str:
         for member in node.get(key, ()):
             member = schema.deref(member)
             if "const" in member:
-                parts.append(show(member["const"]))
+                note = f" ({member['description']})" if "description" in member else ""
+                parts.append(show(member["const"]) + note)
             elif any(b in member for b in _BOUNDS):
                 parts.append(" and ".join(f"{_BOUNDS[b]} {show(member[b])}" for b in _BOUNDS if b in member))
             elif "required" in member:
@@ -348,7 +378,10 @@ def _union_summary(schema: Schema, node: Node, value: Any) -> str:
 def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node) -> str:
     where = format_path(path) if path else "the top level"
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    if close:
+    exact = [p for p in schema.paths_ending_in(key) if "[0]" not in p and p != format_path((*path, key))]
+    if len(exact) == 1:
+        hint = f"did you mean `{exact[0]}`?"
+    elif close:
         hint = f"did you mean `{close[0]}`?"
     else:
         elsewhere = [p for p in schema.paths_ending_in(key) if "[0]" not in p]
