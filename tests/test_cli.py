@@ -203,3 +203,19 @@ def test_an_exact_key_of_another_section_beats_a_near_miss(capsys, write):
     path = write("job.toml", "[model]\nbatch_size = 3\n")
     _, out, _ = run(capsys, "check", str(path))
     assert "unknown key `batch_size` in model; did you mean `train.batch_size`?" in out
+
+
+def test_switching_a_union_variant_by_override_works_in_any_order(capsys, write):
+    path = write("job.toml", '[vision_encoder]\ntype = "random"\nnum_tokens = 16\n[data]\nhf_dataset_name = "c"\n'
+                             'tokenizer_path = "gpt2"\n[vlm]\narch = "joint_decoder"\n')
+    key, arch = "vlm.cross_attention_every_n_layers=2", "vlm.arch=cross_attention"
+    assert run(capsys, "check", str(path), "--set", key, "--set", arch)[0] == 0
+    assert run(capsys, "check", str(path), "--set", arch, "--set", key)[0] == 0
+    code, out, _ = run(capsys, "check", str(path), "--set", key)
+    assert code == 1 and 'unknown key `cross_attention_every_n_layers` in vlm (for arch = "joint_decoder")' in out
+
+
+def test_problems_caused_by_an_override_name_it(capsys, write):
+    path = write("job.toml", "[model]\ndim = 4096\n")
+    _, out, _ = run(capsys, "check", str(path), "--set", "vlm.arch=mot")
+    assert f"{path}: override #1 (--set vlm.arch=mot): error[vlm-needs-vision-encoder]" in out

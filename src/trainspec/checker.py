@@ -151,14 +151,15 @@ def run_rules(
             )
             continue
         for violation in violations:
-            at = parse_path(violation.at) if violation.at else _first_written(doc, rule.parsed_paths)
+            first = _first_written(doc, rule.parsed_paths)
+            at = parse_path(violation.at) if violation.at else first
             related = tuple(
                 Related(format_path(p), pos.line if pos else None, pos.column if pos else None)
                 for p in rule.parsed_paths
-                if p != at and doc.is_written(p)
-                for pos in [doc.where(p)]
+                if p != at and (doc.is_written(p) or doc.origin_within(p))
+                for pos in [None if doc.origin_within(p) else doc.where(p)]
             )
-            yield place(doc, at, rule.id, rule.severity, violation.message, related=related)
+            yield place(doc, at, rule.id, rule.severity, violation.message, related=related, fallback=first)
     if skipped_for_world_size:
         yield Diagnostic(
             doc.file,
@@ -176,7 +177,7 @@ def run_rules(
 def _first_written(doc: Document, paths: tuple[Path, ...]) -> Path:
     """The first of a rule's paths the user wrote (or overrode); else its first path."""
     for path in paths:
-        if doc.is_written(path) or doc.origin(path):
+        if doc.is_written(path) or doc.origin_within(path):
             return path
     return paths[0]
 
@@ -216,14 +217,27 @@ def place(
     at_key: bool = True,
     related: tuple[Related, ...] = (),
     anchor: Path | None = None,
+    fallback: Path | None = None,
 ) -> Diagnostic:
-    """A diagnostic at `path` (or at `anchor`, when the path itself is not written)."""
-    if anchor is not None and not doc.is_written(path) and (doc.is_written(anchor) or doc.origin(anchor)):
-        origin = doc.origin(anchor)
-        pos = None if origin else doc.where(anchor, key=at_key)
-    else:
-        origin = doc.origin(path)
-        pos = None if origin else doc.where(path, key=at_key)
+    """A diagnostic about `path`, placed where the user can see the cause.
+
+    In order: the override `path` came from; `path` itself; `anchor` (for a
+    missing key, the key whose value requires it); the nearest written
+    ancestor of `path`; `fallback` (another key the rule read); line 1.
+    """
+    origin = doc.origin(path)
+    pos = None
+    if origin is None and not doc.is_written(path):
+        for other in (anchor, None, fallback):
+            if other is None:  # the nearest written ancestor
+                pos = doc.where(path, key=at_key)
+            elif doc.is_written(other) or doc.origin_within(other):
+                origin = doc.origin_within(other)
+                pos = None if origin else doc.where(other, key=at_key)
+            if origin or pos:
+                break
+    elif origin is None:
+        pos = doc.where(path, key=at_key)
     line, column = (pos.line, pos.column) if pos else (None, None) if origin else (1, 1)
     return Diagnostic(
         doc.file,

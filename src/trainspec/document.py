@@ -80,6 +80,13 @@ class Document:
                 return found
         return None
 
+    def origin_within(self, path: Path) -> str | None:
+        """The override that set `path`, an ancestor, or (failing those) something inside it."""
+        found = self.origin(path)
+        if found is None:
+            found = next((o for p, o in self.origins.items() if p[: len(path)] == path), None)
+        return found
+
     def where(self, path: Path, *, key: bool = True) -> Pos | None:
         """Position of `path` (its key, or its value), else of its nearest written ancestor."""
         positions = self.positions

@@ -101,7 +101,10 @@ def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
                 f"(the list has {size} item{'s' if size != 1 else ''})",
                 format_path(path),
             )
-        node = schema.child(node, part, value)
+        parent, node = node, schema.child(node, part, value)
+        if node is None and isinstance(part, str):
+            # a key of another variant of a union: the variant the merged config selects decides
+            node = schema.properties(parent, value, every=True).get(part)
         if node is None:
             raise _Refused("override-unknown-path", _unknown(path_text, schema), format_path(path))
         value = (

@@ -140,9 +140,10 @@ class Schema:
                     return sub["discriminator"]["propertyName"], chosen[0] if chosen else None
         return None
 
-    def properties(self, node: Node, instance: Any = None) -> dict[str, Node]:
+    def properties(self, node: Node, instance: Any = None, *, every: bool = False) -> dict[str, Node]:
+        """Property schemas of an object node (of every union branch, with `every`)."""
         props: dict[str, Node] = {}
-        for sub in self.branches(node, instance):
+        for sub in self.branches(node, instance, every=every):
             for name, spec in sub.get("properties", {}).items():
                 props.setdefault(name, spec)
         return props
