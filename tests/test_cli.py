@@ -219,3 +219,17 @@ def test_problems_caused_by_an_override_name_it(capsys, write):
     path = write("job.toml", "[model]\ndim = 4096\n")
     _, out, _ = run(capsys, "check", str(path), "--set", "vlm.arch=mot")
     assert f"{path}: override #1 (--set vlm.arch=mot): error[vlm-needs-vision-encoder]" in out
+
+
+def test_kempnerforge_style_values_are_python_literals(capsys, write):
+    path = write("job.toml", "")
+    code, out, _ = run(capsys, "check", str(path), "--optimizer.betas=0.85,0.98", "--model.max_seq_len=4_096",
+                       "--checkpoint.load_path=None", "--data.tokenizer_path=1e3", "--train.compile_model",
+                       "--format", "json")
+    assert code == 0, out
+    import trainspec
+
+    config = trainspec.load(path, overrides=[])
+    assert config.optimizer.betas == [0.9, 0.95]  # the file itself is untouched
+    code, out, _ = run(capsys, "check", str(path), "--optimizer.betas=(0.85,1.5)")
+    assert code == 1 and "override #1 (--optimizer.betas=(0.85,1.5)): error[betas-range]" in out

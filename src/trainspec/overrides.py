@@ -11,6 +11,7 @@ removes it (`vlm=null` drops the section).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from dataclasses import dataclass
@@ -27,12 +28,16 @@ from .validation import show
 
 @dataclass(frozen=True)
 class Override:
+    """`PATH=VALUE`, the `index`-th override; `python` marks KempnerForge's `--PATH=VALUE`
+    form, whose values are Python literals (`(0.9, 0.95)`, `1_024`, `None`)."""
+
     index: int
     text: str
+    python: bool = False
 
     @property
     def origin(self) -> str:
-        return f"override #{self.index} (--set {self.text})"
+        return f"override #{self.index} ({'--' if self.python else '--set '}{self.text})"
 
 
 class _Refused(Exception):
@@ -83,7 +88,7 @@ def _apply(doc: Document, override: Override, schema: Schema) -> None:
     _refuse_scalars_on_the_way(doc.data, path, path_text)
     parent = schema.node_at(path[:-1], doc.data) or {}
     optional = path[-1] not in schema.required(parent, get(doc.data, path[:-1])) and not schema.has_default(node)
-    value, remove = _typed_value(value_text, node, schema, path_text, optional)
+    value, remove = _typed_value(value_text, node, schema, path_text, optional, override.python)
     _set(doc.data, path, value, remove, schema)
     doc.mark_origin(path, override.origin)
 
@@ -123,13 +128,18 @@ def _unknown(path_text: str, schema: Schema) -> str:
     return f"`{path_text}` is not a config path{hint}"
 
 
-def _typed_value(text: str, node: Node, schema: Schema, path_text: str, optional: bool) -> tuple[Any, bool]:
+def _typed_value(
+    text: str, node: Node, schema: Schema, path_text: str, optional: bool, python: bool
+) -> tuple[Any, bool]:
     types = schema.types(node)
     nullable = "null" in types
+    literal = _python_literal(text) if python else _NOT_A_LITERAL
     if "string" in types and types <= {"string", "null"}:
-        if nullable and text == "null":
+        if nullable and (text == "null" if not python else literal is None):
             return None, False
-        if nullable and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        if python and isinstance(literal, str):
+            return literal, False
+        if not python and nullable and len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
             return _parse(text, path_text), False
         return text, False
     if text.strip() == "":
@@ -138,10 +148,30 @@ def _typed_value(text: str, node: Node, schema: Schema, path_text: str, optional
             f"`{path_text}` needs a value; an empty value is only allowed for text fields",
             path_text,
         )
-    value = _parse(text, path_text)
+    value = literal if literal is not _NOT_A_LITERAL else _parse(text, path_text)
     if value is None and not nullable and optional:
         return None, True
     return value, False
+
+
+_NOT_A_LITERAL: Any = object()
+
+
+def _python_literal(text: str) -> Any:
+    """The value of a Python literal (tuples as lists), or _NOT_A_LITERAL (then the text is read as YAML)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOT_A_LITERAL
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
 
 
 def _parse(text: str, path_text: str) -> Any:

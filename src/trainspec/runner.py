@@ -21,6 +21,7 @@ from .catalogue import engine_rules, family_rules
 from .checker import Result
 from .diagnostics import Diagnostic, Severity
 from .families import Family, all_families, get_family
+from .overrides import Override
 from .progress import Progress
 
 PARALLEL_MIN_FILES = 24
@@ -30,7 +31,7 @@ PARALLEL_MIN_FILES = 24
 @dataclass(frozen=True)
 class Options:
     family: str | None = None
-    overrides: tuple[str, ...] = ()
+    overrides: tuple[str | Override, ...] = ()
     world_sizes: tuple[int, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from ..overrides import Override
 
 USAGE_RULES = frozenset({"file-not-found", "file-not-readable", "unknown-family", "invalid-family-schema"})
 FORMATS = ("text", "json", "github", "sarif", "junit")
@@ -66,19 +69,18 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run, accepts_extras=True)
 
 
-def style_overrides(extras: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
-    """`--model.dim=4096` and bare `--train.compile_model` (true), as KempnerForge reads them."""
-    out = []
+def overrides_from(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
+                   ) -> tuple[Override, ...]:
+    """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
+    from ..overrides import Override
+
+    texts = [(text, False) for text in args.overrides]
     for arg in extras:
         if not arg.startswith("--") or not ("=" in arg or "." in arg):
             parser.error(f"unrecognized argument: {arg}")
         key, eq, value = arg[2:].partition("=")
-        if not eq:
-            value = "true"
-        elif value == "None":
-            value = "null"
-        out.append(f"{key}={value}")
-    return out
+        texts.append((f"{key}={value if eq else 'True'}", True))
+    return tuple(Override(n, text, python) for n, (text, python) in enumerate(texts, 1))
 
 
 def split_ids(values: Sequence[str]) -> tuple[str, ...]:
@@ -107,7 +109,7 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
     for pattern in (*select, *ignore):
         if not any(matches(i, pattern) for i in ids):
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
-    options = Options(family=args.family, overrides=tuple(args.overrides + style_overrides(extras, parser)),
+    options = Options(family=args.family, overrides=overrides_from(args, extras, parser),
                       world_sizes=args.world_size, select=select, ignore=ignore,
                       warnings_as_errors=args.warnings_as_errors, skip_unknown=args.skip_unknown)
     extensions = config_extensions(formats)
