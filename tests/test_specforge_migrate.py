@@ -35,19 +35,25 @@ def by_rule(found: list[trainspec.Diagnostic]) -> dict[str, list[trainspec.Diagn
 
 
 def test_deployment_mode_moves(write):
-    path = write("run.yaml", HEAD + "training:\n  deployment_mode: disaggregated\n"
-                 "deployment:\n  disaggregated:\n" + DIS)
+    path = write(
+        "run.yaml", HEAD + "training:\n  deployment_mode: disaggregated\ndeployment:\n  disaggregated:\n" + DIS
+    )
     [warning] = diagnostics(path)
     assert (warning.rule, warning.severity, warning.line, warning.column) == (
-        "legacy-key-migrated", trainspec.Severity.WARNING, 6, 3)
+        "legacy-key-migrated",
+        trainspec.Severity.WARNING,
+        6,
+        3,
+    )
     assert "training.deployment_mode" in warning.message and "deployment.mode" in warning.message
     config = trainspec.load(path)
     assert config.deployment.mode == "disaggregated" and config.role == "auto"  # role follows the migrated mode
 
 
 def test_server_urls_move_and_imply_disaggregated(write):
-    path = write("run.yaml", HEAD + "training:\n  server_urls:\n    - http://h:30000\n"
-                 "deployment:\n  disaggregated:\n" + DIS)
+    path = write(
+        "run.yaml", HEAD + "training:\n  server_urls:\n    - http://h:30000\ndeployment:\n  disaggregated:\n" + DIS
+    )
     [warning] = diagnostics(path)
     assert warning.rule == "legacy-key-migrated" and warning.line == 6
     assert "deployment.disaggregated.server_urls" in warning.message
@@ -65,8 +71,7 @@ def test_empty_server_urls_move_but_imply_nothing(write):
     assert "deployment-disaggregated-needs-mode" in found
 
 
-@pytest.mark.parametrize(("db", "state_dir"), [("/mnt/state/consumer.sqlite", "/mnt/state"),
-                                               ("consumer.sqlite", ".")])
+@pytest.mark.parametrize(("db", "state_dir"), [("/mnt/state/consumer.sqlite", "/mnt/state"), ("consumer.sqlite", ".")])
 def test_metadata_db_path_becomes_its_directory(write, db, state_dir):
     path = write("run.yaml", HEAD + f"training:\n  metadata_db_path: {db}\ndeployment:\n  disaggregated:\n" + DIS)
     [warning] = diagnostics(path)
@@ -83,8 +88,9 @@ def test_later_diagnostics_on_a_moved_value_point_at_the_legacy_key(write):
     assert found["not-allowed-value"][0].line == 7
     assert found["not-allowed-value"][0].config_path == "deployment.mode"
     offline = HEAD.replace("train_data_path: /d.jsonl", "hidden_states_path: /f")
-    path = write("run.yaml", offline + "training:\n  metadata_db_path: /s/consumer.sqlite\n"
-                 "deployment:\n  disaggregated:\n" + DIS)
+    path = write(
+        "run.yaml", offline + "training:\n  metadata_db_path: /s/consumer.sqlite\ndeployment:\n  disaggregated:\n" + DIS
+    )
     found = by_rule(diagnostics(path))
     assert found["consumer-state-dir-online-only"][0].line == 6  # the consumer_state_dir the legacy key made
 
@@ -96,39 +102,71 @@ def test_sections_the_migration_creates_point_at_the_legacy_key(write):
 
 
 def test_null_legacy_keys_are_dropped_with_a_warning(write):
-    path = write("run.yaml", HEAD + "training:\n  deployment_mode: null\n  server_urls: null\n"
-                 "deployment:\n  mode: disaggregated\n  disaggregated:\n" + DIS)
+    path = write(
+        "run.yaml",
+        HEAD + "training:\n  deployment_mode: null\n  server_urls: null\n"
+        "deployment:\n  mode: disaggregated\n  disaggregated:\n" + DIS,
+    )
     found = diagnostics(path)
     assert [(d.rule, d.line) for d in found] == [("legacy-key-migrated", 6), ("legacy-key-migrated", 7)]
     assert all("nothing to move" in d.message for d in found)
 
 
 def test_empty_metadata_db_path_creates_the_section(write):
-    path = write("run.yaml", HEAD + "training:\n  metadata_db_path: \"\"\n")
+    path = write("run.yaml", HEAD + 'training:\n  metadata_db_path: ""\n')
     found = by_rule(diagnostics(path))
     assert found["legacy-key-migrated"][0].line == 6
     assert {"missing-key", "deployment-disaggregated-needs-mode"} <= set(found)
 
 
-@pytest.mark.parametrize(("legacy", "canonical", "rule", "names"), [
-    ("deployment_mode: local_colocated", "mode: disaggregated\n  disaggregated:\n" + DIS,
-     "legacy-deployment-mode-conflict", ['training.deployment_mode = "local_colocated"',
-                                         'deployment.mode = "disaggregated"']),
-    ("server_urls: [http://a:1]", "mode: disaggregated\n  disaggregated:\n    server_urls: [http://b:1]\n" + DIS,
-     "legacy-server-urls-conflict", ['training.server_urls = ["http://a:1"]',
-                                     'deployment.disaggregated.server_urls = ["http://b:1"]']),
-    ("metadata_db_path: /a/consumer.sqlite", "mode: disaggregated\n  disaggregated:\n    consumer_state_dir: /b\n"
-     + DIS, "legacy-metadata-db-path-conflict", ['training.metadata_db_path = "/a/consumer.sqlite"', '"/a"',
-                                                 'deployment.disaggregated.consumer_state_dir = "/b"']),
-    ("metadata_db_path: /a/state.db", "mode: disaggregated\n  disaggregated:\n" + DIS,
-     "legacy-metadata-db-path-name", ['training.metadata_db_path = "/a/state.db"', "consumer.sqlite",
-                                      "deployment.disaggregated.consumer_state_dir"]),
-    ("metadata_db_path: /a/consumer.sqlite/", "mode: disaggregated\n  disaggregated:\n" + DIS,
-     "legacy-metadata-db-path-name", ['"/a/consumer.sqlite/"']),
-])
+@pytest.mark.parametrize(
+    ("legacy", "canonical", "rule", "names"),
+    [
+        (
+            "deployment_mode: local_colocated",
+            "mode: disaggregated\n  disaggregated:\n" + DIS,
+            "legacy-deployment-mode-conflict",
+            ['training.deployment_mode = "local_colocated"', 'deployment.mode = "disaggregated"'],
+        ),
+        (
+            "server_urls: [http://a:1]",
+            "mode: disaggregated\n  disaggregated:\n    server_urls: [http://b:1]\n" + DIS,
+            "legacy-server-urls-conflict",
+            ['training.server_urls = ["http://a:1"]', 'deployment.disaggregated.server_urls = ["http://b:1"]'],
+        ),
+        (
+            "metadata_db_path: /a/consumer.sqlite",
+            "mode: disaggregated\n  disaggregated:\n    consumer_state_dir: /b\n" + DIS,
+            "legacy-metadata-db-path-conflict",
+            [
+                'training.metadata_db_path = "/a/consumer.sqlite"',
+                '"/a"',
+                'deployment.disaggregated.consumer_state_dir = "/b"',
+            ],
+        ),
+        (
+            "metadata_db_path: /a/state.db",
+            "mode: disaggregated\n  disaggregated:\n" + DIS,
+            "legacy-metadata-db-path-name",
+            [
+                'training.metadata_db_path = "/a/state.db"',
+                "consumer.sqlite",
+                "deployment.disaggregated.consumer_state_dir",
+            ],
+        ),
+        (
+            "metadata_db_path: /a/consumer.sqlite/",
+            "mode: disaggregated\n  disaggregated:\n" + DIS,
+            "legacy-metadata-db-path-name",
+            ['"/a/consumer.sqlite/"'],
+        ),
+    ],
+)
 def test_conflicts_are_errors_at_the_legacy_key_and_keep_the_canonical_value(write, legacy, canonical, rule, names):
-    path = write("run.yaml", HEAD + f"training:\n  batch_size: 2\n  {legacy}\ndeployment:\n  {canonical}"
-                 "  trainer:\n    node_rank: 4\n")
+    path = write(
+        "run.yaml",
+        HEAD + f"training:\n  batch_size: 2\n  {legacy}\ndeployment:\n  {canonical}  trainer:\n    node_rank: 4\n",
+    )
     found = by_rule(diagnostics(path))
     [error] = found.pop(rule)
     assert error.severity is trainspec.Severity.ERROR and error.line == 7
@@ -152,10 +190,18 @@ def test_a_legacy_path_is_not_an_override_target(write):
 
 
 def test_legacy_keys_in_json(write):
-    path = write("run.json", json.dumps({"model": {"target_model_path": "m"}, "data": {"train_data_path": "/d"},
-                                         "training": {"deployment_mode": "disaggregated"},
-                                         "deployment": {"disaggregated": {"control_dir": "/c", "backend": "mooncake"}}},
-                                        indent=2))
+    path = write(
+        "run.json",
+        json.dumps(
+            {
+                "model": {"target_model_path": "m"},
+                "data": {"train_data_path": "/d"},
+                "training": {"deployment_mode": "disaggregated"},
+                "deployment": {"disaggregated": {"control_dir": "/c", "backend": "mooncake"}},
+            },
+            indent=2,
+        ),
+    )
     [warning] = diagnostics(path)
     assert warning.rule == "legacy-key-migrated" and warning.line == 9
 
@@ -166,7 +212,8 @@ def test_migration_runs_on_round_trip_yaml_trees():
     steps = migrate_mapping(tree)
     assert [s.rule for s in steps] == ["legacy-key-migrated"]
     assert type(tree["deployment"]) is type(tree) and tree["deployment"]["disaggregated"]["server_urls"] == [
-        "http://a:1"]
+        "http://a:1"
+    ]
     assert list(tree["training"]) == ["lr"]
 
 
@@ -226,8 +273,12 @@ def test_migrate_rewrites_legacy_keys_and_keeps_everything_else(write, capsys):
             added.extend(new_lines[j1:j2])
     assert set(removed) == LEGACY_LINES  # every other line is kept byte for byte, in order
     # new keys go at the end of their section
-    assert added == ["    server_urls:\n", "      - http://127.0.0.1:30000\n",
-                     "    consumer_state_dir: outputs/state\n", "  mode: disaggregated\n"]
+    assert added == [
+        "    server_urls:\n",
+        "      - http://127.0.0.1:30000\n",
+        "    consumer_state_dir: outputs/state\n",
+        "  mode: disaggregated\n",
+    ]
     assert "# how often to save, in steps\n  save_interval: 1000\n" in new  # the comment after a moved key stays
     assert new.endswith("\n# where checkpoints go\noutput_dir: ./outputs/run\n")
     assert diagnostics(path, world_size=8) == []  # the result validates clean
@@ -248,21 +299,29 @@ def test_migrate_diff_writes_nothing(write, capsys):
 
 
 def test_migrate_appends_to_a_section_before_its_closing_comments(write, capsys):
-    text = HEAD + "training:\n  deployment_mode: disaggregated\ndeployment:\n  disaggregated:\n" + DIS + \
-        "  # end of deployment\nrun_id: x\n"
+    text = (
+        HEAD
+        + "training:\n  deployment_mode: disaggregated\ndeployment:\n  disaggregated:\n"
+        + DIS
+        + "  # end of deployment\nrun_id: x\n"
+    )
     path = write("run.yaml", text)
     assert run_cli("migrate", str(path), capsys=capsys)[0] == 0
     assert path.read_text().endswith("    backend: mooncake\n  mode: disaggregated\n  # end of deployment\nrun_id: x\n")
 
 
-@pytest.mark.parametrize(("training", "after"), [
-    # the legacy key was the first of its section: the comment stays before the next key
-    ("training:\n  deployment_mode: disaggregated\n  # about the seed\n  seed: 3\n",
-     "training:\n  # about the seed\n  seed: 3\n"),
-    # the legacy key was all its section held: the comment stays before the next section
-    ("training:\n  deployment_mode: disaggregated\n# tracking follows\n",
-     "training: {}\n# tracking follows\n"),
-])
+@pytest.mark.parametrize(
+    ("training", "after"),
+    [
+        # the legacy key was the first of its section: the comment stays before the next key
+        (
+            "training:\n  deployment_mode: disaggregated\n  # about the seed\n  seed: 3\n",
+            "training:\n  # about the seed\n  seed: 3\n",
+        ),
+        # the legacy key was all its section held: the comment stays before the next section
+        ("training:\n  deployment_mode: disaggregated\n# tracking follows\n", "training: {}\n# tracking follows\n"),
+    ],
+)
 def test_migrate_keeps_comments_around_a_lone_legacy_key(write, capsys, training, after):
     path = write("run.yaml", HEAD + training + "tracking:\n  report_to: none\n")
     assert run_cli("migrate", str(path), capsys=capsys)[0] == 0
@@ -285,13 +344,19 @@ def test_migrate_with_nothing_to_do_leaves_the_file_alone(write, capsys):
 
 
 def test_migrate_rewrites_json_with_two_spaces(write, capsys):
-    data = {"model": {"target_model_path": "m"}, "data": {"train_data_path": "/d"},
-            "training": {"learning_rate": 0.001, "server_urls": ["http://a:1"]}}
+    data = {
+        "model": {"target_model_path": "m"},
+        "data": {"train_data_path": "/d"},
+        "training": {"learning_rate": 0.001, "server_urls": ["http://a:1"]},
+    }
     path = write("run.json", json.dumps(data))
     assert run_cli("migrate", str(path), capsys=capsys)[0] == 0
-    expected = {"model": {"target_model_path": "m"}, "data": {"train_data_path": "/d"},
-                "training": {"learning_rate": 0.001},
-                "deployment": {"mode": "disaggregated", "disaggregated": {"server_urls": ["http://a:1"]}}}
+    expected = {
+        "model": {"target_model_path": "m"},
+        "data": {"train_data_path": "/d"},
+        "training": {"learning_rate": 0.001},
+        "deployment": {"mode": "disaggregated", "disaggregated": {"server_urls": ["http://a:1"]}},
+    }
     assert path.read_text() == json.dumps(expected, indent=2) + "\n"
 
 
@@ -319,23 +384,40 @@ def test_migrate_is_generic_over_families(write, capsys, monkeypatch):
         training = doc.data.get("training", {})
         if "lr" in training:
             training["learning_rate"] = training.pop("lr")
-            return [trainspec.Diagnostic(doc.file, 3, 3, "training.lr", "legacy-key-migrated",
-                                         trainspec.Severity.WARNING, "training.lr is now training.learning_rate")]
+            return [
+                trainspec.Diagnostic(
+                    doc.file,
+                    3,
+                    3,
+                    "training.lr",
+                    "legacy-key-migrated",
+                    trainspec.Severity.WARNING,
+                    "training.lr is now training.learning_rate",
+                )
+            ]
         return []
 
     base = get_family("specforge")
-    monkeypatch.setitem(all_families(), "toyforge",
-                        Family(name="toyforge", schema_file=base.schema_file, model=base.model, migrations=(rename,)))
-    path = write("run.yaml", textwrap.dedent("""\
+    monkeypatch.setitem(
+        all_families(),
+        "toyforge",
+        Family(name="toyforge", schema_file=base.schema_file, model=base.model, migrations=(rename,)),
+    )
+    path = write(
+        "run.yaml",
+        textwrap.dedent("""\
         model: {target_model_path: m}  # flow style kept
         training:
           lr: 0.5  # renamed
           seed: 1
-        """))
+        """),
+    )
     assert run_cli("migrate", str(path), "--family", "toyforge", capsys=capsys)[0] == 0
     # an end-of-line comment goes with its line; the moved value lands at the end of its section
-    assert path.read_text() == "model: {target_model_path: m}  # flow style kept\ntraining:\n  seed: 1\n" \
+    assert (
+        path.read_text() == "model: {target_model_path: m}  # flow style kept\ntraining:\n  seed: 1\n"
         "  learning_rate: 0.5\n"
+    )
 
 
 def test_migrated_file_checks_like_the_legacy_one(write, capsys):
@@ -344,3 +426,20 @@ def test_migrated_file_checks_like_the_legacy_one(write, capsys):
     migrated = write("migrated.yaml", LEGACY_FILE)
     run_cli("migrate", str(migrated), capsys=capsys)
     assert check_path(legacy, family="specforge").config == check_path(migrated, family="specforge").config
+
+
+def test_migrate_keeps_untouched_lines_byte_for_byte_even_when_oddly_spaced(tmp_path):
+    from trainspec.cli import main
+
+    original = (
+        "model:\r\n  target_model_path: x   \r\ndata:\r\n  train_data_path: y\r\ntraining:\r\n"
+        '  server_urls: ["http://a:1"]\r\n  batch_size:    2     # keep me\r\n  lr: !!float 1\r\n'
+    )
+    path = tmp_path / "odd.yaml"
+    path.write_bytes(original.encode())
+    assert main(["migrate", str(path)]) == 0
+    migrated = path.read_bytes().decode()
+    kept = [line for line in original.splitlines(keepends=True) if "server_urls" not in line]
+    assert all(line in migrated for line in kept)
+    assert migrated.count("\r\n") == len(migrated.splitlines())
+    assert "deployment:\r\n  mode: disaggregated\r\n" in migrated

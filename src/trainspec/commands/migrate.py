@@ -29,6 +29,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from ..diagnostics import Diagnostic
+from ..document import Document
 
 
 def register(sub: Any) -> None:
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     from ..families import UnknownFamily, all_families, get_family
     from ..readers import ReadError, read, read_text
     from ..reporters.text import format_line
-    from ..yaml_roundtrip import YAMLError, dump, keep_trailing_comments, mappings, round_trip
+    from ..yaml_roundtrip import YAMLError, keep_trailing_comments, mappings, round_trip
 
     file: str = args.file
     try:
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             print(f"{file}: cannot read for rewriting: {exc}", file=sys.stderr)
             return 1
     before = mappings(doc.data)
+    baseline = _render(yaml, doc)  # the untouched tree as the emitter writes it
     found = [d for migration in family.migrations for d in migration(doc)]
     _report(found, format_line)
     if any(d.is_error for d in found):
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         print(f"{file}: nothing to migrate")
         return 0
     keep_trailing_comments(before)
-    new_text = dump(yaml, doc) if yaml is not None else json.dumps(doc.data, indent=2, ensure_ascii=False) + "\n"
+    new_text = keep_original_lines(text, baseline, _render(yaml, doc))
     if args.diff:
         sys.stdout.writelines(
             difflib.unified_diff(
@@ -105,6 +107,44 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     _write_atomically(FsPath(file), new_text)
     print(f"{file}: migrated {len(found)} legacy key{'s' if len(found) != 1 else ''}")
     return 0
+
+
+def _render(yaml: Any, doc: Document) -> str:
+    if yaml is not None:
+        from ..yaml_roundtrip import dump
+
+        return dump(yaml, doc)
+    return json.dumps(doc.data, indent=2, ensure_ascii=False) + "\n"
+
+
+def keep_original_lines(original: str, baseline: str, migrated: str) -> str:
+    """`migrated`, with every line the migration did not touch taken byte for byte from `original`.
+
+    The emitter normalizes what it does not understand as meaningful (spacing
+    before a comment, line endings, trailing blanks). Lines the migration left
+    alone are found by diffing `migrated` against `baseline` (the same emitter's
+    output for the unmigrated tree), then traced back to `original` through a
+    diff of `baseline` against it; new lines use the original's line ending.
+    """
+    ends_crlf = "\r\n" in original
+    source = original.splitlines(keepends=True)
+    emitted = baseline.splitlines()
+    to_source: dict[int, int] = {}
+    stripped = [line.rstrip("\r\n") for line in source]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, emitted, stripped, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            to_source.update(zip(range(i1, i2), range(j1, j2), strict=True))
+    out = []
+    fresh = migrated.splitlines()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, emitted, fresh, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                out.append(source[to_source[i]] if i in to_source else fresh[j] + ("\r\n" if ends_crlf else "\n"))
+        else:
+            out.extend(line + ("\r\n" if ends_crlf else "\n") for line in fresh[j1:j2])
+    if out and not out[-1].endswith("\n"):  # the original's last line, which had no line break
+        out[-1] += "\r\n" if ends_crlf else "\n"
+    return "".join(out)
 
 
 def _report(diagnostics: Sequence[Diagnostic], format_line: Any) -> None:
