@@ -233,3 +233,12 @@ def test_kempnerforge_style_values_are_python_literals(capsys, write):
     assert config.optimizer.betas == [0.9, 0.95]  # the file itself is untouched
     code, out, _ = run(capsys, "check", str(path), "--optimizer.betas=(0.85,1.5)")
     assert code == 1 and "override #1 (--optimizer.betas=(0.85,1.5)): error[betas-range]" in out
+
+
+def test_ids_reported_by_migrations_can_be_selected_and_explained(capsys, write):
+    path = write("run.yaml", "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"
+                             "training:\n  deployment_mode: local_colocated\n")
+    code, out, _ = run(capsys, "check", str(path), "--ignore", "legacy-key-migrated")
+    assert code == 0 and "legacy-key-migrated" not in out
+    code, out, _ = run(capsys, "explain", "legacy-key-migrated")
+    assert code == 0 and "trainspec migrate" in out

@@ -35,7 +35,7 @@ class RuleInfo:
     doc: str
     family: str
     source: str
-    """"rule" (a Family rule), "schema" (an `x-trainspec-rule` id) or "engine"."""
+    """"rule" (a Family rule), "hook" (a Family notice), "schema" (an `x-trainspec-rule` id) or "engine"."""
     example: Example | None
 
 
@@ -46,6 +46,9 @@ def family_rules(family: Family) -> tuple[RuleInfo, ...]:
     for r in family.rules:
         found[r.id] = RuleInfo(r.id, r.severity, r.paths, r.summary, r.doc, family.name, "rule",
                                family.examples.get(r.id))
+    for notice_id, notice in family.notices.items():
+        found[notice_id] = RuleInfo(notice_id, notice.severity, notice.paths, _first_sentence(notice.doc), notice.doc,
+                                    family.name, "hook", family.examples.get(notice_id))
     annotated: dict[str, tuple[list[str], list[str]]] = {}
     for rule_id, where, description in _annotations(family.schema.root, family.schema.root, (), "", frozenset()):
         paths, texts = annotated.setdefault(rule_id, ([], []))

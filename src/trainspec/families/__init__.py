@@ -17,7 +17,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path as FsPath
 from typing import Any
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Severity
 from ..document import Document
 from ..examples import Example
 from ..rules import Rule
@@ -27,6 +27,15 @@ ENTRY_POINT_GROUP = "trainspec.families"
 
 Migration = Callable[[Document], list[Diagnostic]]
 """Rewrites legacy keys of a freshly read document in place; returns its diagnostics."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An id that a family's hooks (migrations, normalizers) report, documented like a rule."""
+
+    severity: Severity
+    paths: tuple[str, ...]
+    doc: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +52,8 @@ class Family:
     - `resolve`: derived defaults, on the data after schema defaults are filled.
     - `world_size_from_config`: the world size a config states for itself,
       with a sentence saying how it was derived.
+    - `notices`: the ids its hooks report besides rules and schema ids, with
+      their documentation (for `trainspec rules` and `explain`).
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.
@@ -63,6 +74,7 @@ class Family:
     world_size_from_config: Callable[[dict[str, Any]], tuple[int, str] | None] | None = None
     docs_url: str = field(default="")
     examples: Mapping[str, Example] = field(default_factory=dict)
+    notices: Mapping[str, Notice] = field(default_factory=dict)
     trusted_schema: bool = False
 
     @cached_property

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import Family
 from .examples import EXAMPLES
-from .migrations import migrate_legacy
+from .migrations import NOTICES, migrate_legacy
 from .normalize import normalize
 from .rules import RULES
 
@@ -34,6 +34,7 @@ FAMILY = Family(
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"yaml", "json"}),
     migrations=(migrate_legacy,),
+    notices=NOTICES,
     normalize=normalize,
     world_size_from_config=world_size_from_config,
 )

@@ -380,3 +380,22 @@ EXAMPLES: dict[str, Example] = {
 # the engine's own id that only a family stating its own world size shows
 _TOPOLOGY = offline(rest="deployment:\n  trainer:\n    nnodes: 1\n    nproc_per_node: 8\n")
 EXAMPLES["world-size-derived"] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_options=("--world-size", "8"))
+
+# the legacy migration's ids
+_STATE = "    consumer_state_dir: outputs/qwen3-8b-eagle3/state\n"
+EXAMPLES.update({
+    "legacy-key-migrated": Example(
+        offline_disaggregated(training="  deployment_mode: disaggregated\n"), offline_disaggregated(), "yaml"),
+    "legacy-deployment-mode-conflict": Example(
+        offline_disaggregated(training="  deployment_mode: local_colocated\n"), offline_disaggregated(), "yaml"),
+    "legacy-server-urls-conflict": Example(
+        online(training="  server_urls:\n    - http://10.0.0.9:30000\n"), online(), "yaml"),
+    "legacy-metadata-db-path-name": Example(
+        offline_disaggregated(training="  metadata_db_path: outputs/qwen3-8b-eagle3/state/consumer.db\n"),
+        offline_disaggregated(), "yaml"),
+    "legacy-metadata-db-path-conflict": Example(
+        online(training="  metadata_db_path: outputs/old/consumer.sqlite\n", disaggregated=_STATE),
+        online(disaggregated=_STATE), "yaml"),
+    "legacy-key-not-migrated": Example(
+        offline(training="  deployment_mode: disaggregated\n", rest="deployment: null\n"), offline(), "yaml"),
+})

@@ -21,6 +21,7 @@ from ...document import Document
 from ...paths import Path, format_path
 from ...schema import get
 from ...validation import show, type_name
+from .. import Notice
 
 MIGRATED = "legacy-key-migrated"
 NOT_MIGRATED = "legacy-key-not-migrated"
@@ -78,20 +79,29 @@ def migrate_mapping(data: MutableMapping[str, Any]) -> list[Step]:
     if urls is not None or db is not None:
         dis = deployment.setdefault("disaggregated", new())
         if not isinstance(dis, MutableMapping):
-            steps.update((k, _blocked(k, v, "deployment.disaggregated", dis))
-                         for k, v in present.items() if k != "deployment_mode" and v is not None)
+            steps.update(
+                (k, _blocked(k, v, "deployment.disaggregated", dis))
+                for k, v in present.items()
+                if k != "deployment_mode" and v is not None
+            )
         elif db == "":
             steps["metadata_db_path"] = Step(
-                ("training", "metadata_db_path"), STATE_DIR, MIGRATED,
+                ("training", "metadata_db_path"),
+                STATE_DIR,
+                MIGRATED,
                 f"{_legacy('metadata_db_path', db)} is a legacy key; an empty path moves nothing to "
-                f"{format_path(STATE_DIR)}, but it still creates the deployment.disaggregated section")
+                f"{format_path(STATE_DIR)}, but it still creates the deployment.disaggregated section",
+            )
         elif db is not None and (not isinstance(db, str) or posixpath.basename(db) != DB_FILE):
             now = dis.get("consumer_state_dir")
             steps["metadata_db_path"] = Step(
-                ("training", "metadata_db_path"), STATE_DIR, "legacy-metadata-db-path-name",
+                ("training", "metadata_db_path"),
+                STATE_DIR,
+                "legacy-metadata-db-path-name",
                 f"legacy key {_legacy('metadata_db_path', db)} must be a path to a file named {DB_FILE} to "
                 f"migrate to {format_path(STATE_DIR)} (which is {show(now)}); write that directory as "
-                f"{format_path(STATE_DIR)} instead")
+                f"{format_path(STATE_DIR)} instead",
+            )
     for key, value in present.items():
         if key not in steps:
             canonical = (posixpath.dirname(value) or ".") if key == "metadata_db_path" and value else value
@@ -101,8 +111,14 @@ def migrate_mapping(data: MutableMapping[str, Any]) -> list[Step]:
     for key in present:
         step = steps[key]
         if key == implied_by:
-            step = Step(step.legacy, step.target, step.rule,
-                        step.message + "; it also sets deployment.mode = \"disaggregated\"", step.moved, True)
+            step = Step(
+                step.legacy,
+                step.target,
+                step.rule,
+                step.message + '; it also sets deployment.mode = "disaggregated"',
+                step.moved,
+                True,
+            )
         out.append(step)
     if created and not deployment:
         del data["deployment"]
@@ -114,9 +130,14 @@ def _legacy(key: str, value: Any) -> str:
 
 
 def _blocked(key: str, value: Any, where: str, found: Any) -> Step:
-    return Step(("training", key), LEGACY[key], NOT_MIGRATED,
-                f"legacy key {_legacy(key, value)} cannot move to {format_path(LEGACY[key])}: `{where}` is "
-                f"{type_name(found)} {show(found)}, not a mapping; the legacy value is dropped")
+    return Step(
+        ("training", key),
+        LEGACY[key],
+        NOT_MIGRATED,
+        f"legacy key {_legacy(key, value)} cannot move to {format_path(LEGACY[key])}: `{where}` is "
+        f"{'null' if found is None else f'{type_name(found)} {show(found)}'}, not a mapping; "
+        "the legacy value is dropped",
+    )
 
 
 def _settle(owner: Any, key: str, value: Any, canonical: Any) -> Step:
@@ -124,20 +145,29 @@ def _settle(owner: Any, key: str, value: Any, canonical: Any) -> Step:
     legacy, target = ("training", key), LEGACY[key]
     text, where = _legacy(key, value), format_path(target)
     if value is None:
-        return Step(legacy, target, MIGRATED, f"{text} is a legacy key with nothing to move to {where}; "
-                    "it was dropped")
+        return Step(legacy, target, MIGRATED, f"{text} is a legacy key with nothing to move to {where}; it was dropped")
     derived = f" (directory {show(canonical)})" if canonical != value else ""
     current = owner.get(target[-1])
     if current is not None and current != canonical:
-        return Step(legacy, target, f"legacy-{key.replace('_', '-')}-conflict",
-                    f"legacy key {text}{derived} conflicts with {where} = {show(current)}; {where} is kept: "
-                    "remove the legacy key")
+        return Step(
+            legacy,
+            target,
+            f"legacy-{key.replace('_', '-')}-conflict",
+            f"legacy key {text}{derived} conflicts with {where} = {show(current)}; {where} is kept: "
+            "remove the legacy key",
+        )
     if current is not None:
-        return Step(legacy, target, MIGRATED, f"{text} is a legacy key; {where} already holds the same value, "
-                    "so it was dropped")
+        return Step(
+            legacy, target, MIGRATED, f"{text} is a legacy key; {where} already holds the same value, so it was dropped"
+        )
     owner[target[-1]] = canonical
-    return Step(legacy, target, MIGRATED, f"{text} is a legacy key; it now lives at {where}"
-                f"{' = ' + show(canonical) if derived else ''}", moved=True)
+    return Step(
+        legacy,
+        target,
+        MIGRATED,
+        f"{text} is a legacy key; it now lives at {where}{' = ' + show(canonical) if derived else ''}",
+        moved=True,
+    )
 
 
 def migrate_legacy(doc: Document) -> list[Diagnostic]:
@@ -152,8 +182,17 @@ def migrate_legacy(doc: Document) -> list[Diagnostic]:
     out = []
     for step in steps:
         pos = doc.where(step.legacy)
-        out.append(Diagnostic(doc.file, pos.line if pos else None, pos.column if pos else None,
-                              format_path(step.legacy), step.rule, step.severity, step.message))
+        out.append(
+            Diagnostic(
+                doc.file,
+                pos.line if pos else None,
+                pos.column if pos else None,
+                format_path(step.legacy),
+                step.rule,
+                step.severity,
+                step.message,
+            )
+        )
     for step in steps:
         span = doc.positions.get(step.legacy)
         if step.moved:
@@ -164,3 +203,47 @@ def migrate_legacy(doc: Document) -> list[Diagnostic]:
         for path in [*sections, MODE] if step.implies_mode else sections:
             doc.positions.setdefault(path, span)  # only where the file itself wrote nothing
     return out
+
+
+_LEGACY_PATHS = tuple(f"training.{key}" for key in LEGACY)
+NOTICES = {
+    MIGRATED: Notice(
+        Severity.WARNING,
+        _LEGACY_PATHS,
+        "A deployment setting is written under `training`, where older SpecForge versions kept it.\n\n"
+        "trainspec moves it to its place under `deployment` before checking, as SpecForge does, and\n"
+        "says where. `trainspec migrate FILE` rewrites the file that way, keeping everything else.",
+    ),
+    "legacy-deployment-mode-conflict": Notice(
+        Severity.ERROR,
+        ("training.deployment_mode", "deployment.mode"),
+        "`training.deployment_mode` and `deployment.mode` are both written and differ.\n\n"
+        "Keep one: `deployment.mode` is the current place, and the rest of the file is checked with it.",
+    ),
+    "legacy-server-urls-conflict": Notice(
+        Severity.ERROR,
+        ("training.server_urls", format_path(URLS)),
+        "`training.server_urls` and `deployment.disaggregated.server_urls` are both written and differ.\n\n"
+        "Keep the list under `deployment.disaggregated`.",
+    ),
+    "legacy-metadata-db-path-name": Notice(
+        Severity.ERROR,
+        ("training.metadata_db_path",),
+        f"`training.metadata_db_path` does not name a file called `{DB_FILE}`.\n\n"
+        "The legacy key named the consumer database file; its directory becomes\n"
+        "`deployment.disaggregated.consumer_state_dir`. Any other file name cannot be migrated.",
+    ),
+    "legacy-metadata-db-path-conflict": Notice(
+        Severity.ERROR,
+        ("training.metadata_db_path", format_path(STATE_DIR)),
+        "The directory of `training.metadata_db_path` differs from\n"
+        "`deployment.disaggregated.consumer_state_dir`.\n\nKeep `consumer_state_dir` and remove the legacy key.",
+    ),
+    NOT_MIGRATED: Notice(
+        Severity.ERROR,
+        _LEGACY_PATHS,
+        "A legacy key cannot move: `deployment` (or `deployment.disaggregated`) is not a mapping.\n\n"
+        "The legacy value is dropped; fix the section it should move into.",
+    ),
+}
+"""The ids this migration reports, for the rule catalogue (`trainspec rules`, `explain`)."""
