@@ -386,20 +386,38 @@ POSITIVE = (
     "model.rope_theta",
     "model.init_std",
     "model.ffn_dim_multiplier",
+    "model.ffn_hidden_dim",
     "optimizer.eps",
+    "optimizer.muon_adam_lr",
+    "scheduler.decay_steps",
+    "data.hf_image_size",
     "distributed.nccl_timeout_sec",
     "train.shutdown_timeout_sec",
 )
+NON_NEGATIVE = (
+    "model.moe_capacity_factor",
+    "model.moe_shared_experts",
+    "model.moe_aux_loss_weight",
+    "train.z_loss_weight",
+    "train.ce_chunk_size",
+    "train.nccl_health_check_interval",
+    "scheduler.stable_steps",
+    "profiling.start_step",
+)
 
 
-@rule("value-domain", "warning", *POSITIVE)
-def value_domain(*values: float) -> Iterator[Violation]:
-    """Numbers KempnerForge does not check although only positive values make sense."""
-    for path, value in zip(POSITIVE, values, strict=True):
-        if isinstance(value, (int, float)) and math.isfinite(value) and value <= 0:
-            yield Violation(
-                f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave", at=path
-            )
+@rule("value-domain", "warning", *POSITIVE, *NON_NEGATIVE)
+def value_domain(*values: float | None) -> Iterator[Violation]:
+    """Numbers KempnerForge does not check although only positive (or non-negative) values make sense."""
+    for path, value in zip((*POSITIVE, *NON_NEGATIVE), values, strict=True):
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            continue  # unset (null) values mean "derive it"
+        if path in POSITIVE and value <= 0:
+            yield Violation(f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave",
+                            at=path)
+        elif path in NON_NEGATIVE and value < 0:
+            yield Violation(f"{path} = {value} is negative; KempnerForge accepts it but the run will misbehave",
+                            at=path)
 
 
 RULES = (
