@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT
 
 TOOL = ROOT / "tools" / "generate_docs.py"
@@ -54,10 +56,20 @@ def test_family_page_documents_every_field_and_rule():
     family = get_family("kempnerforge")
     page = tool.family_page(family)
     assert "| `model.dim` | integer | `4096` | >= 1 | Hidden (model) width." in page
-    assert "| `vlm.cross_attention_every_n_layers` (when arch = \"cross_attention\") |" in page
+    assert '| `vlm.cross_attention_every_n_layers` (when arch = "cross_attention") |' in page
     for path in family.schema.paths:
         if "[0]" not in path:
             assert f"`{path}`" in page, path
     for info in family_rules(family):
         assert f"### `{info.id}`" in page
     assert "$ trainspec check example.toml\nexample.toml:2:1: error[tp-divides-heads]" in page
+
+
+@pytest.mark.parametrize("name", ["kempnerforge", "specforge"])
+def test_every_field_of_every_family_is_documented(name):
+    from trainspec.families import get_family
+
+    family = get_family(name)
+    page = load_tool().family_page(family)
+    missing = [p for p in family.schema.paths if "[0]" not in p and f"`{p}`" not in page]
+    assert not missing, missing

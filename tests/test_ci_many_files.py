@@ -38,7 +38,8 @@ def vary(text: str, suffix: str, n: int) -> tuple[str, str]:
         return suffix, text[: len(text) // 2] + ("\n[[[\n" if toml else "\n  - : [\n")
     if kind == 4:  # a used and an unused suppression
         return suffix, "# trainspec: ignore[unknown-key, tp-divides-heads]\n" + text + (
-            "\n[extra]\n" if toml else "\nextra: 1\n")
+            "\n[extra]\n" if toml else "\nextra: 1\n"
+        )
     if kind == 5:  # not UTF-8
         return suffix, "\udcff"
     if kind == 6:  # a type error
@@ -73,20 +74,35 @@ def test_thousand_files_same_output_serial_and_parallel(capsys, tmp_path):
     assert out.endswith("in 1000 files\n")  # ...and does not stop the other 999
     report = json.loads(run(capsys, "check", str(tmp_path), "--world-size", "8", "--format", "json")[1])
     rules = {d["rule"] for d in report["diagnostics"]}
-    assert {"file-not-found", "syntax-error", "unknown-key", "wrong-type", "unused-suppression",
-            "model-heads-divide-dim"} <= rules
+    assert {
+        "file-not-found",
+        "syntax-error",
+        "unknown-key",
+        "wrong-type",
+        "unused-suppression",
+        "model-heads-divide-dim",
+    } <= rules
     assert report["summary"]["files_with_errors"] < 1000
 
 
 def test_directories_are_walked_skipping_hidden_and_node_modules(tmp_path):
-    for name in ("a.toml", "b.yml", "c.json", "README.md", ".hidden.toml", "sub/d.yaml", ".git/e.toml",
-                 "node_modules/f.toml", "sub/.cache/g.toml"):
+    for name in (
+        "a.toml",
+        "b.yml",
+        "c.json",
+        "README.md",
+        ".hidden.toml",
+        "sub/d.yaml",
+        ".git/e.toml",
+        "node_modules/f.toml",
+        "sub/.cache/g.toml",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
-    files, unmatched = expand([str(tmp_path)], config_extensions({"toml", "yaml", "json"}))
+    files, unmatched, _ = expand([str(tmp_path)], config_extensions({"toml", "yaml", "json"}))
     assert [Path(f).relative_to(tmp_path).as_posix() for f in files] == ["a.toml", "b.yml", "c.json", "sub/d.yaml"]
     assert unmatched == []
-    files, _ = expand([str(tmp_path)], config_extensions({"yaml"}))
+    files, _, _ = expand([str(tmp_path)], config_extensions({"yaml"}))
     assert [Path(f).name for f in files] == ["b.yml", "d.yaml"]
 
 
@@ -95,10 +111,15 @@ def test_globs_and_explicit_files(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     exts = config_extensions({"toml"})
-    files, unmatched = expand([f"{tmp_path}/**/*", str(tmp_path / "x/notes.txt"), f"{tmp_path}/x/a.toml",
-                               f"{tmp_path}/none/*.toml"], exts)
-    assert [Path(f).relative_to(tmp_path).as_posix() for f in files] == ["x/a.toml", "x/b.toml", "y/c.toml",
-                                                                         "x/notes.txt"]
+    files, unmatched, _ = expand(
+        [f"{tmp_path}/**/*", str(tmp_path / "x/notes.txt"), f"{tmp_path}/x/a.toml", f"{tmp_path}/none/*.toml"], exts
+    )
+    assert [Path(f).relative_to(tmp_path).as_posix() for f in files] == [
+        "x/a.toml",
+        "x/b.toml",
+        "y/c.toml",
+        "x/notes.txt",
+    ]
     assert unmatched == [f"{tmp_path}/none/*.toml"]
 
 
@@ -111,8 +132,10 @@ def test_empty_directory_is_a_usage_error(capsys, tmp_path):
 def test_several_world_sizes_say_which_size(capsys, write):
     path = write("job.toml", "[distributed]\ndp_shard = 2\ntp = 2\n\n[model]\nn_head = 3\n")
     code, out, _ = run(capsys, "check", str(path), "--world-size", "8,4,16")
-    product = ("dp_replicate·dp_shard·tp·pp·cp·ep = 1·2·2·1·1·1 = 4 but the world size is {0}; "
-               "set distributed.dp_shard = -1 or adjust the degrees")
+    product = (
+        "dp_replicate·dp_shard·tp·pp·cp·ep = 1·2·2·1·1·1 = 4 but the world size is {0}; "
+        "set distributed.dp_shard = -1 or adjust the degrees"
+    )
     assert code == 1
     assert out.replace(str(path), "job.toml").splitlines() == [
         "job.toml:2:1: error[world-size-product] at world size 8: " + product.format(8),
@@ -152,3 +175,26 @@ def test_progress_only_on_a_terminal_and_only_when_long(monkeypatch):
 def test_jobs_must_be_positive(capsys, write):
     with pytest.raises(SystemExit):
         main(["check", str(write("a.toml", "[model]\n")), "--jobs", "0"])
+
+
+def test_a_walked_tree_skips_files_of_no_family_but_reports_broken_ones(tmp_path, capsys):
+    from trainspec.cli import main
+
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0"}\n')
+    (tmp_path / "configs" / "job.toml").write_text("[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 4\n")
+    assert main(["check", str(tmp_path)]) == 0
+    (tmp_path / "configs" / "bad.yaml").write_text("model: [\n")
+    assert main(["check", str(tmp_path)]) == 1
+    assert "bad.yaml:2:1: error[syntax-error]" in capsys.readouterr().out
+
+
+def test_select_and_ignore_never_hide_a_file_that_could_not_be_checked(tmp_path, capsys):
+    from trainspec.cli import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: [\n")
+    assert main(["check", str(tmp_path / "missing.toml"), str(bad), "--select", "model"]) == 2
+    out = capsys.readouterr().out
+    assert "error[file-not-found]" in out and "error[syntax-error]" in out
+    assert main(["check", str(bad), "--ignore", "syntax-error"]) == 1

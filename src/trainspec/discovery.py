@@ -3,7 +3,9 @@
 A file named on the command line is always checked, whatever its extension.
 A directory (walked recursively, skipping hidden entries and node_modules)
 or a glob pattern contributes only files whose extension a known family is
-written in, so `trainspec check configs/` does not trip over a README. The
+written in, so `trainspec check configs/` does not trip over a README; of
+those, the runner skips files that belong to no known family (a
+package.json), but still reports one that cannot be parsed. The
 order is the order of the arguments, each expansion sorted, without repeats.
 """
 
@@ -24,18 +26,21 @@ def config_extensions(formats: Iterable[str]) -> frozenset[str]:
     return frozenset(ext for ext, fmt in FORMATS.items() if fmt in wanted)
 
 
-def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], list[str]]:
-    """(files to check, arguments that matched no file)."""
+def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], list[str], frozenset[str]]:
+    """(files to check, arguments that matched no file, the files found by expanding a directory or glob)."""
     files: list[str] = []
     seen: set[str] = set()
     unmatched: list[str] = []
+    expanded: set[str] = set()
     for arg in args:
         if os.path.isdir(arg):
             found = list(_walk(arg, extensions))
+            expanded.update(found)
         elif os.path.lexists(arg) or not _is_glob(arg):
             found = [arg]  # a missing file is reported when it is read
         else:
             found = [f for match in sorted(glob.glob(arg, recursive=True)) for f in _matched(match, extensions)]
+            expanded.update(found)
         if not found:
             unmatched.append(arg)
         for file in found:
@@ -43,7 +48,7 @@ def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], 
             if key not in seen:
                 seen.add(key)
                 files.append(file)
-    return files, unmatched
+    return files, unmatched, frozenset(expanded) - set(args)
 
 
 def _is_glob(arg: str) -> bool:

@@ -24,6 +24,18 @@ from .families import Family, all_families, get_family
 from .overrides import Override
 from .progress import Progress
 
+FILE_LEVEL = frozenset(
+    {
+        "file-not-found",
+        "file-not-readable",
+        "syntax-error",
+        "unknown-family",
+        "not-a-mapping",
+        "invalid-family-schema",
+    }
+)
+"""The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
+
 PARALLEL_MIN_FILES = 24
 """Below this many files a process pool costs more than it saves."""
 
@@ -37,6 +49,8 @@ class Options:
     ignore: tuple[str, ...] = ()
     warnings_as_errors: bool = False
     skip_unknown: bool = False
+    expanded: frozenset[str] = frozenset()
+    """Files found by expanding a directory or glob: those of no known family are skipped."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +67,16 @@ def check_file(file: str, options: Options) -> Checked:
     sizes: Sequence[int | None] = options.world_sizes or (None,)
     runs = [check_path(file, family=options.family, overrides=options.overrides, world_size=n) for n in sizes]
     first = runs[0]
-    if options.skip_unknown and first.family is None and any(d.rule == "unknown-family" for d in first.diagnostics):
-        return Checked(file, None, (), skipped=True)
+    if first.family is None and options.family is None:
+        unknown = any(d.rule == "unknown-family" for d in first.diagnostics)
+        unreadable = any(d.rule == "syntax-error" for d in first.diagnostics)
+        if (unknown and file in options.expanded) or (options.skip_unknown and (unknown or unreadable)):
+            return Checked(file, None, (), skipped=True)
     found = _per_size(runs, options.world_sizes) if len(sizes) > 1 else first.diagnostics
     if first.document is not None and first.document.format in suppressions.COMMENT_FORMATS:
         known, checked = _suppression_checks(first.family, bool(options.world_sizes) or first.world_size is not None)
         found = suppressions.apply(found, first.document.text, file, known=known, checked=checked)
-    kept = [d for d in found if selected(d.rule, options.select, options.ignore)]
+    kept = [d for d in found if d.rule in FILE_LEVEL or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
     return Checked(file, first.family.name if first.family else None, tuple(kept))
@@ -82,13 +99,17 @@ def _per_size(runs: list[Result], sizes: Sequence[int]) -> list[Diagnostic]:
 
     out = [d for d in runs[0].diagnostics if not sized(d)]
     for size, run in zip(sizes, runs, strict=True):
-        out.extend(replace(d, world_size=size, message=f"at world size {size}: {d.message}")
-                   for d in run.diagnostics if sized(d))
+        out.extend(
+            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
+            for d in run.diagnostics
+            if sized(d)
+        )
     return out
 
 
-def _suppression_checks(family: Family | None, world_size_known: bool
-                        ) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
+def _suppression_checks(
+    family: Family | None, world_size_known: bool
+) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
     """(is the id a rule id, could such a rule have fired): world-size rules need a world size."""
     ids = [r.id for r in family_rules(family)] if family is not None else []
     ids += [r.id for r in engine_rules()]
@@ -112,8 +133,9 @@ def default_jobs(files: int) -> int:
         return os.cpu_count() or 1
 
 
-def check_files(files: Sequence[str], options: Options, jobs: int | None = None,
-                progress: Progress | None = None) -> list[Result]:
+def check_files(
+    files: Sequence[str], options: Options, jobs: int | None = None, progress: Progress | None = None
+) -> list[Result]:
     """Results in the order of `files` (skipped files left out), whatever `jobs` is."""
     jobs = min(jobs or default_jobs(len(files)), len(files)) or 1
     work = partial(check_file, options=options)
@@ -127,8 +149,9 @@ def check_files(files: Sequence[str], options: Options, jobs: int | None = None,
     if progress is not None:
         progress.close()
     families = all_families()
-    return [Result(c.file, families.get(c.family) if c.family else None, list(c.diagnostics))
-            for c in done if not c.skipped]
+    return [
+        Result(c.file, families.get(c.family) if c.family else None, list(c.diagnostics)) for c in done if not c.skipped
+    ]
 
 
 def _prepare(options: Options) -> None:

@@ -109,11 +109,12 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
     for pattern in (*select, *ignore):
         if not any(matches(i, pattern) for i in ids):
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
+    extensions = config_extensions(formats)
+    files, unmatched, expanded = expand(args.files, extensions)
     options = Options(family=args.family, overrides=overrides_from(args, extras, parser),
                       world_sizes=args.world_size, select=select, ignore=ignore,
-                      warnings_as_errors=args.warnings_as_errors, skip_unknown=args.skip_unknown)
-    extensions = config_extensions(formats)
-    files, unmatched = expand(args.files, extensions)
+                      warnings_as_errors=args.warnings_as_errors, skip_unknown=args.skip_unknown,
+                      expanded=expanded)
     results = check_files(files, options, args.jobs, Progress.for_stream(len(files), sys.stderr))
     return results + [_nothing_found(arg, extensions) for arg in unmatched]
 
