@@ -110,3 +110,18 @@ def test_aliases_that_repeat_aliases_are_refused_quickly(write):
     path = write("bomb.yaml", "\n".join(lines) + "\n")
     (d,) = trainspec.check(path, family="specforge")
     assert d.rule == "unsupported-yaml" and "200,000 values" in d.message
+
+
+def test_a_pipe_is_not_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "job.toml"
+    os.mkfifo(fifo)
+    (d,) = trainspec.check(fifo)
+    assert d.rule == "file-not-readable" and "not a regular file" in d.message
+
+
+def test_very_deep_yaml_is_refused_before_parsing(write):
+    path = write("deep.yaml", "model: " + "[" * 50000 + "]" * 50000 + "\n")
+    (d,) = trainspec.check(path, family="specforge")
+    assert d.rule == "syntax-error" and "nests more than 500 levels" in d.message

@@ -6,6 +6,8 @@ is not TOML or YAML is read as JSON, and a JSON parse error says so.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path as FsPath
 
 from ..diagnostics import Diagnostic, Severity
@@ -28,6 +30,8 @@ def format_of(path: str) -> str:
 
 def read_text(path: str) -> str:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            raise ReadError(file_error(path, "file-not-readable", "is not a regular file (a pipe or device?)"))
         raw = FsPath(path).read_bytes()
     except FileNotFoundError:
         raise ReadError(file_error(path, "file-not-found", "no such file")) from None

@@ -73,7 +73,29 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
+MAX_DEPTH = 500
+"""Deeper flow nesting than any config has; libyaml's recursive composer would crash on far deeper input."""
+
+
+def _too_deep(text: str) -> bool:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the common case, decided by two C-speed counts
+    depth = 0
+    for char in text:
+        depth += char in "[{"
+        depth -= char in "]}"
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
 def parse(file: str, text: str) -> Document:
+    if _too_deep(text):
+        raise ReadError(
+            file_error(
+                file, "syntax-error", f"the document nests more than {MAX_DEPTH} levels deep; no config is this deep"
+            )
+        )
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
