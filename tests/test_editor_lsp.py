@@ -61,36 +61,68 @@ SF_BASE = {"model": {"target_model_path": "Qwen/Qwen3-8B"}, "data": {"train_data
 SF_CLEAN = CORPUS / "specforge" / "qwen3.6-27b-dflash-multiserver-disaggregated.yaml"
 
 CASES = [
-    Case("kempnerforge", "toml", "taplo", "configs/train/job.toml",
-         CORPUS / "kempnerforge" / "train" / "vlm_7b_mot.toml", {
-             # taplo puts an unknown key's diagnostic on its table's header
-             "unknown key": ("[model]\ndim = 4096\nbogus = 1\n", (0, 1), "bogus"),
-             "wrong type": ('[train]\nseq_len = "long"\n', (1, 0), "integer"),
-             "out of range": ("[model]\nn_layers = 0\n", (1, 0), "minimum"),
-             "missing conditional requirement": ('[vlm]\narch = "mot"\n', (0, 1), "vision_encoder"),
-         }),
-    Case("specforge", "yaml", "yaml", "examples/configs/run.yaml", SF_CLEAN, {
-        "unknown key": (yaml.safe_dump({**SF_BASE, "training": {"bogus": 1}}, sort_keys=False), (5, 2), "bogus"),
-        "wrong type": (yaml.safe_dump({**SF_BASE, "training": {"num_epochs": "six"}}, sort_keys=False),
-                       (5, 14), "integer"),
-        "out of range": (yaml.safe_dump({**SF_BASE, "training": {"warmup_ratio": 2}}, sort_keys=False),
-                         (5, 16), "maximum"),
-        "missing conditional requirement": (
-            yaml.safe_dump({**SF_BASE, "deployment": {"mode": "disaggregated"}}, sort_keys=False),
-            (4, 0), "disaggregated"),
-    }),
-    Case("specforge", "json", "yaml", "run.specforge.json", SF_CLEAN, {
-        "unknown key": (json.dumps({**SF_BASE, "training": {"bogus": 1}}, indent=2), (8, 4), "bogus"),
-        "wrong type": (json.dumps({**SF_BASE, "training": {"num_epochs": "six"}}, indent=2), (8, 18), "integer"),
-        "out of range": (json.dumps({**SF_BASE, "training": {"warmup_ratio": 2}}, indent=2), (8, 20), "maximum"),
-        "missing conditional requirement": (
-            json.dumps({**SF_BASE, "deployment": {"mode": "disaggregated"}}, indent=2), (7, 2), "disaggregated"),
-    }),
+    Case(
+        "kempnerforge",
+        "toml",
+        "taplo",
+        "configs/train/job.toml",
+        CORPUS / "kempnerforge" / "train" / "vlm_7b_mot.toml",
+        {
+            # taplo puts an unknown key's diagnostic on its table's header
+            "unknown key": ("[model]\ndim = 4096\nbogus = 1\n", (0, 1), "bogus"),
+            "wrong type": ('[train]\nseq_len = "long"\n', (1, 0), "integer"),
+            "out of range": ("[model]\nn_layers = 0\n", (1, 0), "minimum"),
+            "missing conditional requirement": ('[vlm]\narch = "mot"\n', (0, 1), "vision_encoder"),
+        },
+    ),
+    Case(
+        "specforge",
+        "yaml",
+        "yaml",
+        "examples/configs/run.yaml",
+        SF_CLEAN,
+        {
+            "unknown key": (yaml.safe_dump({**SF_BASE, "training": {"bogus": 1}}, sort_keys=False), (5, 2), "bogus"),
+            "wrong type": (
+                yaml.safe_dump({**SF_BASE, "training": {"num_epochs": "six"}}, sort_keys=False),
+                (5, 14),
+                "integer",
+            ),
+            "out of range": (
+                yaml.safe_dump({**SF_BASE, "training": {"warmup_ratio": 2}}, sort_keys=False),
+                (5, 16),
+                "maximum",
+            ),
+            "missing conditional requirement": (
+                yaml.safe_dump({**SF_BASE, "deployment": {"mode": "disaggregated"}}, sort_keys=False),
+                (4, 0),
+                "disaggregated",
+            ),
+        },
+    ),
+    Case(
+        "specforge",
+        "json",
+        "yaml",
+        "run.specforge.json",
+        SF_CLEAN,
+        {
+            "unknown key": (json.dumps({**SF_BASE, "training": {"bogus": 1}}, indent=2), (8, 4), "bogus"),
+            "wrong type": (json.dumps({**SF_BASE, "training": {"num_epochs": "six"}}, indent=2), (8, 18), "integer"),
+            "out of range": (json.dumps({**SF_BASE, "training": {"warmup_ratio": 2}}, indent=2), (8, 20), "maximum"),
+            "missing conditional requirement": (
+                json.dumps({**SF_BASE, "deployment": {"mode": "disaggregated"}}, indent=2),
+                (7, 2),
+                "disaggregated",
+            ),
+        },
+    ),
 ]
 LANGUAGE = {"toml": "toml", "yaml": "yaml", "json": "json"}
 
 
 # -- the schema, walked the way an editor sees it --------------------------------------------------
+
 
 def editor_schema(family: str) -> dict[str, Any]:
     return json.loads((ROOT / "editors" / "schemas" / f"{family}.schema.json").read_text(encoding="utf-8"))
@@ -110,7 +142,7 @@ def resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 def object_keys(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The keys an object allows, with their schemas; a union's variants all count."""
     node = resolve(schema, node)
-    keys = dict(node.get("properties", {}))
+    keys = {k: v for k, v in node.get("properties", {}).items() if not v.get("deprecated")}
     for variant in node.get("oneOf", []) + node.get("anyOf", []):
         for name, sub in object_keys(schema, variant).items():
             keys.setdefault(name, sub)
@@ -127,8 +159,9 @@ def sections(schema: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def enums(schema: dict[str, Any], node: dict[str, Any],
-          path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], list[Any]]]:
+def enums(
+    schema: dict[str, Any], node: dict[str, Any], path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], list[Any]]]:
     """Every enum reachable through objects (not arrays), with its path."""
     for name, sub in object_keys(schema, node).items():
         sub = resolve(schema, sub)
@@ -148,6 +181,7 @@ def documents(description: str, documentation: str) -> bool:
 
 
 # -- documents with a cursor -------------------------------------------------------------------------
+
 
 def nested(path: tuple[str, ...], leaf: Any) -> dict[str, Any]:
     out: Any = leaf
@@ -180,13 +214,16 @@ def cursor_doc(fmt: str, path: tuple[str, ...], value: bool) -> tuple[str, int, 
 
 # -- servers and workspace --------------------------------------------------------------------------
 
+
 def _require_node_packages() -> str:
     node = shutil.which("node")
     missing = [p for p in (YAML_SERVER, TAPLO_CLI, NODE_MODULES / "@taplo" / "lsp") if not p.exists()]
     if node is None or missing:
-        pytest.fail("the editor tests need Node.js and the language servers pinned in package.json: "
-                    f"run `npm ci` in {ROOT} (missing: {'node' if node is None else ', '.join(map(str, missing))})",
-                    pytrace=False)
+        pytest.fail(
+            "the editor tests need Node.js and the language servers pinned in package.json: "
+            f"run `npm ci` in {ROOT} (missing: {'node' if node is None else ', '.join(map(str, missing))})",
+            pytrace=False,
+        )
     return node
 
 
@@ -245,6 +282,7 @@ def key_name(label: str) -> str:
 
 # -- tests ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_clean_corpus_file_has_no_diagnostics(case: Case, servers: dict[str, LspClient], workspace: Path) -> None:
     client = servers[case.server]
@@ -253,7 +291,8 @@ def test_clean_corpus_file_has_no_diagnostics(case: Case, servers: dict[str, Lsp
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_completion_in_each_section_offers_every_key_with_documentation(
-        case: Case, servers: dict[str, LspClient], workspace: Path) -> None:
+    case: Case, servers: dict[str, LspClient], workspace: Path
+) -> None:
     client = servers[case.server]
     schema = editor_schema(case.family)
     doc_uri = uri(workspace, case, "complete")
@@ -265,14 +304,14 @@ def test_completion_in_each_section_offers_every_key_with_documentation(
         for item in items:
             offered.setdefault(key_name(item["label"]), []).append(markup_text(item.get("documentation")))
         assert set(keys) <= set(offered), f"[{section}] lacks {sorted(set(keys) - set(offered))}"
-        undocumented = [k for k, sub in keys.items()
-                        if not any(documents(sub["description"], d) for d in offered[k])]
+        undocumented = [k for k, sub in keys.items() if not any(documents(sub["description"], d) for d in offered[k])]
         assert not undocumented, f"[{section}] offers these keys without their description: {undocumented}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_enum_completion_offers_exactly_the_allowed_values(
-        case: Case, servers: dict[str, LspClient], workspace: Path) -> None:
+    case: Case, servers: dict[str, LspClient], workspace: Path
+) -> None:
     client = servers[case.server]
     schema = editor_schema(case.family)
     doc_uri = uri(workspace, case, "enum")
@@ -281,8 +320,11 @@ def test_enum_completion_offers_exactly_the_allowed_values(
     for path, allowed in found:
         text, line, col = cursor_doc(case.fmt, path, value=True)
         client.check(doc_uri, LANGUAGE[case.fmt], text)
-        labels = {key_name(i["label"]) for i in client.completion(doc_uri, line, col)
-                  if i.get("kind") not in SNIPPET_KINDS and i["label"] != "Default value"}
+        labels = {
+            key_name(i["label"])
+            for i in client.completion(doc_uri, line, col)
+            if i.get("kind") not in SNIPPET_KINDS and i["label"] != "Default value"
+        }
         assert labels == {"null" if v is None else str(v) for v in allowed}, ".".join(path)
 
 
@@ -327,7 +369,8 @@ def key_positions(fmt: str, text: str) -> dict[tuple[str, str], tuple[int, int]]
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 @pytest.mark.parametrize("kind", ["unknown key", "wrong type", "out of range", "missing conditional requirement"])
 def test_mistake_gives_a_diagnostic_at_its_place(
-        case: Case, kind: str, servers: dict[str, LspClient], workspace: Path) -> None:
+    case: Case, kind: str, servers: dict[str, LspClient], workspace: Path
+) -> None:
     client = servers[case.server]
     text, (line, col), word = case.problems[kind]
     diagnostics = client.check(uri(workspace, case, "mistake"), LANGUAGE[case.fmt], text)
@@ -340,6 +383,27 @@ def test_mistake_gives_a_diagnostic_at_its_place(
     assert any(word in d["message"] and covers(d) for d in diagnostics), (text, diagnostics)
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.family == "specforge"], ids=lambda c: c.id)
+def test_a_legacy_key_is_flagged_deprecated_naming_its_new_place(
+    case: Case, servers: dict[str, LspClient], workspace: Path
+) -> None:
+    client = servers[case.server]
+    data = {
+        "model": {"target_model_path": "m"},
+        "data": {"hidden_states_path": "h"},
+        "training": {"deployment_mode": "local_colocated"},
+    }
+    text = (
+        json.dumps(data, indent=2)
+        if case.fmt == "json"
+        else (
+            "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\ntraining:\n  deployment_mode: local_colocated\n"
+        )
+    )
+    diagnostics = client.check(uri(workspace, case, "legacy"), LANGUAGE[case.fmt], text)
+    assert any("moved to `deployment.mode`" in d["message"] for d in diagnostics), diagnostics
+
+
 def test_specforge_deployment_snippet_is_offered(servers: dict[str, LspClient], workspace: Path) -> None:
     case = CASES[1]
     text, line, col = cursor_doc("yaml", ("deployment",), value=False)
@@ -349,13 +413,21 @@ def test_specforge_deployment_snippet_is_offered(servers: dict[str, LspClient], 
     assert labels == ["Disaggregated deployment (managed local capture stack)"]
 
 
-@pytest.mark.parametrize("name, text, bad", [
-    ("notes/job.toml", '[model]\nn_layers = 0\n', "taplo"),
-    ("notes/run.yaml", "model:\n  target_model_path: x\ndata:\n  train_data_path: a\ntraining:\n  warmup_ratio: 2\n",
-     "yaml"),
-], ids=["toml-directive", "yaml-modeline"])
+@pytest.mark.parametrize(
+    "name, text, bad",
+    [
+        ("notes/job.toml", "[model]\nn_layers = 0\n", "taplo"),
+        (
+            "notes/run.yaml",
+            "model:\n  target_model_path: x\ndata:\n  train_data_path: a\ntraining:\n  warmup_ratio: 2\n",
+            "yaml",
+        ),
+    ],
+    ids=["toml-directive", "yaml-modeline"],
+)
 def test_annotated_file_outside_the_globs_gets_its_schema(
-        name: str, text: str, bad: str, servers: dict[str, LspClient], workspace: Path) -> None:
+    name: str, text: str, bad: str, servers: dict[str, LspClient], workspace: Path
+) -> None:
     path = workspace / name
     path.parent.mkdir(exist_ok=True)
     path.write_text(text)
@@ -370,6 +442,10 @@ def test_taplo_lint_accepts_every_kempnerforge_corpus_file() -> None:
     node = _require_node_packages()
     files = sorted(str(p) for p in (CORPUS / "kempnerforge").rglob("*.toml"))
     schema = (ROOT / "editors" / "schemas" / "kempnerforge.schema.json").as_uri()
-    proc = subprocess.run([node, str(TAPLO_CLI), "lint", "--no-auto-config", "--schema", schema, *files],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [node, str(TAPLO_CLI), "lint", "--no-auto-config", "--schema", schema, *files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr

@@ -38,7 +38,7 @@ def build(base_url: str) -> dict[str, str]:
         family = get_family(family_dir.name)
         canonical = json.loads(source.read_text(encoding="utf-8"))
         name = f"schemas/{family.name}.schema.json"
-        files[name] = render(editor_schema(canonical, family.formats))
+        files[name] = render(editor_schema(canonical, family.formats, dict(family.legacy_keys)))
         entries.append({
             "name": canonical["title"],
             "description": family.description or canonical["description"],

@@ -54,6 +54,9 @@ class Family:
       with a sentence saying how it was derived.
     - `notices`: the ids its hooks report besides rules and schema ids, with
       their documentation (for `trainspec rules` and `explain`).
+    - `legacy_keys`: old config path -> the path it moved to, for keys its
+      migrations rewrite; editor schemas offer them as deprecated, naming the
+      new place.
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.
@@ -75,6 +78,7 @@ class Family:
     docs_url: str = field(default="")
     examples: Mapping[str, Example] = field(default_factory=dict)
     notices: Mapping[str, Notice] = field(default_factory=dict)
+    legacy_keys: Mapping[str, str] = field(default_factory=dict)
     trusted_schema: bool = False
 
     @cached_property

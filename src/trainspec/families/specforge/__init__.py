@@ -5,9 +5,10 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
+from ...paths import format_path
 from .. import Family
 from .examples import EXAMPLES
-from .migrations import NOTICES, migrate_legacy
+from .migrations import LEGACY, NOTICES, migrate_legacy
 from .normalize import normalize
 from .rules import RULES
 
@@ -35,6 +36,7 @@ FAMILY = Family(
     formats=frozenset({"yaml", "json"}),
     migrations=(migrate_legacy,),
     notices=NOTICES,
+    legacy_keys={f"training.{key}": format_path(path) for key, path in LEGACY.items()},
     normalize=normalize,
     world_size_from_config=world_size_from_config,
 )
