@@ -397,7 +397,8 @@ def test_a_legacy_key_is_flagged_deprecated_naming_its_new_place(
         json.dumps(data, indent=2)
         if case.fmt == "json"
         else (
-            "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\ntraining:\n  deployment_mode: local_colocated\n"
+            "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"
+            "training:\n  deployment_mode: local_colocated\n"
         )
     )
     diagnostics = client.check(uri(workspace, case, "legacy"), LANGUAGE[case.fmt], text)
