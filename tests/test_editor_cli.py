@@ -135,3 +135,30 @@ def test_annotate_usage_errors(name: str, text: str | None, message: str, tmp_pa
         path.write_text(text)
     assert main(["editor", "annotate", "--root", str(tmp_path), str(path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_annotate_keeps_a_byte_order_mark_first_and_goes_on_after_a_bad_file(tmp_path, capsys):
+    from trainspec.cli import main
+
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 4\n")
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"model:\n  target_model_path: \xff\n")
+    good = tmp_path / "good.toml"
+    good.write_text("[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 4\n")
+    code = main(["editor", "annotate", "--root", str(tmp_path), str(latin), str(bom), str(good),
+                 "--family", "kempnerforge"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{latin}: not UTF-8 text" in err and "Traceback" not in err
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf#:schema ")
+    assert good.read_text().startswith("#:schema ")
+    assert main(["check", str(bom)]) == 0
+
+
+def test_init_refuses_settings_of_the_wrong_shape_without_a_traceback(tmp_path, capsys):
+    from trainspec.cli import main
+
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "settings.json").write_text('{"yaml.schemas": ["a"]}')
+    assert main(["editor", "init", "--root", str(tmp_path)]) == 2
+    assert "`yaml.schemas` in .vscode/settings.json is not an object" in capsys.readouterr().err

@@ -129,6 +129,10 @@ def merge_settings(settings: dict[str, Any], schema_ref: str, schema_uri: str, g
     by_format: dict[str, list[str]] = {}
     for glob in globs:
         by_format.setdefault(glob_format(glob), []).append(glob)
+    for key, kind in (("yaml.schemas", dict), ("json.schemas", list), ("evenBetterToml.schema.associations", dict)):
+        if key in settings and not isinstance(settings[key], kind):
+            shape = "an object" if kind is dict else "an array"
+            raise EditorError(f"`{key}` in .vscode/settings.json is not {shape}; fix or remove it")
     yaml_globs = by_format.get("yaml", []) + by_format.get("json", [])
     if yaml_globs:
         schemas = settings.setdefault("yaml.schemas", {})
@@ -150,7 +154,10 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
     settings_path = root / ".vscode" / "settings.json"
     settings: dict[str, Any] = {}
     if settings_path.exists():
-        text, dropped = strip_jsonc(settings_path.read_text(encoding="utf-8"))
+        try:
+            text, dropped = strip_jsonc(settings_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EditorError(f"cannot read {settings_path}: {exc}") from exc
         try:
             settings = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
@@ -165,14 +172,19 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
         family_globs = list(globs) or default_globs(family.name, family.formats)
         merge_settings(settings, ref, schema.resolve().as_uri(), family_globs)
         print(f"wrote {schema.relative_to(root)}")
-    settings_path.parent.mkdir(parents=True, exist_ok=True)
-    settings_path.write_text(json.dumps(settings, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        settings_path.parent.mkdir(parents=True, exist_ok=True)
+        settings_path.write_text(json.dumps(settings, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise EditorError(f"cannot write {settings_path}: {exc}") from exc
     print(f"wrote {settings_path.relative_to(root)}")
     return settings_path
 
 
 def annotated(text: str, fmt: str, reference: str) -> str:
     """`text` with exactly one schema comment, on its first line; every other line kept as it was."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""  # a byte-order mark must stay first
+    text = text[len(bom):]
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
     if fmt == "yaml":
@@ -184,7 +196,7 @@ def annotated(text: str, fmt: str, reference: str) -> str:
         while head < len(lines) and lines[head].lstrip().startswith("#"):
             head += 1
         lines = [ln for ln in lines[:head] if not TOML_DIRECTIVE.match(ln.rstrip("\r\n"))] + lines[head:]
-    return line + newline + "".join(lines)
+    return bom + line + newline + "".join(lines)
 
 
 def family_of(path: Path, family: str | None) -> str:
@@ -197,35 +209,49 @@ def family_of(path: Path, family: str | None) -> str:
     try:
         doc = read(str(path))
     except ReadError as exc:
-        raise EditorError(exc.diagnostic.message) from exc
+        raise EditorError(f"{path}: {exc.diagnostic.message}") from exc
     found, why = detect(doc, all_families())
     if found is None:
         raise EditorError(f"{path}: {why}")
     return found.name
 
 
-def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: Path) -> None:
+def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: Path) -> int:
+    """Annotate each file; a file that cannot be annotated is reported and the others still are."""
+    failed = 0
     for path in files:
-        fmt = FORMAT_OF.get(path.suffix.lstrip(".").lower())
-        if fmt == "json":
-            raise EditorError(f"{path}: JSON has no comments to carry a schema; use `trainspec editor init`")
-        if fmt is None:
-            raise EditorError(f"{path}: not a TOML or YAML file")
-        if not path.is_file():
-            raise EditorError(f"{path}: no such file")
-        schema = write_schema(root, schema_dir, family_of(path, family))
-        reference = Path(os.path.relpath(schema.resolve(), path.resolve().parent)).as_posix()
-        if not reference.startswith("../"):
-            reference = "./" + reference
+        try:
+            _annotate_one(path, family, root, schema_dir)
+        except EditorError as exc:
+            print(f"trainspec: {exc}", file=sys.stderr)
+            failed += 1
+    return failed
+
+
+def _annotate_one(path: Path, family: str | None, root: Path, schema_dir: Path) -> None:
+    fmt = FORMAT_OF.get(path.suffix.lstrip(".").lower())
+    if fmt == "json":
+        raise EditorError(f"{path}: JSON has no comments to carry a schema; use `trainspec editor init`")
+    if fmt is None:
+        raise EditorError(f"{path}: not a TOML or YAML file")
+    if not path.is_file():
+        raise EditorError(f"{path}: no such file")
+    schema = write_schema(root, schema_dir, family_of(path, family))
+    reference = Path(os.path.relpath(schema.resolve(), path.resolve().parent)).as_posix()
+    if not reference.startswith("../"):
+        reference = "./" + reference
+    try:
         with path.open(encoding="utf-8", newline="") as f:
             text = f.read()
-        new = annotated(text, fmt, reference)
-        if new == text:
-            print(f"{path}: already annotated")
-            continue
-        with path.open("w", encoding="utf-8", newline="") as f:
-            f.write(new)
-        print(f"{path}: annotated with {reference}")
+    except UnicodeDecodeError as exc:
+        raise EditorError(f"{path}: not UTF-8 text (byte {exc.start + 1} is invalid)") from exc
+    new = annotated(text, fmt, reference)
+    if new == text:
+        print(f"{path}: already annotated")
+        return
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write(new)
+    print(f"{path}: annotated with {reference}")
 
 
 def register(sub: Any) -> None:
@@ -265,8 +291,8 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
                 raise EditorError("give --family for the globs")
             families = [get_family(args.family)] if args.family else list(all_families().values())
             init(args.root, families, args.globs, args.schema_dir)
-        else:
-            annotate([Path(f) for f in args.files], args.family, args.root, args.schema_dir)
+        elif annotate([Path(f) for f in args.files], args.family, args.root, args.schema_dir):
+            return 2
     except (EditorError, UnknownFamily) as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2
