@@ -204,3 +204,14 @@ def test_engine_ids_are_documented_once():
     ids = [r.id for r in engine_rules()]
     assert len(ids) == len(set(ids))
     assert all(r.family == "engine" for r in engine_rules())
+
+
+def test_a_world_size_prefix_suppression_is_not_called_unused_without_a_world_size(tmp_path, capsys):
+    from trainspec.cli import main
+
+    path = tmp_path / "job.toml"
+    path.write_text("[distributed]\ndp_shard = 3  # trainspec: ignore[world-size]\n")
+    assert main(["check", str(path)]) == 0
+    assert "unused-suppression" not in capsys.readouterr().out
+    assert main(["check", str(path), "--world-size", "4"]) == 0  # suppressed
+    assert "world-size-product" not in capsys.readouterr().out

@@ -111,15 +111,16 @@ def _suppression_checks(
     family: Family | None, world_size_known: bool
 ) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
     """(is the id a rule id, could such a rule have fired): world-size rules need a world size."""
-    ids = [r.id for r in family_rules(family)] if family is not None else []
-    ids += [r.id for r in engine_rules()]
+    infos = [*(family_rules(family) if family is not None else ()), *engine_rules()]
+    ids = [r.id for r in infos]
+    notes = {r.id for r in infos if r.severity is Severity.NOTE}  # never suppressed: notes fail nothing
     skipped = set() if world_size_known or family is None else {r.id for r in family.rules if r.needs_world_size}
 
     def known(pattern: str) -> bool:
         return any(suppressions.matches(i, pattern) for i in ids)
 
     def checked(pattern: str) -> bool:
-        return any(suppressions.matches(i, pattern) and i not in skipped for i in ids)
+        return any(suppressions.matches(i, pattern) and i not in skipped and i not in notes for i in ids)
 
     return known, checked
 
