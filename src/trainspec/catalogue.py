@@ -44,11 +44,20 @@ def family_rules(family: Family) -> tuple[RuleInfo, ...]:
     """The family's rules and schema ids, sorted by id."""
     found: dict[str, RuleInfo] = {}
     for r in family.rules:
-        found[r.id] = RuleInfo(r.id, r.severity, r.paths, r.summary, r.doc, family.name, "rule",
-                               family.examples.get(r.id))
+        found[r.id] = RuleInfo(
+            r.id, r.severity, r.paths, r.summary, r.doc, family.name, "rule", family.examples.get(r.id)
+        )
     for notice_id, notice in family.notices.items():
-        found[notice_id] = RuleInfo(notice_id, notice.severity, notice.paths, _first_sentence(notice.doc), notice.doc,
-                                    family.name, "hook", family.examples.get(notice_id))
+        found[notice_id] = RuleInfo(
+            notice_id,
+            notice.severity,
+            notice.paths,
+            _first_sentence(notice.doc),
+            notice.doc,
+            family.name,
+            "hook",
+            family.examples.get(notice_id),
+        )
     annotated: dict[str, tuple[list[str], list[str]]] = {}
     for rule_id, where, description in _annotations(family.schema.root, family.schema.root, (), "", frozenset()):
         paths, texts = annotated.setdefault(rule_id, ([], []))
@@ -58,9 +67,19 @@ def family_rules(family: Family) -> tuple[RuleInfo, ...]:
     for rule_id, (paths, texts) in annotated.items():
         if rule_id in found:
             continue
-        doc = "\n\n".join(texts) or f"A schema constraint on {', '.join(paths)}."
-        found[rule_id] = RuleInfo(rule_id, Severity.ERROR, tuple(paths), _first_sentence(doc), doc, family.name,
-                                  "schema", family.examples.get(rule_id))
+        doc = (
+            family.schema_rule_docs.get(rule_id) or "\n\n".join(texts) or f"A schema constraint on {', '.join(paths)}."
+        )
+        found[rule_id] = RuleInfo(
+            rule_id,
+            Severity.ERROR,
+            tuple(paths),
+            _first_sentence(doc),
+            doc,
+            family.name,
+            "schema",
+            family.examples.get(rule_id),
+        )
     return tuple(found[k] for k in sorted(found))
 
 
@@ -69,8 +88,16 @@ def engine_rules() -> tuple[RuleInfo, ...]:
     """The engine's ids, each with the example of the first family (by name) that shows it."""
     families = [f for _, f in sorted(all_families().items())]
     return tuple(
-        RuleInfo(rule_id, e.severity, (), e.summary, e.doc, ENGINE, "engine",
-                 next((f.examples[rule_id] for f in families if rule_id in f.examples), None))
+        RuleInfo(
+            rule_id,
+            e.severity,
+            (),
+            e.summary,
+            e.doc,
+            ENGINE,
+            "engine",
+            next((f.examples[rule_id] for f in families if rule_id in f.examples), None),
+        )
         for rule_id, e in sorted(ENGINE_RULES.items())
     )
 
@@ -99,8 +126,9 @@ def _first_sentence(text: str) -> str:
     return first[: m.start() + 1] if m else first
 
 
-def _annotations(root: Any, node: Any, path: Path, description: str, active: frozenset[str],
-                 conditional: bool = False) -> Iterator[tuple[str, list[str], str]]:
+def _annotations(
+    root: Any, node: Any, path: Path, description: str, active: frozenset[str], conditional: bool = False
+) -> Iterator[tuple[str, list[str], str]]:
     """(rule id, config paths, description) for every `x-trainspec-rule` in the schema.
 
     An annotated `then` names the keys it constrains; any other annotated

@@ -54,6 +54,9 @@ class Family:
       with a sentence saying how it was derived.
     - `notices`: the ids its hooks report besides rules and schema ids, with
       their documentation (for `trainspec rules` and `explain`).
+    - `schema_rule_docs`: the documentation of ids its schema gives constraints
+      (`x-trainspec-rule`), where the annotated node's description does not
+      explain the rule.
     - `legacy_keys`: old config path -> the path it moved to, for keys its
       migrations rewrite; editor schemas offer them as deprecated, naming the
       new place.
@@ -79,6 +82,7 @@ class Family:
     examples: Mapping[str, Example] = field(default_factory=dict)
     notices: Mapping[str, Notice] = field(default_factory=dict)
     legacy_keys: Mapping[str, str] = field(default_factory=dict)
+    schema_rule_docs: Mapping[str, str] = field(default_factory=dict)
     trusted_schema: bool = False
 
     @cached_property

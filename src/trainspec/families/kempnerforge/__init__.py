@@ -21,6 +21,24 @@ def resolve(config: dict[str, Any]) -> None:
         config["adapter"] = dict(DEFAULT_ADAPTER)
 
 
+SCHEMA_RULE_DOCS = {
+    "adapter-type-registered": "`adapter.type` must name a registered adapter (mlp_2layer, linear).\n\n"
+    "KempnerForge looks the name up in its adapter registry when it loads the config.",
+    "betas-range": "`optimizer.betas` must be exactly two numbers, each at least 0 and below 1.\n\n"
+    "KempnerForge reads only the first two and compares them with the range; trainspec also refuses a third.",
+    "dataset-source-location": "Every `[[data.datasets]]` entry needs a `path` or an `hf_name`.\n\n"
+    "An entry with neither has nothing to read.",
+    "dp-shard-domain": "`distributed.dp_shard` is -1 (every rank left after the other degrees) or at least 1.",
+    "vision-encoder-type-registered": "`vision_encoder.type` must name a registered encoder (random, siglip2, "
+    "clip).\n\nKempnerForge looks the name up in its encoder registry when it loads the config.",
+    "vlm-arch-fields": "Which keys `[vlm]` takes depends on `vlm.arch`: a key of another architecture is "
+    "unknown.\n\nThe common keys are arch, max_text_len, freeze, freeze_schedule and module_patterns; "
+    "cross_attention adds cross_attention_*, mot adds mot_*.",
+    "vlm-arch-registered": "`vlm.arch` must name a registered VLM architecture (joint_decoder, cross_attention, "
+    "mot).",
+}
+
+
 FAMILY = Family(
     name="kempnerforge",
     description="KempnerForge JobConfig: TOML training-run configs (dense, MoE and VLM).",
@@ -28,6 +46,7 @@ FAMILY = Family(
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=RULES,
     examples=EXAMPLES,
+    schema_rule_docs=SCHEMA_RULE_DOCS,
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"toml", "json", "yaml"}),
     resolve=resolve,

@@ -25,6 +25,20 @@ def world_size_from_config(config: dict[str, Any]) -> tuple[int, str] | None:
                             f"= {nnodes} × {nproc}")
 
 
+SCHEMA_RULE_DOCS = {
+    "deployment-disaggregated-required": "`deployment.mode: disaggregated` needs a `deployment.disaggregated` "
+    "section: the producer and consumer need its control directory and transfer backend.",
+    "deployment-disaggregated-needs-mode": "A `deployment.disaggregated` section is only used when "
+    "`deployment.mode` is `disaggregated`; with any other mode, remove it or set the mode.",
+    "disaggregated-control-dir-nonempty": "`deployment.disaggregated.control_dir` must not be empty or blank: "
+    "the launch references, manifest and lifecycle markers live beneath it.",
+    "capture-devices-unique": "A capture server's `cuda_visible_devices` lists at least one device and "
+    "none twice.",
+    "managed-trainer-devices-unique": "`managed_local.trainer_cuda_visible_devices` lists at least one "
+    "device and none twice.",
+}
+
+
 FAMILY = Family(
     name="specforge",
     description="SpecForge run config: speculative-decoding draft training (YAML/JSON).",
@@ -36,6 +50,7 @@ FAMILY = Family(
     formats=frozenset({"yaml", "json"}),
     migrations=(migrate_legacy,),
     notices=NOTICES,
+    schema_rule_docs=SCHEMA_RULE_DOCS,
     legacy_keys={f"training.{key}": format_path(path) for key, path in LEGACY.items()},
     normalize=normalize,
     world_size_from_config=world_size_from_config,
