@@ -125,7 +125,7 @@ def test_annotate_keeps_windows_line_endings(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, text, message", [
     ("run.json", "{}", "JSON has no comments"),
     ("notes.txt", "x", "not a TOML or YAML file"),
-    ("empty.yaml", "# nothing\n", "pass --family"),
+    ("other.yaml", "zzz: 1\n", "pass --family"),
     ("missing.toml", None, "no such file"),
 ])
 def test_annotate_usage_errors(name: str, text: str | None, message: str, tmp_path: Path,

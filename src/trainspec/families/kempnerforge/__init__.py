@@ -48,6 +48,6 @@ FAMILY = Family(
     examples=EXAMPLES,
     schema_rule_docs=SCHEMA_RULE_DOCS,
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
-    formats=frozenset({"toml", "json", "yaml"}),
+    formats=frozenset({"toml"}),  # KempnerForge reads TOML only
     resolve=resolve,
 )
