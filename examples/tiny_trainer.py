@@ -194,7 +194,7 @@ def train(cfg: JobConfig, rank: int) -> None:
     ddp = DistributedDataParallel(model)
     forward = torch.compile(ddp) if cfg.train.compile_model else ddp
     o = cfg.optimizer
-    optimizer = torch.optim.AdamW(model.parameters(), lr=o.lr, betas=(o.betas[0].root, o.betas[1].root), eps=o.eps,
+    optimizer = torch.optim.AdamW(model.parameters(), lr=o.lr, betas=(o.betas[0], o.betas[1]), eps=o.eps,
                                   weight_decay=o.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(cfg, step))
     generator = torch.Generator().manual_seed(cfg.train.seed * 1000 + rank)  # different data on every rank
