@@ -106,12 +106,15 @@ def test_sarif_validates_against_the_schema(capsys, configs):
     assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors]
     run_ = log["runs"][0]
     rules = run_["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["model-heads-divide-dim", "unknown-key", "value-domain", "file-not-found"]
+    assert [r["id"] for r in rules] == ["model-heads-divide-dim", "unknown-key", "value-domain", "world-size-checked",
+                                        "file-not-found"]
     for r in rules:
         assert r["shortDescription"]["text"] and r["help"]["text"] and r["fullDescription"]["text"]
     assert "```toml" in rules[0]["help"]["markdown"]  # the example and its fix
     results = run_["results"]
-    assert [(r["ruleId"], r["level"]) for r in results] == [
+    checked = [(r["ruleId"], r["level"]) for r in results if r["ruleId"] == "world-size-checked"]
+    assert checked and all(level == "note" for _, level in checked)
+    assert [(r["ruleId"], r["level"]) for r in results if r["ruleId"] != "world-size-checked"] == [
         ("model-heads-divide-dim", "error"), ("unknown-key", "error"), ("value-domain", "warning"),
         ("file-not-found", "error")]
     for r in results:

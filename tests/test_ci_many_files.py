@@ -141,16 +141,19 @@ def test_several_world_sizes_say_which_size(capsys, write):
         "job.toml:2:1: error[world-size-product] at world size 8: " + product.format(8),
         "job.toml:2:1: error[world-size-product] at world size 16: " + product.format(16),
         "job.toml:6:1: error[unknown-key] unknown key `n_head` in model; did you mean `n_heads`?",
+        "job.toml: note[world-size-checked] at world size 4: every world-size rule passes",
         "3 error(s), 0 warning(s) in 1 file",
     ]
     report = json.loads(run(capsys, "check", str(path), "--world-size", "8,4,16", "--format", "json")[1])
-    assert [d.get("world_size") for d in report["diagnostics"]] == [8, 16, None]
+    assert [d.get("world_size") for d in report["diagnostics"]] == [8, 16, None, 4]
 
 
 def test_world_size_rules_pass_at_every_listed_size(capsys):
     path = CORPUS / "kempnerforge" / "train" / "7b.toml"  # dp_shard = -1
     code, out, _ = run(capsys, "check", str(path), "--world-size", "4,8,64")
     assert code == 0 and out.endswith("no problems\n")
+    for size in (4, 8, 64):
+        assert f"note[world-size-checked] at world size {size}: every world-size rule passes" in out
 
 
 def test_progress_only_on_a_terminal_and_only_when_long(monkeypatch):

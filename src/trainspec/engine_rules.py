@@ -152,6 +152,12 @@ non-text field).
 
 Values are read as YAML 1.2 flow values (`[0.9, 0.95]`, `true`, `3e-4`, `null`).""",
     ),
+    "world-size-checked": _rule(
+        "note",
+        """With several world sizes (`--world-size 8,16,64`), a size at which every world-size rule passes.
+
+Sizes that fail show the failing rules instead, each message starting `at world size N:`.""",
+    ),
     "world-size-unknown": _rule(
         "note",
         """Rules that need the number of ranks were skipped: no world size was given.
