@@ -242,3 +242,14 @@ def test_ids_reported_by_migrations_can_be_selected_and_explained(capsys, write)
     assert code == 0 and "legacy-key-migrated" not in out
     code, out, _ = run(capsys, "explain", "legacy-key-migrated")
     assert code == 0 and "trainspec migrate" in out
+
+
+def test_an_override_that_repairs_a_file_warns_that_kempnerforge_checks_the_file_first(capsys, write):
+    broken = write("job.toml", "[model]\ndim = 4100\n")
+    code, out, _ = run(capsys, "check", str(broken), "--set", "model.dim=4096")
+    assert code == 0
+    assert f"{broken}:2:1: warning[override-repairs-file] without the overrides this file fails " \
+           "model-heads-divide-dim" in out
+    launch = write("launch.toml", "[train]\nseq_len = 4096\n")  # a launch-time rule sees the merged config
+    code, out, _ = run(capsys, "check", str(launch), "--set", "model.max_seq_len=4096")
+    assert code == 0 and "override-repairs-file" not in out

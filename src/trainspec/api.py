@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -92,10 +93,32 @@ def _check_path(
     else:
         fam = family
     try:
-        return check_document(doc, fam, as_overrides(overrides), world_size)
+        numbered = as_overrides(overrides)
+        result = check_document(doc, fam, numbered, world_size)
+        if numbered and fam.checks_file_before_overrides:
+            result.diagnostics.extend(_repaired_by_overrides(file, fam, world_size, result))
+        return result
     except (SchemaError, jsonschema.exceptions.SchemaError) as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
         return Result(file, fam, [Diagnostic(file, None, None, "", "invalid-family-schema", Severity.ERROR, message)])
+
+
+def _repaired_by_overrides(file: str, family: Family, world_size: int | None, merged: Result) -> list[Diagnostic]:
+    """Errors of the file alone that the overrides hide: the family's own loader would stop on them."""
+    still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
+    launch = {r.id for r in family.rules if r.at_launch}  # applied to the final config anyway
+    alone = check_document(read(file), family, (), world_size)
+    return [
+        replace(
+            d,
+            rule="override-repairs-file",
+            severity=Severity.WARNING,
+            message=f"without the overrides this file fails {d.rule}: {d.message}; {family.name} checks the "
+            "file before it applies overrides, so it would refuse to start",
+        )
+        for d in alone.diagnostics
+        if d.is_error and d.rule not in launch and (d.rule, d.config_path) not in still
+    ]
 
 
 def _first_line(exc: Exception) -> str:

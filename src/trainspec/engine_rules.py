@@ -152,6 +152,13 @@ non-text field).
 
 Values are read as YAML 1.2 flow values (`[0.9, 0.95]`, `true`, `3e-4`, `null`).""",
     ),
+    "override-repairs-file": _rule(
+        "warning",
+        """An override fixes an error of the file, but the family's own loader checks the file before it
+applies overrides, so the job would still refuse to start.
+
+trainspec checks the merged config (the error is gone there) and warns so the file gets fixed too.""",
+    ),
     "world-size-checked": _rule(
         "note",
         """With several world sizes (`--world-size 8,16,64`), a size at which every world-size rule passes.

@@ -46,6 +46,7 @@ class Rule:
     check: Callable[..., Iterable[str | Violation]]
     needs_world_size: bool = False
     raw: bool = False
+    at_launch: bool = False
     summary: str = ""
     doc: str = ""
     parsed_paths: tuple[Path, ...] = field(default=(), compare=False)
@@ -61,8 +62,11 @@ def rule(
     severity: str,
     *paths: str,
     raw: bool = False,
+    at_launch: bool = False,
 ) -> Callable[[Callable[..., Iterable[str | Violation]]], Rule]:
-    """Declare a rule. `raw=True` passes the values as written (ABSENT when not written)."""
+    """Declare a rule. `raw=True` passes the values as written (ABSENT when not written);
+    `at_launch=True` marks a rule the family's own trainer applies at launch, to the final config
+    (after overrides), rather than when it loads the file."""
 
     def wrap(fn: Callable[..., Iterable[str | Violation]]) -> Rule:
         doc = inspect.getdoc(fn) or ""
@@ -75,6 +79,7 @@ def rule(
             check=fn,
             needs_world_size="world_size" in inspect.signature(fn).parameters,
             raw=raw,
+            at_launch=at_launch or "world_size" in inspect.signature(fn).parameters,
             summary=doc.splitlines()[0],
             doc=doc,
             parsed_paths=tuple(parse_path(p) for p in paths),

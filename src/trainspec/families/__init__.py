@@ -60,6 +60,10 @@ class Family:
     - `legacy_keys`: old config path -> the path it moved to, for keys its
       migrations rewrite; editor schemas offer them as deprecated, naming the
       new place.
+    - `checks_file_before_overrides`: the family's own loader validates the
+      file before it applies command-line overrides, so an override cannot
+      repair a broken file there; trainspec checks the merged config and warns
+      (`override-repairs-file`) about what the file alone fails.
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.
@@ -83,6 +87,7 @@ class Family:
     notices: Mapping[str, Notice] = field(default_factory=dict)
     legacy_keys: Mapping[str, str] = field(default_factory=dict)
     schema_rule_docs: Mapping[str, str] = field(default_factory=dict)
+    checks_file_before_overrides: bool = False
     trusted_schema: bool = False
 
     @cached_property

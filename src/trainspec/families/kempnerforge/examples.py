@@ -155,6 +155,9 @@ DIM = "[model]\ndim = 4096\n"
 # the engine's own ids, shown on KempnerForge configs
 EXAMPLES.update(
     {
+        "override-repairs-file": Example(
+            "[model]\ndim = 4100\n", "[model]\ndim = 4096\n", options=("--set", "model.dim=4096")
+        ),
         "world-size-checked": Example(
             "[distributed]\ndp_shard = 2\n", "[distributed]\ndp_shard = 4\n",
             options=("--world-size", "2,4"), fixed_options=("--world-size", "4"),

@@ -172,14 +172,14 @@ def world_size_product(
         )
 
 
-@rule("seq-len-within-max", "error", "train.seq_len", "model.max_seq_len")
+@rule("seq-len-within-max", "error", "train.seq_len", "model.max_seq_len", at_launch=True)
 def seq_len_within_max(seq_len: int, max_seq_len: int) -> Iterator[str]:
     """Training sequences cannot be longer than the model's positions."""
     if seq_len > max_seq_len:
         yield f"train.seq_len = {seq_len} exceeds model.max_seq_len = {max_seq_len}"
 
 
-@rule("tied-embeddings-no-pp", "error", "model.tie_embeddings", "distributed.pp")
+@rule("tied-embeddings-no-pp", "error", "model.tie_embeddings", "distributed.pp", at_launch=True)
 def tied_embeddings_no_pp(tied: bool, pp: int) -> Iterator[str]:
     """Tied input/output embeddings must live on one stage; pipeline parallelism splits them."""
     if tied and pp > 1:
@@ -189,14 +189,14 @@ def tied_embeddings_no_pp(tied: bool, pp: int) -> Iterator[str]:
         )
 
 
-@rule("eval-needs-source", "error", "eval.enabled", "eval.dataset_path", "eval.hf_dataset_name")
+@rule("eval-needs-source", "error", "eval.enabled", "eval.dataset_path", "eval.hf_dataset_name", at_launch=True)
 def eval_needs_source(enabled: bool, dataset_path: str, hf_name: str | None) -> Iterator[str]:
     """Evaluation needs data: a pre-tokenized path or a Hugging Face dataset."""
     if enabled and not dataset_path and not hf_name:
         yield "eval.enabled = true but neither eval.dataset_path nor eval.hf_dataset_name is set; set one of them"
 
 
-@rule("moe-compile", "warning", "train.compile_model", "model.num_experts")
+@rule("moe-compile", "warning", "train.compile_model", "model.num_experts", at_launch=True)
 def moe_compile(compile_model: bool, num_experts: int) -> Iterator[str]:
     """torch.compile is not yet efficient for MoE dispatch (data-dependent shapes)."""
     if num_experts > 0 and compile_model:
@@ -206,21 +206,21 @@ def moe_compile(compile_model: bool, num_experts: int) -> Iterator[str]:
         )
 
 
-@rule("tp-divides-heads", "error", "model.n_heads", "distributed.tp")
+@rule("tp-divides-heads", "error", "model.n_heads", "distributed.tp", at_launch=True)
 def tp_divides_heads(n_heads: int, tp: int) -> Iterator[str]:
     """Tensor parallelism splits attention heads across ranks."""
     if tp > 1 and n_heads % tp:
         yield f"model.n_heads = {n_heads} is not divisible by distributed.tp = {tp}"
 
 
-@rule("tp-divides-kv-heads", "error", "model.n_kv_heads", "distributed.tp")
+@rule("tp-divides-kv-heads", "error", "model.n_kv_heads", "distributed.tp", at_launch=True)
 def tp_divides_kv_heads(n_kv_heads: int, tp: int) -> Iterator[str]:
     """Tensor parallelism splits kv heads across ranks too."""
     if tp > 1 and n_kv_heads % tp:
         yield f"model.n_kv_heads = {n_kv_heads} is not divisible by distributed.tp = {tp}"
 
 
-@rule("fp8-no-tp", "error", "train.mixed_precision", "distributed.tp")
+@rule("fp8-no-tp", "error", "train.mixed_precision", "distributed.tp", at_launch=True)
 def fp8_no_tp(precision: str, tp: int) -> Iterator[str]:
     """FP8 linear layers do not compose with tensor-parallel sharding."""
     if precision == "fp8" and tp > 1:
@@ -230,7 +230,7 @@ def fp8_no_tp(precision: str, tp: int) -> Iterator[str]:
         )
 
 
-@rule("moe-no-pp", "error", "model.num_experts", "distributed.pp")
+@rule("moe-no-pp", "error", "model.num_experts", "distributed.pp", at_launch=True)
 def moe_no_pp(num_experts: int, pp: int) -> Iterator[str]:
     """Data-dependent expert routing cannot be split into pipeline stages."""
     if num_experts > 0 and pp > 1:
@@ -240,21 +240,29 @@ def moe_no_pp(num_experts: int, pp: int) -> Iterator[str]:
         )
 
 
-@rule("ep-needs-moe", "error", "distributed.ep", "model.num_experts")
+@rule("ep-needs-moe", "error", "distributed.ep", "model.num_experts", at_launch=True)
 def ep_needs_moe(ep: int, num_experts: int) -> Iterator[str]:
     """Expert parallelism distributes experts, so the model must have some."""
     if ep > 1 and num_experts <= 0:
         yield f"distributed.ep = {ep} needs an MoE model, but model.num_experts = {num_experts}"
 
 
-@rule("ep-divides-experts", "error", "model.num_experts", "distributed.ep")
+@rule("ep-divides-experts", "error", "model.num_experts", "distributed.ep", at_launch=True)
 def ep_divides_experts(num_experts: int, ep: int) -> Iterator[str]:
     """Each expert-parallel rank holds num_experts / ep experts."""
     if ep > 1 and num_experts > 0 and num_experts % ep:
         yield f"model.num_experts = {num_experts} is not divisible by distributed.ep = {ep}"
 
 
-@rule("vlm-train-seq-len-budget", "error", "train.seq_len", "vision_encoder.num_tokens", "vlm.max_text_len", "vlm.arch")
+@rule(
+    "vlm-train-seq-len-budget",
+    "error",
+    "train.seq_len",
+    "vision_encoder.num_tokens",
+    "vlm.max_text_len",
+    "vlm.arch",
+    at_launch=True,
+)
 def train_seq_len_budget(
     seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
 ) -> Iterator[str]:
@@ -269,7 +277,7 @@ def train_seq_len_budget(
         )
 
 
-@rule("vlm-no-pp", "error", "distributed.pp", "vlm")
+@rule("vlm-no-pp", "error", "distributed.pp", "vlm", at_launch=True)
 def vlm_no_pp(pp: int, vlm: Any) -> Iterator[str]:
     """VLM runs do not support pipeline parallelism in this version."""
     if vlm is not None and pp > 1:
@@ -279,7 +287,7 @@ def vlm_no_pp(pp: int, vlm: Any) -> Iterator[str]:
 # -- checks KempnerForge makes only after launch (§11) --------------------------------------
 
 
-@rule("vlm-needs-hf-data", "error", "data.hf_dataset_name", "data.tokenizer_path", "vlm")
+@rule("vlm-needs-hf-data", "error", "data.hf_dataset_name", "data.tokenizer_path", "vlm", at_launch=True)
 def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator[Violation]:
     """VLM data comes only from Hugging Face datasets, tokenized with data.tokenizer_path."""
     if vlm is None:
@@ -293,7 +301,9 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator
         yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at="data.tokenizer_path")
 
 
-@rule("hf-data-needs-tokenizer", "error", "data.tokenizer_path", "data.hf_dataset_name", "data.datasets")
+@rule(
+    "hf-data-needs-tokenizer", "error", "data.tokenizer_path", "data.hf_dataset_name", "data.datasets", at_launch=True
+)
 def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[dict[str, Any]]) -> Iterator[str]:
     """Raw text from Hugging Face datasets must be tokenized, which needs data.tokenizer_path."""
     sources = ([f'data.hf_dataset_name = "{hf_name}"'] if hf_name else []) + [
@@ -310,6 +320,7 @@ def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[
     "data.tokenizer_path",
     "data.dataset_path",
     "data.datasets",
+    at_launch=True,
 )
 def packing_needs_tokenizer(
     pack: bool, tokenizer: str, dataset_path: str, datasets: list[dict[str, Any]]
@@ -328,6 +339,7 @@ def packing_needs_tokenizer(
     "model.n_heads",
     "model.n_kv_heads",
     "vlm.arch",
+    at_launch=True,
 )
 def mot_image_heads_match(
     img_heads: int | None, img_kv: int | None, n_heads: int, n_kv: int, arch: str | None
@@ -347,7 +359,7 @@ def mot_image_heads_match(
         )
 
 
-@rule("registry-name-known", "error", *REGISTRIES, "model.num_experts")
+@rule("registry-name-known", "error", *REGISTRIES, "model.num_experts", at_launch=True)
 def registry_name_known(
     model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int
 ) -> Iterator[Violation]:
@@ -413,11 +425,13 @@ def value_domain(*values: float | None) -> Iterator[Violation]:
         if not isinstance(value, (int, float)) or not math.isfinite(value):
             continue  # unset (null) values mean "derive it"
         if path in POSITIVE and value <= 0:
-            yield Violation(f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave",
-                            at=path)
+            yield Violation(
+                f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave", at=path
+            )
         elif path in NON_NEGATIVE and value < 0:
-            yield Violation(f"{path} = {value} is negative; KempnerForge accepts it but the run will misbehave",
-                            at=path)
+            yield Violation(
+                f"{path} = {value} is negative; KempnerForge accepts it but the run will misbehave", at=path
+            )
 
 
 RULES = (
