@@ -60,6 +60,17 @@ AGREE = [
     ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "tracking": None}, False),
     ("specforge", {"model": {"target_model_path": "m", "target_backend": "hf"}, "data": {}}, False),
     ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "run_id": 5}, False),
+    ("specforge", {"model": {"target_model_path": "m", "draft_num_hidden_layers": 0}, "data": {}}, False),
+    ("specforge", {"model": {"target_model_path": "m", "torch_dtype": "float8"}, "data": {}}, False),
+    ("specforge", {"model": {"target_model_path": "m", "aux_hidden_state_layer_ids": [1, 2]}, "data": {}}, True),
+    ("specforge", {"model": {"target_model_path": "m", "aux_hidden_state_layer_ids": ["1"]}, "data": {}}, False),
+    ("specforge", {"model": {"target_model_path": "m", "sglang_mem_fraction_static": 1.5}, "data": {}}, False),
+    ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "training": {"role": None}}, False),
+    ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "training": {"batch_size": 2.0}}, False),
+    ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "training": {"learning_rate": 1}}, True),
+    ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "deployment": {"trainer": {"nnodes": 2}}}, True),
+    ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "deployment": {"trainer": {"gpus": 2}}}, False),
+    ("specforge", {"model": {"target_model_path": "m"}, "data": {}, "deployment": {"disaggregated": None}}, True),
 ]
 
 # Constraints the generator drops: the schema rejects these, the generated model accepts them.

@@ -418,17 +418,22 @@ NON_NEGATIVE = (
 )
 
 
-@rule("value-domain", "warning", *POSITIVE, *NON_NEGATIVE)
-def value_domain(*values: float | None) -> Iterator[Violation]:
+@rule("value-domain", "warning", *POSITIVE, *NON_NEGATIVE, "data.anneal_weights", "vlm.freeze_schedule")
+def value_domain(*values: Any) -> Iterator[Violation]:
     """Numbers KempnerForge does not check although only positive (or non-negative) values make sense."""
-    for path, value in zip((*POSITIVE, *NON_NEGATIVE), values, strict=True):
-        if not isinstance(value, (int, float)) or not math.isfinite(value):
+    *scalars, anneal_weights, freeze_schedule = values
+    found = list(zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True))
+    found += [(f"data.anneal_weights.{name}", w) for name, w in (anneal_weights or {}).items()]
+    found += [(f"vlm.freeze_schedule[{i}].start_step", stage.get("start_step"))
+              for i, stage in enumerate(freeze_schedule or [])]
+    for path, value in found:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             continue  # unset (null) values mean "derive it"
         if path in POSITIVE and value <= 0:
             yield Violation(
                 f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave", at=path
             )
-        elif path in NON_NEGATIVE and value < 0:
+        elif path not in POSITIVE and value < 0:
             yield Violation(
                 f"{path} = {value} is negative; KempnerForge accepts it but the run will misbehave", at=path
             )
