@@ -215,3 +215,13 @@ def test_a_world_size_prefix_suppression_is_not_called_unused_without_a_world_si
     assert "unused-suppression" not in capsys.readouterr().out
     assert main(["check", str(path), "--world-size", "4"]) == 0  # suppressed
     assert "world-size-product" not in capsys.readouterr().out
+
+
+def test_a_directive_inside_a_string_is_not_a_suppression_and_blank_lines_are_skipped():
+    text = ('name = "x # trainspec: ignore[model-heads-divide-dim]"\n'
+            "# trainspec: ignore[tp-divides-heads]\n\n"
+            "n_heads = 30\n")
+    (only,) = find(text)
+    assert (only.comment_line, only.target_line, only.ids) == (2, 4, ("tp-divides-heads",))
+    (plain,) = find("note: don't panic  # trainspec: ignore[unknown-key]\n")
+    assert plain.ids == ("unknown-key",)

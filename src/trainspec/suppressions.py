@@ -38,18 +38,41 @@ def matches(rule_id: str, pattern: str) -> bool:
     return rule_id.startswith(pattern)
 
 
+def _in_string(before: str) -> bool:
+    """Whether a `#` after `before` sits inside a quoted TOML/YAML string on that line."""
+    quote = None
+    i = 0
+    while i < len(before):
+        c = before[i]
+        if quote == '"' and c == "\\":
+            i += 2
+            continue
+        if quote is None and c in "\"'" and before[:i].rstrip()[-1:] in ("", "=", ":", "[", "{", ",", "-"):
+            quote = c  # a quote that starts a value (not the apostrophe in a plain YAML `don't`)
+        elif c == quote:
+            quote = None
+        i += 1
+    return quote is not None
+
+
 def find(text: str) -> list[Suppression]:
     lines = text.splitlines()
     found = []
     for n, line in enumerate(lines, 1):
         m = _DIRECTIVE.search(line)
-        if m is None:
+        if m is None or _in_string(line[: m.start()]):
             continue
         ids = tuple(i.strip() for i in m.group(1).split(",") if i.strip())
         target = n
-        if not line[: m.start()].strip():  # alone on its line: covers the next non-comment line
-            target = next((k for k in range(n + 1, len(lines) + 1) if not lines[k - 1].lstrip().startswith("#")),
-                          n + 1)
+        if not line[: m.start()].strip():  # alone on its line: covers the next line holding a value
+            target = next(
+                (
+                    k
+                    for k in range(n + 1, len(lines) + 1)
+                    if lines[k - 1].strip() and not lines[k - 1].lstrip().startswith("#")
+                ),
+                n + 1,
+            )
         found.append(Suppression(n, m.start() + 1, target, ids))
     return found
 
@@ -74,8 +97,9 @@ def apply(
     used: set[tuple[int, str]] = set()
     kept = []
     for d in diagnostics:
-        hits = [(s.comment_line, i) for s in suppressions if s.target_line == d.line for i in s.ids
-                if matches(d.rule, i)]
+        hits = [
+            (s.comment_line, i) for s in suppressions if s.target_line == d.line for i in s.ids if matches(d.rule, i)
+        ]
         used.update(hits)
         if not hits:
             kept.append(d)
