@@ -239,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"rank {rank}: {exc}", file=sys.stderr, flush=True)
             return 2
         train(cfg, rank)
+        dist.barrier()  # no rank tears the group down while another still has gloo work in flight
     finally:
         dist.destroy_process_group()
     return 0
