@@ -76,7 +76,7 @@ def test_catalog_lists_every_family_with_its_globs() -> None:
     for url, entry in by_url.items():
         family = get_family(url.split("/")[-1].split(".")[0])
         assert (ROOT / "editors" / url).is_file()
-        assert entry["fileMatch"] == default_globs(family.name, family.formats)
+        assert entry["fileMatch"] == default_globs(family)
         assert entry["name"] and entry["description"]
 
 

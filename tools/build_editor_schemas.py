@@ -42,7 +42,7 @@ def build(base_url: str) -> dict[str, str]:
         entries.append({
             "name": canonical["title"],
             "description": family.description or canonical["description"],
-            "fileMatch": default_globs(family.name, family.formats),
+            "fileMatch": default_globs(family),
             "url": base_url + name,
         })
     files["catalog.json"] = render({"$schema": CATALOG_SCHEMA, "version": 1, "schemas": entries})

@@ -79,10 +79,10 @@ def check_document(
                 at_key=False,
             )
         )
-    non_finite = set(broken)
+    already_reported = set(broken)
     for finding in findings(family.schema, family.validator, doc.data):
-        if finding.path in non_finite:
-            continue  # already reported as non-finite; its type or bound error would say it twice
+        if finding.path in already_reported:
+            continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:
             broken.append(finding.path)
         out.append(

@@ -191,7 +191,7 @@ class Schema:
             if node is None:
                 return None
             node = self.child(node, part, value)
-            value = _get(value, part)
+            value = get(value, (part,))
         return node
 
     def required(self, node: Node, instance: Any = None) -> set[str]:
@@ -279,12 +279,6 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
-
-
-def _get(value: Any, part: str | int) -> Any:
-    if isinstance(part, int):
-        return value[part] if isinstance(value, list) and -len(value) <= part < len(value) else None
-    return value.get(part) if isinstance(value, dict) else None
 
 
 def get(data: Any, path: Path) -> Any:

@@ -16,19 +16,13 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .schema import NotEditorSafe, editor_schema_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
-
-KNOWN_LAYOUTS: dict[str, tuple[str, ...]] = {
-    "kempnerforge": ("**/configs/train/*.toml", "**/configs/model/*.toml"),
-    "specforge": ("**/examples/configs/*.yaml",),
-}
-"""Where the upstream projects keep their configs; every family also gets `**/*.<family>.<ext>`."""
 
 EXTENSIONS = {"toml": ("toml",), "yaml": ("yaml", "yml"), "json": ("json",)}
 FORMAT_OF = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
@@ -41,10 +35,11 @@ class EditorError(Exception):
     """A usage problem: reported on stderr, exit status 2."""
 
 
-def default_globs(family: str, formats: Iterable[str]) -> list[str]:
-    """The globs `init` and the catalog use for a family when none are given."""
-    named = [f"**/*.{family}.{ext}" for fmt in sorted(formats) for ext in EXTENSIONS.get(fmt, ())]
-    return [*KNOWN_LAYOUTS.get(family, ()), *named]
+def default_globs(family: Any) -> list[str]:
+    """The globs `init` and the catalog use for a family when none are given: where the family says
+    its configs live (`Family.file_globs`), and `**/*.<family>.<ext>` for each of its formats."""
+    named = [f"**/*.{family.name}.{ext}" for fmt in sorted(family.formats) for ext in EXTENSIONS.get(fmt, ())]
+    return [*family.file_globs, *named]
 
 
 def glob_format(glob: str) -> str:
@@ -169,7 +164,7 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
     for family in families:
         schema = write_schema(root, schema_dir, family.name)
         ref = "./" + schema.relative_to(root).as_posix()
-        family_globs = list(globs) or default_globs(family.name, family.formats)
+        family_globs = list(globs) or default_globs(family)
         merge_settings(settings, ref, schema.resolve().as_uri(), family_globs)
         print(f"wrote {schema.relative_to(root)}")
     try:

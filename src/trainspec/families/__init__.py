@@ -57,6 +57,8 @@ class Family:
     - `schema_rule_docs`: the documentation of ids its schema gives constraints
       (`x-trainspec-rule`), where the annotated node's description does not
       explain the rule.
+    - `file_globs`: where its configs usually live (editor associations and
+      the schema catalog use them; `**/*.<name>.<ext>` is always added).
     - `legacy_keys`: old config path -> the path it moved to, for keys its
       migrations rewrite; editor schemas offer them as deprecated, naming the
       new place.
@@ -85,6 +87,7 @@ class Family:
     docs_url: str = field(default="")
     examples: Mapping[str, Example] = field(default_factory=dict)
     notices: Mapping[str, Notice] = field(default_factory=dict)
+    file_globs: tuple[str, ...] = ()
     legacy_keys: Mapping[str, str] = field(default_factory=dict)
     schema_rule_docs: Mapping[str, str] = field(default_factory=dict)
     checks_file_before_overrides: bool = False

@@ -47,6 +47,7 @@ FAMILY = Family(
     rules=RULES,
     examples=EXAMPLES,
     schema_rule_docs=SCHEMA_RULE_DOCS,
+    file_globs=("**/configs/train/*.toml", "**/configs/model/*.toml"),
     checks_file_before_overrides=True,
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"toml"}),  # KempnerForge reads TOML only

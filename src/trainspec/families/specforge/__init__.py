@@ -50,6 +50,7 @@ FAMILY = Family(
     formats=frozenset({"yaml", "json"}),
     migrations=(migrate_legacy,),
     notices=NOTICES,
+    file_globs=("**/examples/configs/*.yaml",),
     schema_rule_docs=SCHEMA_RULE_DOCS,
     legacy_keys={f"training.{key}": format_path(path) for key, path in LEGACY.items()},
     normalize=normalize,
