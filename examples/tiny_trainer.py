@@ -152,8 +152,8 @@ def refuse_unsupported(cfg: JobConfig) -> None:
     problems = [f"distributed.{n} = {v}" for n, v in (("tp", d.tp), ("pp", d.pp), ("cp", d.cp), ("ep", d.ep)) if v > 1]
     problems += [f"model.num_experts = {cfg.model.num_experts}"] if cfg.model.num_experts > 0 else []
     problems += ["a [vlm] section"] if cfg.vlm is not None else []
-    problems += [f"optimizer.name = \"{cfg.optimizer.name}\""] if cfg.optimizer.name != "adamw" else []
-    problems += [f"scheduler.name = \"{cfg.scheduler.name}\""] if cfg.scheduler.name in ("wsd", "rex") else []
+    problems += [f'optimizer.name = "{cfg.optimizer.name}"'] if cfg.optimizer.name != "adamw" else []
+    problems += [f'scheduler.name = "{cfg.scheduler.name}"'] if cfg.scheduler.name in ("wsd", "rex") else []
     if problems:
         raise SystemExit(f"tiny_trainer supports dense, data-parallel AdamW runs only; not {', '.join(problems)}")
 
@@ -194,8 +194,9 @@ def train(cfg: JobConfig, rank: int) -> None:
     ddp = DistributedDataParallel(model)
     forward = torch.compile(ddp) if cfg.train.compile_model else ddp
     o = cfg.optimizer
-    optimizer = torch.optim.AdamW(model.parameters(), lr=o.lr, betas=(o.betas[0], o.betas[1]), eps=o.eps,
-                                  weight_decay=o.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=o.lr, betas=(o.betas[0], o.betas[1]), eps=o.eps, weight_decay=o.weight_decay
+    )
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(cfg, step))
     generator = torch.Generator().manual_seed(cfg.train.seed * 1000 + rank)  # different data on every rank
     accum = cfg.train.grad_accum_steps

@@ -28,8 +28,15 @@ class LspError(RuntimeError):
 class LspClient:
     """One running server process and the state the client keeps about it."""
 
-    def __init__(self, argv: Sequence[str], root: Path, settings: dict[str, JSON],
-                 initialization_options: JSON = None, cwd: Path | None = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        root: Path,
+        settings: dict[str, JSON],
+        initialization_options: JSON = None,
+        cwd: Path | None = None,
+        timeout: float = 30.0,
+    ) -> None:
         self.settings = settings
         self.timeout = timeout
         self.stderr_lines: list[str] = []
@@ -41,30 +48,38 @@ class LspClient:
         self._versions: dict[str, int] = {}
         self._closed = False
         self.proc = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             cwd=cwd or root,
         )
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
-        self.capabilities: dict[str, JSON] = self.request("initialize", {
-            "processId": None,
-            "rootUri": root.as_uri(),
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "initializationOptions": initialization_options,
-            "capabilities": {
-                "workspace": {"configuration": True, "didChangeConfiguration": {"dynamicRegistration": True}},
-                "textDocument": {
-                    "synchronization": {"dynamicRegistration": True},
-                    "completion": {"completionItem": {
-                        "snippetSupport": True,
-                        "documentationFormat": ["markdown", "plaintext"],
-                        "resolveSupport": {"properties": ["documentation", "detail"]},
-                    }},
-                    "hover": {"contentFormat": ["markdown", "plaintext"]},
-                    "publishDiagnostics": {"relatedInformation": True, "versionSupport": True},
+        self.capabilities: dict[str, JSON] = self.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": initialization_options,
+                "capabilities": {
+                    "workspace": {"configuration": True, "didChangeConfiguration": {"dynamicRegistration": True}},
+                    "textDocument": {
+                        "synchronization": {"dynamicRegistration": True},
+                        "completion": {
+                            "completionItem": {
+                                "snippetSupport": True,
+                                "documentationFormat": ["markdown", "plaintext"],
+                                "resolveSupport": {"properties": ["documentation", "detail"]},
+                            }
+                        },
+                        "hover": {"contentFormat": ["markdown", "plaintext"]},
+                        "publishDiagnostics": {"relatedInformation": True, "versionSupport": True},
+                    },
                 },
             },
-        })["capabilities"]
+        )["capabilities"]
         self.notify("initialized", {})
         self.notify("workspace/didChangeConfiguration", {"settings": settings})
 
@@ -163,15 +178,21 @@ class LspClient:
         """Open (or reopen with new text) a document, as an editor does when a file is shown."""
         if uri in self._versions:
             self._versions[uri] += 1
-            self.notify("textDocument/didChange", {
-                "textDocument": {"uri": uri, "version": self._versions[uri]},
-                "contentChanges": [{"text": text}],
-            })
+            self.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": self._versions[uri]},
+                    "contentChanges": [{"text": text}],
+                },
+            )
             return
         self._versions[uri] = 1
-        self.notify("textDocument/didOpen", {
-            "textDocument": {"uri": uri, "languageId": language_id, "version": 1, "text": text},
-        })
+        self.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {"uri": uri, "languageId": language_id, "version": 1, "text": text},
+            },
+        )
 
     def close(self, uri: str) -> None:
         self._versions.pop(uri, None)
@@ -208,18 +229,26 @@ class LspClient:
         return self.diagnostics(uri, mark)
 
     def completion(self, uri: str, line: int, character: int) -> list[JSON]:
-        result = self.request("textDocument/completion", {
-            "textDocument": {"uri": uri}, "position": {"line": line, "character": character},
-        })
+        result = self.request(
+            "textDocument/completion",
+            {
+                "textDocument": {"uri": uri},
+                "position": {"line": line, "character": character},
+            },
+        )
         items = result.get("items", []) if isinstance(result, dict) else (result or [])
         if self.capabilities.get("completionProvider", {}).get("resolveProvider"):
             items = [self.request("completionItem/resolve", item) for item in items]
         return list(items)
 
     def hover(self, uri: str, line: int, character: int) -> JSON:
-        return self.request("textDocument/hover", {
-            "textDocument": {"uri": uri}, "position": {"line": line, "character": character},
-        })
+        return self.request(
+            "textDocument/hover",
+            {
+                "textDocument": {"uri": uri},
+                "position": {"line": line, "character": character},
+            },
+        )
 
     def shutdown(self) -> None:
         try:

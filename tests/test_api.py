@@ -21,8 +21,9 @@ def test_load_returns_the_generated_model_with_defaults_and_derived_values():
 
 def test_load_applies_overrides_and_world_size(write):
     path = write("job.toml", "[distributed]\ndp_shard = -1\ntp = 2\n")
-    config = trainspec.load(path, overrides=["optimizer.lr=1e-3", "model.n_heads=16", "model.n_kv_heads=4"],
-                            world_size=4)
+    config = trainspec.load(
+        path, overrides=["optimizer.lr=1e-3", "model.n_heads=16", "model.n_kv_heads=4"], world_size=4
+    )
     assert config.optimizer.lr == 0.001 and config.model.n_heads == 16
     with pytest.raises(trainspec.ConfigError) as exc:
         trainspec.load(path, world_size=3)
@@ -53,8 +54,11 @@ def test_check_never_raises_for_config_problems(tmp_path):
 
 
 def test_generated_models_give_plain_typed_values(write):
-    path = write("job.toml", '[optimizer]\nbetas = [0.8, 0.9]\n[distributed]\ndp_shard = 2\n'
-                             '[[data.datasets]]\npath = "/data/web"\nweight = 2.0\n')
+    path = write(
+        "job.toml",
+        "[optimizer]\nbetas = [0.8, 0.9]\n[distributed]\ndp_shard = 2\n"
+        '[[data.datasets]]\npath = "/data/web"\nweight = 2.0\n',
+    )
     config = trainspec.load(path, world_size=2)
     assert config.distributed.dp_shard * 2 == 4
     assert config.optimizer.betas[0] + config.optimizer.betas[1] == pytest.approx(1.7)

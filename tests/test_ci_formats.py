@@ -20,8 +20,10 @@ SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 
 BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\nn_head = 3\n\n[optimizer]\neps = 0.0\n"
 CLEAN = "[model]\ndim = 4096\n"
-NOTE = ("world-size rules not checked (world-size-auto-shard-divisible, world-size-product): "
-        "no world size known; pass --world-size N")
+NOTE = (
+    "world-size rules not checked (world-size-auto-shard-divisible, world-size-product): "
+    "no world size known; pass --world-size N"
+)
 
 
 @pytest.fixture
@@ -57,16 +59,20 @@ def test_github_annotations(capsys, configs):
 def test_github_escaping():
     assert escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
-    d = Diagnostic("x.toml", None, None, "", "override-syntax", Severity.ERROR, "bad: 50%\nof it",
-                   origin="override #1 (--set a)")
-    assert format_command(d) == ("::error file=x.toml,title=trainspec [override-syntax]::"
-                                 "override #1 (--set a): bad: 50%25%0Aof it")
+    d = Diagnostic(
+        "x.toml", None, None, "", "override-syntax", Severity.ERROR, "bad: 50%\nof it", origin="override #1 (--set a)"
+    )
+    assert format_command(d) == (
+        "::error file=x.toml,title=trainspec [override-syntax]::override #1 (--set a): bad: 50%25%0Aof it"
+    )
 
 
 def test_junit_report(capsys, configs):
     code, out = run(capsys, "check", "--format", "junit", *configs)
     assert code == 1
-    assert out == f"""<?xml version="1.0" encoding="UTF-8"?>
+    assert (
+        out
+        == f"""<?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="trainspec" tests="2" failures="1" errors="0">
   <testsuite name="trainspec" tests="2" failures="1" errors="0" skipped="0">
     <testcase classname="trainspec.kempnerforge" name="job.toml">
@@ -83,6 +89,7 @@ job.toml: note[world-size-unknown] {NOTE}</system-out>
   </testsuite>
 </testsuites>
 """
+    )
 
 
 def test_junit_escapes_xml():
@@ -90,7 +97,7 @@ def test_junit_escapes_xml():
     out = io.StringIO()
     get_reporter("junit")([Result("a<b>.toml", None, [d])], out)
     assert 'name="a&lt;b&gt;.toml"' in out.getvalue()
-    assert "invalid \"x\" &amp; &lt;y&gt;</failure>" in out.getvalue()
+    assert 'invalid "x" &amp; &lt;y&gt;</failure>' in out.getvalue()
 
 
 def sarif_validator():
@@ -106,8 +113,13 @@ def test_sarif_validates_against_the_schema(capsys, configs):
     assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors]
     run_ = log["runs"][0]
     rules = run_["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["model-heads-divide-dim", "unknown-key", "value-domain", "world-size-checked",
-                                        "file-not-found"]
+    assert [r["id"] for r in rules] == [
+        "model-heads-divide-dim",
+        "unknown-key",
+        "value-domain",
+        "world-size-checked",
+        "file-not-found",
+    ]
     for r in rules:
         assert r["shortDescription"]["text"] and r["help"]["text"] and r["fullDescription"]["text"]
     assert "```toml" in rules[0]["help"]["markdown"]  # the example and its fix
@@ -115,13 +127,18 @@ def test_sarif_validates_against_the_schema(capsys, configs):
     checked = [(r["ruleId"], r["level"]) for r in results if r["ruleId"] == "world-size-checked"]
     assert checked and all(level == "note" for _, level in checked)
     assert [(r["ruleId"], r["level"]) for r in results if r["ruleId"] != "world-size-checked"] == [
-        ("model-heads-divide-dim", "error"), ("unknown-key", "error"), ("value-domain", "warning"),
-        ("file-not-found", "error")]
+        ("model-heads-divide-dim", "error"),
+        ("unknown-key", "error"),
+        ("value-domain", "warning"),
+        ("file-not-found", "error"),
+    ]
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
     location = results[0]["locations"][0]["physicalLocation"]
-    assert location == {"artifactLocation": {"uri": "job.toml", "uriBaseId": "SRCROOT"},
-                        "region": {"startLine": 2, "startColumn": 1}}
+    assert location == {
+        "artifactLocation": {"uri": "job.toml", "uriBaseId": "SRCROOT"},
+        "region": {"startLine": 2, "startColumn": 1},
+    }
     assert run_["originalUriBaseIds"]["SRCROOT"]["uri"] == Path.cwd().as_uri() + "/"
     assert results[0]["relatedLocations"][0]["message"]["text"] == "model.n_heads"
 
@@ -193,5 +210,7 @@ def test_no_color_keeps_excerpts_without_colour(monkeypatch, tmp_path):
 def test_piped_text_stays_one_line_per_problem(capsys, configs):
     _code, out = run(capsys, "check", *configs)
     assert "\033[" not in out and " | " not in out
-    assert out.splitlines()[0] == ("job.toml:2:1: error[model-heads-divide-dim] model.dim = 4100 is not divisible "
-                                   "by model.n_heads = 32 (head_dim would be 128.125)")
+    assert out.splitlines()[0] == (
+        "job.toml:2:1: error[model-heads-divide-dim] model.dim = 4100 is not divisible "
+        "by model.n_heads = 32 (head_dim would be 128.125)"
+    )

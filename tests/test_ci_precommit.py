@@ -34,7 +34,8 @@ def project(tmp_path_factory):
     shutil.copy(CORPUS / "specforge" / "qwen3-8b-eagle3-offline.yaml", repo / "configs" / "qwen3.yaml")
     (repo / "configs" / "broken.toml").write_text("[model]\ndim = 4100\n")
     (repo / "configs" / "broken.yaml").write_text(
-        (CORPUS / "specforge" / "qwen3-8b-eagle3-offline.yaml").read_text().replace("num_epochs: 10", "num_epochs: 0"))
+        (CORPUS / "specforge" / "qwen3-8b-eagle3-offline.yaml").read_text().replace("num_epochs: 10", "num_epochs: 0")
+    )
     (repo / "pyproject.toml").write_text("[project]\nname = 'unrelated'\n")
     (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
     git(repo, "init", "-q")
@@ -49,21 +50,31 @@ def try_repo(project: Path, home: Path, *files: str) -> subprocess.CompletedProc
         "PYTHONPATH": os.pathsep.join(site.getsitepackages()),
         "PIP_NO_BUILD_ISOLATION": "0",  # pip reads "0" as: do not isolate the build
         "PIP_NO_INDEX": "1",
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
     }
-    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--verbose", "--files", *files],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--verbose", "--files", *files],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_hooks_pass_on_valid_configs_and_fail_on_invalid_ones(project, tmp_path):
     home = tmp_path / "pre-commit-home"
-    good = try_repo(project, home, "configs/debug.toml", "configs/qwen3.yaml", "pyproject.toml",
-                    ".pre-commit-config.yaml")
+    good = try_repo(
+        project, home, "configs/debug.toml", "configs/qwen3.yaml", "pyproject.toml", ".pre-commit-config.yaml"
+    )
     assert good.returncode == 0, good.stdout + good.stderr
     for hook in ("trainspec check", "trainspec check (KempnerForge)", "trainspec check (SpecForge)"):
-        assert any(line.startswith(hook + ".") and line.endswith("Passed") for line in good.stdout.splitlines()), \
+        assert any(line.startswith(hook + ".") and line.endswith("Passed") for line in good.stdout.splitlines()), (
             good.stdout
+        )
 
     bad = try_repo(project, home, "configs/debug.toml", "configs/broken.toml", "configs/broken.yaml")
     assert bad.returncode == 1, bad.stdout + bad.stderr

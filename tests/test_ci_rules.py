@@ -44,7 +44,8 @@ def test_select_and_ignore_take_ids_and_prefixes(capsys, write):
     assert rules_of(capsys, path, "--select", "model-,value") == rules_of(capsys, path)
     assert rules_of(capsys, path, "--ignore", "model-heads") == [("value-domain", "warning")]
     assert rules_of(capsys, path, "--select", "model", "--select", "value", "--ignore", "value-domain") == [
-        ("model-heads-divide-dim", "error")]
+        ("model-heads-divide-dim", "error")
+    ]
 
 
 def test_warnings_as_errors_fails_the_check(capsys, write):
@@ -63,17 +64,22 @@ def test_unknown_select_id_is_a_usage_error(capsys, write):
 
 
 def test_suppression_on_the_line_and_on_the_line_above(capsys, write):
-    path = str(write("job.toml", (
-        "[model]\n"
-        "dim = 4100  # trainspec: ignore[model-heads-divide-dim]\n"
-        "n_heads = 32\n"
-        "n_kv_heads = 8\n"
-        "\n"
-        "[optimizer]\n"
-        "# trainspec: ignore[value-domain]\n"
-        "# (eps = 0 on purpose: a numerics experiment)\n"
-        "eps = 0.0\n"
-    )))
+    path = str(
+        write(
+            "job.toml",
+            (
+                "[model]\n"
+                "dim = 4100  # trainspec: ignore[model-heads-divide-dim]\n"
+                "n_heads = 32\n"
+                "n_kv_heads = 8\n"
+                "\n"
+                "[optimizer]\n"
+                "# trainspec: ignore[value-domain]\n"
+                "# (eps = 0 on purpose: a numerics experiment)\n"
+                "eps = 0.0\n"
+            ),
+        )
+    )
     assert rules_of(capsys, path) == []
 
 
@@ -89,14 +95,26 @@ def test_yaml_suppression_with_several_ids(capsys, write):
 
 
 def test_unused_and_unknown_suppressions_warn(capsys, write):
-    path = str(write("job.toml", "# trainspec: ignore[model-heads-divide-dim]\n[model]\ndim = 4096  "
-                                 "# trainspec: ignore[no-such-rule]\n"))
+    path = str(
+        write(
+            "job.toml",
+            "# trainspec: ignore[model-heads-divide-dim]\n[model]\ndim = 4096  # trainspec: ignore[no-such-rule]\n",
+        )
+    )
     diagnostics = json.loads(run(capsys, "check", path, "--world-size", "4", "--format", "json")[1])["diagnostics"]
     assert [(d["line"], d["column"], d["rule"], d["message"]) for d in diagnostics] == [
-        (1, 1, "unused-suppression", "the suppression of `model-heads-divide-dim` matches no diagnostic on line 2; "
-         "remove it"),
-        (3, 13, "unused-suppression", "`no-such-rule` in this suppression comment is not a rule id "
-         "(see `trainspec rules`)"),
+        (
+            1,
+            1,
+            "unused-suppression",
+            "the suppression of `model-heads-divide-dim` matches no diagnostic on line 2; remove it",
+        ),
+        (
+            3,
+            13,
+            "unused-suppression",
+            "`no-such-rule` in this suppression comment is not a rule id (see `trainspec rules`)",
+        ),
     ]
 
 
@@ -110,8 +128,9 @@ def test_world_size_suppression_is_not_unused_without_a_world_size(capsys, write
 
 def test_suppressions_apply_before_select(capsys, write):
     """A comment for a rule --select leaves out is still used: selection does not make it stale."""
-    path = str(write("job.toml", "[model]\ndim = 4100  # trainspec: ignore[model-heads-divide-dim]\n"
-                                 "[optimizer]\neps = 0.0\n"))
+    path = str(
+        write("job.toml", "[model]\ndim = 4100  # trainspec: ignore[model-heads-divide-dim]\n[optimizer]\neps = 0.0\n")
+    )
     assert rules_of(capsys, path, "--select", "value-domain,unused") == [("value-domain", "warning")]
 
 
@@ -129,8 +148,19 @@ def test_rules_lists_every_rule_once_per_family(capsys):
     assert code == 0
     assert [(r["family"], r["id"]) for r in rows] == [(i.family, i.id) for i in catalogue()]
     ids = {r["id"] for r in rows}
-    assert {"unknown-key", "missing-key", "wrong-type", "not-allowed-value", "out-of-range", "pattern-mismatch",
-            "invalid-value", "non-finite-number", "duplicate-key", "syntax-error", "unused-suppression"} <= ids
+    assert {
+        "unknown-key",
+        "missing-key",
+        "wrong-type",
+        "not-allowed-value",
+        "out-of-range",
+        "pattern-mismatch",
+        "invalid-value",
+        "non-finite-number",
+        "duplicate-key",
+        "syntax-error",
+        "unused-suppression",
+    } <= ids
     for family in all_families().values():
         assert {r.id for r in family.rules} <= {r["id"] for r in rows if r["family"] == family.name}
 
@@ -149,10 +179,14 @@ def test_rules_text_for_one_family(capsys):
 def test_explain_prints_doc_example_output_and_fix(capsys):
     code, out, _ = run(capsys, "explain", "tp-divides-heads")
     assert code == 0
-    assert out.startswith("tp-divides-heads (error, family kempnerforge)\npaths: model.n_heads, distributed.tp\n\n"
-                          "Tensor parallelism splits attention heads across ranks.\n")
-    assert "    $ trainspec check example.toml\n    example.toml:2:1: error[tp-divides-heads] model.n_heads = 32 " \
-           "is not divisible by distributed.tp = 3\n" in out
+    assert out.startswith(
+        "tp-divides-heads (error, family kempnerforge)\npaths: model.n_heads, distributed.tp\n\n"
+        "Tensor parallelism splits attention heads across ranks.\n"
+    )
+    assert (
+        "    $ trainspec check example.toml\n    example.toml:2:1: error[tp-divides-heads] model.n_heads = 32 "
+        "is not divisible by distributed.tp = 3\n" in out
+    )
     assert "Fix (example.toml):\n\n    [model]\n" in out and out.rstrip().endswith("tp = 4")
 
 
@@ -189,10 +223,15 @@ def test_every_example_breaks_its_rule_and_the_fix_clears_it(info):
 
 def test_pattern_mismatch_without_a_rule_id(tmp_path):
     schema = tmp_path / "tiny.schema.json"
-    schema.write_text(json.dumps({
-        "type": "object", "additionalProperties": False,
-        "properties": {"run_id": {"type": "string", "pattern": "^[a-z0-9-]+$", "description": "Run name."}},
-    }))
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"run_id": {"type": "string", "pattern": "^[a-z0-9-]+$", "description": "Run name."}},
+            }
+        )
+    )
     family = Family(name="tiny", schema_file=schema, model="tiny:Model", formats=frozenset({"yaml"}))
     (tmp_path / "bad.yaml").write_text("run_id: My Run\n")
     (tmp_path / "good.yaml").write_text("run_id: my-run\n")
@@ -218,9 +257,11 @@ def test_a_world_size_prefix_suppression_is_not_called_unused_without_a_world_si
 
 
 def test_a_directive_inside_a_string_is_not_a_suppression_and_blank_lines_are_skipped():
-    text = ('name = "x # trainspec: ignore[model-heads-divide-dim]"\n'
-            "# trainspec: ignore[tp-divides-heads]\n\n"
-            "n_heads = 30\n")
+    text = (
+        'name = "x # trainspec: ignore[model-heads-divide-dim]"\n'
+        "# trainspec: ignore[tp-divides-heads]\n\n"
+        "n_heads = 30\n"
+    )
     (only,) = find(text)
     assert (only.comment_line, only.target_line, only.ids) == (2, 4, ("tp-divides-heads",))
     (plain,) = find("note: don't panic  # trainspec: ignore[unknown-key]\n")

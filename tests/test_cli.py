@@ -192,8 +192,10 @@ def test_module_entry_point_runs(tmp_path):
 
 
 def test_messages_say_why_a_conditional_constraint_applies(capsys, write):
-    path = write("job.toml", "[model]\nnum_experts = 4\nmoe_top_k = 0\n[train]\ncompile_model = false\n"
-                             "[distributed]\ndp_shard = 0\n")
+    path = write(
+        "job.toml",
+        "[model]\nnum_experts = 4\nmoe_top_k = 0\n[train]\ncompile_model = false\n[distributed]\ndp_shard = 0\n",
+    )
     _, out, _ = run(capsys, "check", str(path))
     assert "`model.moe_top_k` = 0 must be >= 1 (this applies when `model.num_experts` >= 1)" in out
     assert "`distributed.dp_shard` = 0 is not valid: must be -1 (auto: every rank left after" in out
@@ -206,8 +208,11 @@ def test_an_exact_key_of_another_section_beats_a_near_miss(capsys, write):
 
 
 def test_switching_a_union_variant_by_override_works_in_any_order(capsys, write):
-    path = write("job.toml", '[vision_encoder]\ntype = "random"\nnum_tokens = 16\n[data]\nhf_dataset_name = "c"\n'
-                             'tokenizer_path = "gpt2"\n[vlm]\narch = "joint_decoder"\n')
+    path = write(
+        "job.toml",
+        '[vision_encoder]\ntype = "random"\nnum_tokens = 16\n[data]\nhf_dataset_name = "c"\n'
+        'tokenizer_path = "gpt2"\n[vlm]\narch = "joint_decoder"\n',
+    )
     key, arch = "vlm.cross_attention_every_n_layers=2", "vlm.arch=cross_attention"
     assert run(capsys, "check", str(path), "--set", key, "--set", arch)[0] == 0
     assert run(capsys, "check", str(path), "--set", arch, "--set", key)[0] == 0
@@ -223,9 +228,18 @@ def test_problems_caused_by_an_override_name_it(capsys, write):
 
 def test_kempnerforge_style_values_are_python_literals(capsys, write):
     path = write("job.toml", "")
-    code, out, _ = run(capsys, "check", str(path), "--optimizer.betas=0.85,0.98", "--model.max_seq_len=4_096",
-                       "--checkpoint.load_path=None", "--data.tokenizer_path=1e3", "--train.compile_model",
-                       "--format", "json")
+    code, out, _ = run(
+        capsys,
+        "check",
+        str(path),
+        "--optimizer.betas=0.85,0.98",
+        "--model.max_seq_len=4_096",
+        "--checkpoint.load_path=None",
+        "--data.tokenizer_path=1e3",
+        "--train.compile_model",
+        "--format",
+        "json",
+    )
     assert code == 0, out
     import trainspec
 
@@ -236,8 +250,11 @@ def test_kempnerforge_style_values_are_python_literals(capsys, write):
 
 
 def test_ids_reported_by_migrations_can_be_selected_and_explained(capsys, write):
-    path = write("run.yaml", "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"
-                             "training:\n  deployment_mode: local_colocated\n")
+    path = write(
+        "run.yaml",
+        "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"
+        "training:\n  deployment_mode: local_colocated\n",
+    )
     code, out, _ = run(capsys, "check", str(path), "--ignore", "legacy-key-migrated")
     assert code == 0 and "legacy-key-migrated" not in out
     code, out, _ = run(capsys, "explain", "legacy-key-migrated")
@@ -248,8 +265,10 @@ def test_an_override_that_repairs_a_file_warns_that_kempnerforge_checks_the_file
     broken = write("job.toml", "[model]\ndim = 4100\n")
     code, out, _ = run(capsys, "check", str(broken), "--set", "model.dim=4096")
     assert code == 0
-    assert f"{broken}:2:1: warning[override-repairs-file] without the overrides this file fails " \
-           "model-heads-divide-dim" in out
+    assert (
+        f"{broken}:2:1: warning[override-repairs-file] without the overrides this file fails "
+        "model-heads-divide-dim" in out
+    )
     launch = write("launch.toml", "[train]\nseq_len = 4096\n")  # a launch-time rule sees the merged config
     code, out, _ = run(capsys, "check", str(launch), "--set", "model.max_seq_len=4096")
     assert code == 0 and "override-repairs-file" not in out

@@ -19,22 +19,26 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "examples" / "tiny_kempnerforge.toml"
 
 
-@pytest.mark.parametrize(("environ", "expected"), [
-    ({"WORLD_SIZE": "8"}, WorldSize(8, "WORLD_SIZE")),
-    ({"SLURM_NTASKS": "12"}, WorldSize(12, "SLURM_NTASKS")),
-    ({"SLURM_NNODES": "3", "SLURM_NTASKS_PER_NODE": "4"}, WorldSize(12, "SLURM_NNODES × SLURM_NTASKS_PER_NODE")),
-    # torchrun inside a SLURM allocation: torchrun's count of ranks wins over SLURM's count of tasks
-    ({"WORLD_SIZE": "16", "SLURM_NTASKS": "2", "SLURM_NNODES": "2"}, WorldSize(16, "WORLD_SIZE")),
-    ({"SLURM_NTASKS": "6", "SLURM_NNODES": "3", "SLURM_NTASKS_PER_NODE": "4"}, WorldSize(6, "SLURM_NTASKS")),
-    ({"SLURM_NNODES": "3"}, None),
-    ({}, None),
-])
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"WORLD_SIZE": "8"}, WorldSize(8, "WORLD_SIZE")),
+        ({"SLURM_NTASKS": "12"}, WorldSize(12, "SLURM_NTASKS")),
+        ({"SLURM_NNODES": "3", "SLURM_NTASKS_PER_NODE": "4"}, WorldSize(12, "SLURM_NNODES × SLURM_NTASKS_PER_NODE")),
+        # torchrun inside a SLURM allocation: torchrun's count of ranks wins over SLURM's count of tasks
+        ({"WORLD_SIZE": "16", "SLURM_NTASKS": "2", "SLURM_NNODES": "2"}, WorldSize(16, "WORLD_SIZE")),
+        ({"SLURM_NTASKS": "6", "SLURM_NNODES": "3", "SLURM_NTASKS_PER_NODE": "4"}, WorldSize(6, "SLURM_NTASKS")),
+        ({"SLURM_NNODES": "3"}, None),
+        ({}, None),
+    ],
+)
 def test_world_size_from_the_launcher_environment(environ: dict[str, str], expected: WorldSize | None) -> None:
     assert world_size(environ) == expected
 
 
-@pytest.mark.parametrize("environ", [{"WORLD_SIZE": "two"}, {"SLURM_NTASKS": "0"},
-                                     {"SLURM_NNODES": "2", "SLURM_NTASKS_PER_NODE": "4(x2)"}])
+@pytest.mark.parametrize(
+    "environ", [{"WORLD_SIZE": "two"}, {"SLURM_NTASKS": "0"}, {"SLURM_NNODES": "2", "SLURM_NTASKS_PER_NODE": "4(x2)"}]
+)
 def test_world_size_refuses_a_malformed_launcher_variable(environ: dict[str, str]) -> None:
     with pytest.raises(ValueError, match="is not a positive integer"):
         world_size(environ)
@@ -45,9 +49,15 @@ def test_world_size_reads_the_process_environment(monkeypatch: pytest.MonkeyPatc
     assert world_size() == WorldSize(5, "WORLD_SIZE")
 
 
-@pytest.mark.parametrize(("precision", "dtype"), [
-    ("bf16", torch.bfloat16), ("fp16", torch.float16), ("fp32", torch.float32), ("fp8", torch.bfloat16),
-])
+@pytest.mark.parametrize(
+    ("precision", "dtype"),
+    [
+        ("bf16", torch.bfloat16),
+        ("fp16", torch.float16),
+        ("fp32", torch.float32),
+        ("fp8", torch.bfloat16),
+    ],
+)
 def test_master_dtype_follows_the_reference(precision: str, dtype: torch.dtype) -> None:
     assert master_dtype(precision) is dtype
 
@@ -73,7 +83,11 @@ def test_cpu_takes_any_precision_but_fp8() -> None:
         assert device_diagnostics(tiny(mixed_precision=precision), "cpu") == []
     [found] = device_diagnostics(tiny(mixed_precision="fp8"), "cpu", source="job.toml")
     assert (found.rule, found.config_path, found.file, found.is_error) == (
-        "device-fp8-unsupported", "train.mixed_precision", "job.toml", True)
+        "device-fp8-unsupported",
+        "train.mixed_precision",
+        "job.toml",
+        True,
+    )
     assert "compute capability 8.9" in found.message
 
 
@@ -105,7 +119,8 @@ def test_gpu_with_bf16_and_fp8(fake_gpu: Any) -> None:
         assert device_diagnostics(tiny(mixed_precision=precision), "cuda", environ={"LOCAL_WORLD_SIZE": "4"}) == []
     fake_gpu((8, 0))
     assert [d.rule for d in device_diagnostics(tiny(mixed_precision="fp8"), "cuda", environ={})] == [
-        "device-fp8-unsupported"]
+        "device-fp8-unsupported"
+    ]
 
 
 @pytest.mark.parametrize("variable", ["LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE"])
@@ -122,7 +137,11 @@ def test_check_config_runs_the_world_size_rules_on_a_loaded_model() -> None:
     assert not [d for d in check_config(dump, "kempnerforge", world_size=2) if d.is_error]
     [error] = [d for d in check_config(dump, "kempnerforge", world_size=3, source="tiny.toml") if d.is_error]
     assert (error.rule, error.file, error.line, error.config_path) == (
-        "world-size-product", "tiny.toml", None, "distributed.dp_shard")
+        "world-size-product",
+        "tiny.toml",
+        None,
+        "distributed.dp_shard",
+    )
     assert "1·2·1·1·1·1 = 2 but the world size is 3" in error.message
 
 

@@ -40,8 +40,16 @@ def launch(world: int, scenarios: list[dict[str, Any]], directory: Path) -> list
     plan.write_text(json.dumps(scenarios))
     store = directory / f"store{world}"
     env = {**os.environ, "WORLD_SIZE": str(world), "OMP_NUM_THREADS": "1"}
-    procs = [subprocess.Popen([sys.executable, __file__, str(rank), str(world), str(store), str(plan)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in range(world)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, str(rank), str(world), str(store), str(plan)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(world)
+    ]
     outputs = []
     try:
         for proc in procs:
@@ -65,11 +73,14 @@ def rank_main(rank: int, world: int, store: str, plan: str) -> None:
     import trainspec.distributed as tsd
 
     before = tsd.world_size()
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world,
-                            timeout=timedelta(seconds=TIMEOUT // 2))
+    dist.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=world, timeout=timedelta(seconds=TIMEOUT // 2)
+    )
     after = tsd.world_size()
-    results: dict[str, Any] = {"before": [before.size, before.source] if before else None,
-                               "after": [after.size, after.source] if after else None}
+    results: dict[str, Any] = {
+        "before": [before.size, before.source] if before else None,
+        "after": [after.size, after.source] if after else None,
+    }
     for scenario in json.loads(Path(plan).read_text()):
         path = scenario["configs"][rank]
         try:
@@ -79,8 +90,11 @@ def rank_main(rank: int, world: int, store: str, plan: str) -> None:
                 tsd.verify(path, device="cpu")
             results[scenario["name"]] = {"ok": True}
         except trainspec.ConfigError as exc:
-            results[scenario["name"]] = {"ok": False, "error": str(exc),
-                                         "rules": sorted({d.rule for d in exc.diagnostics})}
+            results[scenario["name"]] = {
+                "ok": False,
+                "error": str(exc),
+                "rules": sorted({d.rule for d in exc.diagnostics}),
+            }
     dist.destroy_process_group()
     print(json.dumps(results))
 
@@ -91,14 +105,18 @@ def two(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     tiny = str(TINY)
     fixed3 = variant(d, "fixed3", ("dp_shard = -1", "dp_shard = 3"))
     wider = variant(d, "wider", ("dim = 64", "dim = 128"), ("max_steps = 40", "max_steps = 50"))
-    return launch(2, [
-        {"name": "same", "mode": "model", "configs": [tiny, tiny]},
-        {"name": "misfit", "mode": "model", "configs": [fixed3, fixed3]},
-        {"name": "differs", "mode": "model", "configs": [tiny, wider]},
-        {"name": "one-misfit", "mode": "path", "configs": [tiny, fixed3]},
-        {"name": "unreadable", "mode": "path", "configs": [tiny, str(d / "missing.toml")]},
-        {"name": "same-again", "mode": "path", "configs": [tiny, tiny]},
-    ], d)
+    return launch(
+        2,
+        [
+            {"name": "same", "mode": "model", "configs": [tiny, tiny]},
+            {"name": "misfit", "mode": "model", "configs": [fixed3, fixed3]},
+            {"name": "differs", "mode": "model", "configs": [tiny, wider]},
+            {"name": "one-misfit", "mode": "path", "configs": [tiny, fixed3]},
+            {"name": "unreadable", "mode": "path", "configs": [tiny, str(d / "missing.toml")]},
+            {"name": "same-again", "mode": "path", "configs": [tiny, tiny]},
+        ],
+        d,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -108,13 +126,17 @@ def three(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     tp2 = variant(d, "tp2", ("[distributed]\n", "[distributed]\ntp = 2\n"))
     fixed2 = variant(d, "fixed2", ("dp_shard = -1", "dp_shard = 2"))
     deeper = variant(d, "deeper", ("n_layers = 2", "n_layers = 3"))
-    return launch(3, [
-        {"name": "same", "mode": "model", "configs": [tiny] * 3},
-        {"name": "auto-shard", "mode": "model", "configs": [tp2] * 3},
-        {"name": "product", "mode": "path", "configs": [fixed2] * 3},
-        {"name": "differs", "mode": "model", "configs": [tiny, tiny, deeper]},
-        {"name": "same-again", "mode": "model", "configs": [tiny] * 3},
-    ], d)
+    return launch(
+        3,
+        [
+            {"name": "same", "mode": "model", "configs": [tiny] * 3},
+            {"name": "auto-shard", "mode": "model", "configs": [tp2] * 3},
+            {"name": "product", "mode": "path", "configs": [fixed2] * 3},
+            {"name": "differs", "mode": "model", "configs": [tiny, tiny, deeper]},
+            {"name": "same-again", "mode": "model", "configs": [tiny] * 3},
+        ],
+        d,
+    )
 
 
 def same_error(results: list[dict[str, Any]], scenario: str) -> dict[str, Any]:
@@ -140,13 +162,17 @@ def test_the_same_fitting_config_passes_on_every_rank(group: str, request: pytes
         assert r["same-again"] == {"ok": True}  # after the failures below: nobody was left in a collective
 
 
-@pytest.mark.parametrize(("group", "scenario", "rule", "says"), [
-    ("two", "misfit", "world-size-product", "1·3·1·1·1·1 = 3 but the world size is 2"),
-    ("three", "auto-shard", "world-size-auto-shard-divisible", "world size 3 is not divisible by"),
-    ("three", "product", "world-size-product", "1·2·1·1·1·1 = 2 but the world size is 3"),
-])
+@pytest.mark.parametrize(
+    ("group", "scenario", "rule", "says"),
+    [
+        ("two", "misfit", "world-size-product", "1·3·1·1·1·1 = 3 but the world size is 2"),
+        ("three", "auto-shard", "world-size-auto-shard-divisible", "world size 3 is not divisible by"),
+        ("three", "product", "world-size-product", "1·2·1·1·1·1 = 2 but the world size is 3"),
+    ],
+)
 def test_a_world_size_rule_failing_at_the_real_world_size_stops_every_rank(
-        group: str, scenario: str, rule: str, says: str, request: pytest.FixtureRequest) -> None:
+    group: str, scenario: str, rule: str, says: str, request: pytest.FixtureRequest
+) -> None:
     error = same_error(request.getfixturevalue(group), scenario)
     assert error["rules"] == [rule]
     assert f"error[{rule}]" in error["error"] and says in error["error"]
@@ -156,11 +182,15 @@ def test_a_world_size_rule_failing_at_the_real_world_size_stops_every_rank(
 def test_different_configs_name_the_ranks_and_paths(two: Any, three: Any) -> None:
     error = same_error(two, "differs")
     assert error["rules"] == ["config-differs-across-ranks"]
-    assert ("rank 1 loaded a different config than rank 0: 2 value(s) differ: model.dim (rank 0: 64, rank 1: 128), "
-            "train.max_steps (rank 0: 40, rank 1: 50)") in error["error"]
+    assert (
+        "rank 1 loaded a different config than rank 0: 2 value(s) differ: model.dim (rank 0: 64, rank 1: 128), "
+        "train.max_steps (rank 0: 40, rank 1: 50)"
+    ) in error["error"]
     error = same_error(three, "differs")
-    assert "rank 2 loaded a different config than rank 0: 1 value(s) differ: model.n_layers (rank 0: 2, rank 2: 3)" \
+    assert (
+        "rank 2 loaded a different config than rank 0: 1 value(s) differ: model.n_layers (rank 0: 2, rank 2: 3)"
         in error["error"]
+    )
 
 
 def test_a_failure_on_one_rank_stops_every_rank(two: Any) -> None:
@@ -173,8 +203,16 @@ def test_a_failure_on_one_rank_stops_every_rank(two: Any) -> None:
 
 
 def torchrun(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(TRAINER),
-               str(TINY), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        str(TRAINER),
+        str(TINY),
+        *args,
+    ]
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
     except subprocess.TimeoutExpired:
@@ -200,8 +238,12 @@ def test_the_tiny_trainer_stops_before_the_first_step_on_a_misfit() -> None:
     assert losses(run.stdout) == []
     for rank in (0, 1):
         assert f"rank {rank}: 1 error(s) in config:\n" in run.stderr, run.stderr
-    assert len(re.findall(r"tiny_kempnerforge\.toml: .*error\[world-size-product\] .* but the world size is 2",
-                          run.stderr)) == 2, run.stderr
+    assert (
+        len(
+            re.findall(r"tiny_kempnerforge\.toml: .*error\[world-size-product\] .* but the world size is 2", run.stderr)
+        )
+        == 2
+    ), run.stderr
 
 
 if __name__ == "__main__":

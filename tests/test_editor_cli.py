@@ -38,7 +38,11 @@ def test_init_writes_schemas_and_associations(tmp_path: Path) -> None:
     editor_file = ROOT / "editors" / "schemas" / "kempnerforge.schema.json"
     assert (schemas / "kempnerforge.schema.json").read_text() == editor_file.read_text()
     assert settings["yaml.schemas"]["./.trainspec/schemas/specforge.schema.json"] == [
-        "**/examples/configs/*.yaml", "**/*.specforge.yaml", "**/*.specforge.yml", "**/*.specforge.json"]
+        "**/examples/configs/*.yaml",
+        "**/*.specforge.yaml",
+        "**/*.specforge.yml",
+        "**/*.specforge.json",
+    ]
     json_entry = {"fileMatch": ["**/*.specforge.json"], "url": "./.trainspec/schemas/specforge.schema.json"}
     assert json_entry in settings["json.schemas"]
     toml = settings["evenBetterToml.schema.associations"]
@@ -50,7 +54,8 @@ def test_init_keeps_existing_settings_and_is_idempotent(tmp_path: Path, capsys: 
     vscode.mkdir()
     (vscode / "settings.json").write_text(
         '{\n  // my editor\n  "editor.tabSize": 2, /* block */\n  "url": "http://x//y",\n'
-        '  "yaml.schemas": {"other.json": "a.yaml"},\n}\n')
+        '  "yaml.schemas": {"other.json": "a.yaml"},\n}\n'
+    )
     assert main(["editor", "init", "--root", str(tmp_path), "--family", "specforge", "runs/*.yaml", "runs/*.json"]) == 0
     first = settings_of(tmp_path)
     assert first["editor.tabSize"] == 2 and first["url"] == "http://x//y"
@@ -62,22 +67,31 @@ def test_init_keeps_existing_settings_and_is_idempotent(tmp_path: Path, capsys: 
     assert settings_of(tmp_path) == first
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["editor", "init", "configs/*.toml"], "--family"),
-    (["editor", "init", "--family", "specforge", "configs/*.cfg"], "file format"),
-    (["editor", "init", "--family", "nope"], "unknown family"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["editor", "init", "configs/*.toml"], "--family"),
+        (["editor", "init", "--family", "specforge", "configs/*.cfg"], "file format"),
+        (["editor", "init", "--family", "nope"], "unknown family"),
+    ],
+)
 def test_init_usage_errors(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--root", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("glob, matches, misses", [
-    ("**/configs/train/*.toml", ["file:///w/configs/train/a.toml", "file:///w/x/configs/train/a.toml"],
-     ["file:///w/configs/train/sub/a.toml", "file:///w/configs/train/a.yaml"]),
-    ("runs/**/*.toml", ["file:///w/runs/a.toml", "file:///w/runs/x/y/a.toml"], ["file:///w/other/a.toml"]),
-    ("*.kempnerforge.toml", ["file:///w/a.kempnerforge.toml"], ["file:///w/akempnerforge.toml"]),
-])
+@pytest.mark.parametrize(
+    "glob, matches, misses",
+    [
+        (
+            "**/configs/train/*.toml",
+            ["file:///w/configs/train/a.toml", "file:///w/x/configs/train/a.toml"],
+            ["file:///w/configs/train/sub/a.toml", "file:///w/configs/train/a.yaml"],
+        ),
+        ("runs/**/*.toml", ["file:///w/runs/a.toml", "file:///w/runs/x/y/a.toml"], ["file:///w/other/a.toml"]),
+        ("*.kempnerforge.toml", ["file:///w/a.kempnerforge.toml"], ["file:///w/akempnerforge.toml"]),
+    ],
+)
 def test_glob_regex_matches_like_the_glob(glob: str, matches: list[str], misses: list[str]) -> None:
     pattern = re.compile(glob_regex(glob))
     assert all(pattern.match(u) for u in matches)
@@ -122,14 +136,18 @@ def test_annotate_keeps_windows_line_endings(tmp_path: Path) -> None:
     assert path.read_bytes().startswith(modeline + b"\r\nmodel:\r\n")
 
 
-@pytest.mark.parametrize("name, text, message", [
-    ("run.json", "{}", "JSON has no comments"),
-    ("notes.txt", "x", "not a TOML or YAML file"),
-    ("other.yaml", "zzz: 1\n", "pass --family"),
-    ("missing.toml", None, "no such file"),
-])
-def test_annotate_usage_errors(name: str, text: str | None, message: str, tmp_path: Path,
-                               capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("run.json", "{}", "JSON has no comments"),
+        ("notes.txt", "x", "not a TOML or YAML file"),
+        ("other.yaml", "zzz: 1\n", "pass --family"),
+        ("missing.toml", None, "no such file"),
+    ],
+)
+def test_annotate_usage_errors(
+    name: str, text: str | None, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / name
     if text is not None:
         path.write_text(text)
@@ -146,8 +164,9 @@ def test_annotate_keeps_a_byte_order_mark_first_and_goes_on_after_a_bad_file(tmp
     latin.write_bytes(b"model:\n  target_model_path: \xff\n")
     good = tmp_path / "good.toml"
     good.write_text("[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 4\n")
-    code = main(["editor", "annotate", "--root", str(tmp_path), str(latin), str(bom), str(good),
-                 "--family", "kempnerforge"])
+    code = main(
+        ["editor", "annotate", "--root", str(tmp_path), str(latin), str(bom), str(good), "--family", "kempnerforge"]
+    )
     err = capsys.readouterr().err
     assert code == 2 and f"{latin}: not UTF-8 text" in err and "Traceback" not in err
     assert bom.read_bytes().startswith(b"\xef\xbb\xbf#:schema ")

@@ -21,11 +21,15 @@ from trainspec.families import get_family
 from trainspec.readers import read
 
 ROOT = Path(__file__).resolve().parent.parent
-CANONICAL = {"kempnerforge": ROOT / "schema" / "kempnerforge" / "job.schema.json",
-             "specforge": ROOT / "schema" / "specforge" / "run.schema.json"}
+CANONICAL = {
+    "kempnerforge": ROOT / "schema" / "kempnerforge" / "job.schema.json",
+    "specforge": ROOT / "schema" / "specforge" / "run.schema.json",
+}
 EDITOR = {name: ROOT / "editors" / "schemas" / f"{name}.schema.json" for name in CANONICAL}
-CORPUS = {"kempnerforge": sorted((ROOT / "tests" / "corpus" / "kempnerforge").rglob("*.toml")),
-          "specforge": sorted((ROOT / "tests" / "corpus" / "specforge").glob("*.yaml"))}
+CORPUS = {
+    "kempnerforge": sorted((ROOT / "tests" / "corpus" / "kempnerforge").rglob("*.toml")),
+    "specforge": sorted((ROOT / "tests" / "corpus" / "specforge").glob("*.yaml")),
+}
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -106,21 +110,30 @@ def test_editor_schema_checks_exactly_what_the_canonical_one_checks(family: str)
 
 
 def test_a_ref_with_siblings_moves_into_allof() -> None:
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": {"A": {"type": "integer"}},
-              "properties": {"a": {"$ref": "#/$defs/A", "maximum": 3, "description": "d"}, "b": {"$ref": "#/$defs/A"}}}
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {"A": {"type": "integer"}},
+        "properties": {"a": {"$ref": "#/$defs/A", "maximum": 3, "description": "d"}, "b": {"$ref": "#/$defs/A"}},
+    }
     out = editor_schema(schema, {"toml"})
     assert out["properties"]["a"] == {"allOf": [{"$ref": "#/$defs/A"}], "maximum": 3, "description": "d"}
     assert out["properties"]["b"] == {"$ref": "#/$defs/A"}
     assert out["$schema"] == schema["$schema"]
 
 
-@pytest.mark.parametrize("schema, formats, message", [
-    ({"dependentRequired": {"a": ["b"]}}, {"yaml"}, "dependentRequired"),
-    ({"properties": {"a": {"prefixItems": [{}]}}}, {"yaml"}, "prefixItems"),
-    ({"properties": {"a": {"$ref": "#/$defs/A", "x-taplo": {"hidden": True}}}, "$defs": {"A": {}}},
-     {"toml"}, "x-taplo"),
-    ({"properties": {"a": {"pattern": "^\\S+$"}}}, {"toml"}, "\\S"),
-])
+@pytest.mark.parametrize(
+    "schema, formats, message",
+    [
+        ({"dependentRequired": {"a": ["b"]}}, {"yaml"}, "dependentRequired"),
+        ({"properties": {"a": {"prefixItems": [{}]}}}, {"yaml"}, "prefixItems"),
+        (
+            {"properties": {"a": {"$ref": "#/$defs/A", "x-taplo": {"hidden": True}}}, "$defs": {"A": {}}},
+            {"toml"},
+            "x-taplo",
+        ),
+        ({"properties": {"a": {"pattern": "^\\S+$"}}}, {"toml"}, "\\S"),
+    ],
+)
 def test_what_a_server_would_skip_is_refused(schema: dict[str, Any], formats: set[str], message: str) -> None:
     with pytest.raises(NotEditorSafe, match=re.escape(message)):
         editor_schema(schema, formats)
@@ -173,8 +186,11 @@ def test_kempnerforge_vlm_snippet_makes_a_valid_vlm_run() -> None:
 def test_specforge_disaggregated_snippet_makes_a_valid_deployment() -> None:
     schema = load(CANONICAL["specforge"])
     (snippet,) = schema["$defs"]["DeploymentConfig"]["defaultSnippets"]
-    config = {"model": {"target_model_path": "Qwen/Qwen3-8B"}, "data": {"train_data_path": "train.jsonl"},
-              "deployment": snippet_value(snippet["body"])}
+    config = {
+        "model": {"target_model_path": "Qwen/Qwen3-8B"},
+        "data": {"train_data_path": "train.jsonl"},
+        "deployment": snippet_value(snippet["body"]),
+    }
     assert config["deployment"]["mode"] == "disaggregated"
     assert [d for d in check_config(config, "specforge") if d.is_error] == []
 

@@ -239,7 +239,10 @@ def test_kv_heads_default_follows_n_heads(write):
 
 
 def test_value_domain_looks_inside_maps_and_freeze_stages(write):
-    path = write("job.toml", VLM.lstrip("\n") + '[data.anneal_weights]\nweb = -0.5\n[vlm]\n'
-                 '[[vlm.freeze_schedule]]\nstart_step = -10\nspecs = [{module = "adapter"}]\n')
+    path = write(
+        "job.toml",
+        VLM.lstrip("\n") + "[data.anneal_weights]\nweb = -0.5\n[vlm]\n"
+        '[[vlm.freeze_schedule]]\nstart_step = -10\nspecs = [{module = "adapter"}]\n',
+    )
     found = {(d.config_path, d.line) for d in _problems(path, None) if d.rule == "value-domain"}
     assert found == {("data.anneal_weights.web", 9), ("vlm.freeze_schedule[0].start_step", 12)}

@@ -15,7 +15,8 @@ def test_readme_console_example_is_current():
     block = re.search(r"```console\n\$ cd examples && (trainspec check [^\n]+)\n(.*?)```", readme, re.S)
     assert block is not None
     argv = shlex.split(block.group(1))[1:]
-    proc = subprocess.run([sys.executable, "-m", "trainspec", *argv], cwd=ROOT / "examples", capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trainspec", *argv], cwd=ROOT / "examples", capture_output=True, text=True
+    )
     assert proc.returncode == 1
     assert proc.stdout == block.group(2)

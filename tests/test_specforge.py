@@ -78,133 +78,364 @@ def fill(template: str, **slots: str) -> str:
 
 # (case name, rule id, config, world size, other rules that must fire with it)
 CASES = [
-    ("no-source", "data-exactly-one-source", "model:\n  target_model_path: m\ndata:  # <\n  max_length: 10\n",
-     None, ()),
-    ("two-sources", "data-exactly-one-source",
-     "model:\n  target_model_path: m\ndata:\n  train_data_path: /a  # <\n  hidden_states_path: /b\n", None, ()),
-    ("ratio-min", "training-down-sample-ratio-min-range",
-     fill(OFFLINE, rest="training:\n  down_sample_ratio: 0.3\n  down_sample_ratio_min: 0.5  # <\n"), None, ()),
-    ("usp-batch", "training-usp-batch-size-1",
-     fill(OFFLINE, rest="training:\n  attention_backend: usp\n  sp_ulysses_size: 2\n  batch_size: 2  # <\n"
-                       "deployment:\n  trainer:\n    nproc_per_node: 2\n"), None, ()),
+    (
+        "no-source",
+        "data-exactly-one-source",
+        "model:\n  target_model_path: m\ndata:  # <\n  max_length: 10\n",
+        None,
+        (),
+    ),
+    (
+        "two-sources",
+        "data-exactly-one-source",
+        "model:\n  target_model_path: m\ndata:\n  train_data_path: /a  # <\n  hidden_states_path: /b\n",
+        None,
+        (),
+    ),
+    (
+        "ratio-min",
+        "training-down-sample-ratio-min-range",
+        fill(OFFLINE, rest="training:\n  down_sample_ratio: 0.3\n  down_sample_ratio_min: 0.5  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "usp-batch",
+        "training-usp-batch-size-1",
+        fill(
+            OFFLINE,
+            rest="training:\n  attention_backend: usp\n  sp_ulysses_size: 2\n  batch_size: 2  # <\n"
+            "deployment:\n  trainer:\n    nproc_per_node: 2\n",
+        ),
+        None,
+        (),
+    ),
     ("usp-sp", "training-usp-needs-sp", fill(OFFLINE, rest="training:\n  attention_backend: usp  # <\n"), None, ()),
-    ("sp-usp", "training-sp-needs-usp",
-     fill(OFFLINE, rest="training:\n  sp_ring_size: 2  # <\ndeployment:\n  trainer:\n    nproc_per_node: 2\n"),
-     None, ()),
-    ("in-flight", "runtime-in-flight-watermark-order",
-     fill(OFFLINE, rest="runtime:\n  in_flight_low_watermark: 300  # <\n"), None, ()),
-    ("resident-high", "runtime-resident-low-needs-high",
-     fill(OFFLINE, rest="runtime:\n  resident_low_watermark_bytes: 5  # <\n"), None, ()),
-    ("resident-order", "runtime-resident-watermark-order",
-     fill(OFFLINE, rest="runtime:\n  resident_high_watermark_bytes: 10\n  resident_low_watermark_bytes: 20  # <\n"),
-     None, ()),
-    ("store", "runtime-store-covers-resident-high",
-     fill(OFFLINE, rest="runtime:\n  resident_high_watermark_bytes: 10\n"
-                       "  feature_store_max_resident_bytes: 5  # <\n"), None, ()),
-    ("node-rank", "trainer-node-rank-below-nnodes",
-     fill(OFFLINE, rest="deployment:\n  trainer:\n    node_rank: 1  # <\n"), None, ()),
-    ("master-addr", "trainer-master-addr-multinode",
-     fill(OFFLINE, rest="deployment:\n  trainer:\n    nnodes: 2\n    master_addr: \"\"  # <\n"), None, ()),
-    ("mooncake-ports", "mooncake-ports-distinct",
-     fill(MANAGED, ml="      mooncake:\n        metadata_port: 35551  # <\n"), None, ()),
+    (
+        "sp-usp",
+        "training-sp-needs-usp",
+        fill(OFFLINE, rest="training:\n  sp_ring_size: 2  # <\ndeployment:\n  trainer:\n    nproc_per_node: 2\n"),
+        None,
+        (),
+    ),
+    (
+        "in-flight",
+        "runtime-in-flight-watermark-order",
+        fill(OFFLINE, rest="runtime:\n  in_flight_low_watermark: 300  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "resident-high",
+        "runtime-resident-low-needs-high",
+        fill(OFFLINE, rest="runtime:\n  resident_low_watermark_bytes: 5  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "resident-order",
+        "runtime-resident-watermark-order",
+        fill(OFFLINE, rest="runtime:\n  resident_high_watermark_bytes: 10\n  resident_low_watermark_bytes: 20  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "store",
+        "runtime-store-covers-resident-high",
+        fill(
+            OFFLINE, rest="runtime:\n  resident_high_watermark_bytes: 10\n  feature_store_max_resident_bytes: 5  # <\n"
+        ),
+        None,
+        (),
+    ),
+    (
+        "node-rank",
+        "trainer-node-rank-below-nnodes",
+        fill(OFFLINE, rest="deployment:\n  trainer:\n    node_rank: 1  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "master-addr",
+        "trainer-master-addr-multinode",
+        fill(OFFLINE, rest='deployment:\n  trainer:\n    nnodes: 2\n    master_addr: ""  # <\n'),
+        None,
+        (),
+    ),
+    (
+        "mooncake-ports",
+        "mooncake-ports-distinct",
+        fill(MANAGED, ml="      mooncake:\n        metadata_port: 35551  # <\n"),
+        None,
+        (),
+    ),
     ("capture-tp", "capture-tp-matches-devices", fill(MANAGED, cs="          tp_size: 2  # <\n"), None, ()),
-    ("capture-ports", "managed-capture-ports-unique",
-     fill(MANAGED, cs="        - port: 30000  # <\n          cuda_visible_devices: [\"2\"]\n"), None, ()),
-    ("ports-disjoint", "managed-ports-disjoint",
-     fill(MANAGED, cs="        - port: 35880  # <\n          cuda_visible_devices: [\"2\"]\n"), None, ()),
-    ("devices-unshared", "managed-capture-devices-unshared",
-     fill(MANAGED, cs="        - port: 30001\n          cuda_visible_devices: [\"1\"]  # <\n"), None, ()),
-    ("devices-disjoint", "managed-devices-disjoint",
-     fill(MANAGED, cs="        - port: 30001\n          cuda_visible_devices: [\"0\"]\n", tmark="# <"), None, ()),
-    ("store-root", "disaggregated-shared-dir-needs-store-root",
-     fill(OFFLINE_DISAGGREGATED, dis="    store_root: \"\"  # <\n").replace("backend: mooncake",
-                                                                          "backend: shared_dir"), None, ()),
-    ("managed-mooncake", "managed-needs-mooncake-backend",
-     fill(MANAGED, dis="    store_root: /s\n").replace("backend: mooncake", "backend: shared_dir  # <"), None,
-     ("managed-no-store-root", "online-disaggregated-needs-mooncake")),
+    (
+        "capture-ports",
+        "managed-capture-ports-unique",
+        fill(MANAGED, cs='        - port: 30000  # <\n          cuda_visible_devices: ["2"]\n'),
+        None,
+        (),
+    ),
+    (
+        "ports-disjoint",
+        "managed-ports-disjoint",
+        fill(MANAGED, cs='        - port: 35880  # <\n          cuda_visible_devices: ["2"]\n'),
+        None,
+        (),
+    ),
+    (
+        "devices-unshared",
+        "managed-capture-devices-unshared",
+        fill(MANAGED, cs='        - port: 30001\n          cuda_visible_devices: ["1"]  # <\n'),
+        None,
+        (),
+    ),
+    (
+        "devices-disjoint",
+        "managed-devices-disjoint",
+        fill(MANAGED, cs='        - port: 30001\n          cuda_visible_devices: ["0"]\n', tmark="# <"),
+        None,
+        (),
+    ),
+    (
+        "store-root",
+        "disaggregated-shared-dir-needs-store-root",
+        fill(OFFLINE_DISAGGREGATED, dis='    store_root: ""  # <\n').replace(
+            "backend: mooncake", "backend: shared_dir"
+        ),
+        None,
+        (),
+    ),
+    (
+        "managed-mooncake",
+        "managed-needs-mooncake-backend",
+        fill(MANAGED, dis="    store_root: /s\n").replace("backend: mooncake", "backend: shared_dir  # <"),
+        None,
+        ("managed-no-store-root", "online-disaggregated-needs-mooncake"),
+    ),
     ("managed-store-root", "managed-no-store-root", fill(MANAGED, dis="    store_root: /s  # <\n"), None, ()),
     ("managed-urls", "managed-no-server-urls", fill(MANAGED, dis="    server_urls: [http://h:1]  # <\n"), None, ()),
-    ("managed-endpoints", "managed-no-mooncake-endpoints",
-     fill(MANAGED, dis="    mooncake_protocol: tcp  # <\n    mooncake_rdma_devices: mlx5_0\n"), None, ()),
-    ("managed-segment", "managed-no-producer-segment-size",
-     fill(MANAGED, dis="    producer_segment_size: 64  # <\n"), None, ()),
-    ("online-local", "online-needs-disaggregated",
-     "model:\n  target_model_path: m\ndata:\n  prompts_path: /p.jsonl\ndeployment:\n  mode: local_colocated  # <\n",
-     None, ()),
+    (
+        "managed-endpoints",
+        "managed-no-mooncake-endpoints",
+        fill(MANAGED, dis="    mooncake_protocol: tcp  # <\n    mooncake_rdma_devices: mlx5_0\n"),
+        None,
+        (),
+    ),
+    (
+        "managed-segment",
+        "managed-no-producer-segment-size",
+        fill(MANAGED, dis="    producer_segment_size: 64  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "online-local",
+        "online-needs-disaggregated",
+        "model:\n  target_model_path: m\ndata:\n  prompts_path: /p.jsonl\ndeployment:\n  mode: local_colocated  # <\n",
+        None,
+        (),
+    ),
     ("role-local", "role-needs-disaggregated", fill(OFFLINE, rest="training:\n  role: auto  # <\n"), None, ()),
-    ("role-all", "disaggregated-needs-role", fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: all  # <\n"),
-     None, ()),
-    ("warm-resume", "warm-start-excludes-resume",
-     fill(OFFLINE, model="  draft_checkpoint_path: \"\"  # <\n", rest="training:\n  resume_from: \"\"\n"), None, ()),
-    ("producer-profile", "producer-no-profiling",
-     fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer\nprofiling:\n  enabled: true  # <\n"), None, ()),
-    ("eval-no-interval", "eval-source-and-interval-together",
-     fill(OFFLINE, data="  eval_hidden_states_path: /e  # <\n"), None, ()),
-    ("interval-no-eval", "eval-source-and-interval-together",
-     fill(OFFLINE, rest="training:\n  eval_interval: 100  # <\n"), None, ()),
-    ("eval-online", "eval-source-needs-offline",
-     fill(ONLINE, data="  eval_hidden_states_path: /e  # <\n", rest="training:\n  eval_interval: 10\n"), None, ()),
-    ("chunk", "compact-teacher-chunk-needs-compact-teacher",
-     fill(OFFLINE, rest="training:\n  compact_teacher_chunk_size: 4  # <\n"), None, ()),
-    ("online-shared-dir", "online-disaggregated-needs-mooncake",
-     fill(ONLINE, dis="    store_root: /s\n").replace("backend: mooncake", "backend: shared_dir  # <"), None, ()),
-    ("state-dir-offline", "consumer-state-dir-online-only",
-     fill(OFFLINE_DISAGGREGATED, dis="    consumer_state_dir: /state  # <\n"), None, ()),
-    ("multinode-state-dir", "multinode-online-needs-consumer-state-dir",
-     fill(ONLINE, trainer="  trainer:\n    nnodes: 2  # <\n    master_addr: h\n"), None, ()),
-    ("managed-offline", "managed-online-only",
-     fill(MANAGED).replace("train_data_path: /d.jsonl", "hidden_states_path: /feat").replace(
-         "    managed_local:", "    managed_local:  # <"), None, ()),
-    ("managed-nodes", "managed-single-node", fill(MANAGED, trainer="    nnodes: 2  # <\n    master_addr: h\n")
-     .replace("  trainer:\n    nproc_per_node: 1\n", "  trainer:\n"), None, ()),
+    (
+        "role-all",
+        "disaggregated-needs-role",
+        fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: all  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "warm-resume",
+        "warm-start-excludes-resume",
+        fill(OFFLINE, model='  draft_checkpoint_path: ""  # <\n', rest='training:\n  resume_from: ""\n'),
+        None,
+        (),
+    ),
+    (
+        "producer-profile",
+        "producer-no-profiling",
+        fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer\nprofiling:\n  enabled: true  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "eval-no-interval",
+        "eval-source-and-interval-together",
+        fill(OFFLINE, data="  eval_hidden_states_path: /e  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "interval-no-eval",
+        "eval-source-and-interval-together",
+        fill(OFFLINE, rest="training:\n  eval_interval: 100  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "eval-online",
+        "eval-source-needs-offline",
+        fill(ONLINE, data="  eval_hidden_states_path: /e  # <\n", rest="training:\n  eval_interval: 10\n"),
+        None,
+        (),
+    ),
+    (
+        "chunk",
+        "compact-teacher-chunk-needs-compact-teacher",
+        fill(OFFLINE, rest="training:\n  compact_teacher_chunk_size: 4  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "online-shared-dir",
+        "online-disaggregated-needs-mooncake",
+        fill(ONLINE, dis="    store_root: /s\n").replace("backend: mooncake", "backend: shared_dir  # <"),
+        None,
+        (),
+    ),
+    (
+        "state-dir-offline",
+        "consumer-state-dir-online-only",
+        fill(OFFLINE_DISAGGREGATED, dis="    consumer_state_dir: /state  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "multinode-state-dir",
+        "multinode-online-needs-consumer-state-dir",
+        fill(ONLINE, trainer="  trainer:\n    nnodes: 2  # <\n    master_addr: h\n"),
+        None,
+        (),
+    ),
+    (
+        "managed-offline",
+        "managed-online-only",
+        fill(MANAGED)
+        .replace("train_data_path: /d.jsonl", "hidden_states_path: /feat")
+        .replace("    managed_local:", "    managed_local:  # <"),
+        None,
+        (),
+    ),
+    (
+        "managed-nodes",
+        "managed-single-node",
+        fill(MANAGED, trainer="    nnodes: 2  # <\n    master_addr: h\n").replace(
+            "  trainer:\n    nproc_per_node: 1\n", "  trainer:\n"
+        ),
+        None,
+        (),
+    ),
     ("managed-role", "managed-role-auto", fill(MANAGED, rest="training:\n  role: consumer  # <\n"), None, ()),
     ("managed-resume", "managed-no-resume", fill(MANAGED, rest="training:\n  resume_from: /ckpt  # <\n"), None, ()),
-    ("managed-context", "managed-context-headroom",
-     fill(MANAGED, model="  sglang_context_length: 2054  # <\n"), None, ()),
+    (
+        "managed-context",
+        "managed-context-headroom",
+        fill(MANAGED, model="  sglang_context_length: 2054  # <\n"),
+        None,
+        (),
+    ),
     ("managed-dp", "managed-no-sglang-dp", fill(MANAGED, model="  sglang_enable_dp_lm_head: true  # <\n"), None, ()),
-    ("managed-nproc", "managed-trainer-devices-match-nproc",
-     fill(MANAGED, tmark="# <").replace("nproc_per_node: 1", "nproc_per_node: 2"), None, ()),
-    ("managed-ep", "managed-ep-divides-tp",
-     fill(MANAGED, model="  sglang_ep_size: 2  # <\n", cs="          tp_size: 1\n"), None, ()),
-    ("producer-resume", "producer-no-resume",
-     fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer\n  resume_from: /ckpt  # <\n"), None, ()),
-    ("usp-online", "usp-needs-offline",
-     fill(ONLINE, rest="training:\n  attention_backend: usp  # <\n  sp_ulysses_size: 2\n",
-          trainer="  trainer:\n    nproc_per_node: 2\n"), None, ()),
+    (
+        "managed-nproc",
+        "managed-trainer-devices-match-nproc",
+        fill(MANAGED, tmark="# <").replace("nproc_per_node: 1", "nproc_per_node: 2"),
+        None,
+        (),
+    ),
+    (
+        "managed-ep",
+        "managed-ep-divides-tp",
+        fill(MANAGED, model="  sglang_ep_size: 2  # <\n", cs="          tp_size: 1\n"),
+        None,
+        (),
+    ),
+    (
+        "producer-resume",
+        "producer-no-resume",
+        fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer\n  resume_from: /ckpt  # <\n"),
+        None,
+        (),
+    ),
+    (
+        "usp-online",
+        "usp-needs-offline",
+        fill(
+            ONLINE,
+            rest="training:\n  attention_backend: usp  # <\n  sp_ulysses_size: 2\n",
+            trainer="  trainer:\n    nproc_per_node: 2\n",
+        ),
+        None,
+        (),
+    ),
     ("offline-tp", "offline-no-trainer-tp", fill(OFFLINE, rest="training:\n  tp_size: 2  # <\n"), None, ()),
     ("online-tp", "online-disaggregated-pure-dp", fill(ONLINE, rest="training:\n  tp_size: 2  # <\n"), None, ()),
-    ("sp-world", "world-size-divisible-by-sp",
-     fill(OFFLINE, rest="training:\n  attention_backend: usp\n  sp_ulysses_size: 2  # <\n"
-                       "deployment:\n  trainer:\n    nproc_per_node: 3\n"), None, ()),
-    ("topology", "world-size-matches-trainer-topology",
-     fill(OFFLINE, rest="deployment:\n  trainer:\n    nnodes: 1  # <\n    nproc_per_node: 2\n"), 4, ()),
-    ("producer-ranks", "world-size-matches-trainer-topology",
-     fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer  # <\n"), 2, ()),
+    (
+        "sp-world",
+        "world-size-divisible-by-sp",
+        fill(
+            OFFLINE,
+            rest="training:\n  attention_backend: usp\n  sp_ulysses_size: 2  # <\n"
+            "deployment:\n  trainer:\n    nproc_per_node: 3\n",
+        ),
+        None,
+        (),
+    ),
+    (
+        "topology",
+        "world-size-matches-trainer-topology",
+        fill(OFFLINE, rest="deployment:\n  trainer:\n    nnodes: 1  # <\n    nproc_per_node: 2\n"),
+        4,
+        (),
+    ),
+    (
+        "producer-ranks",
+        "world-size-matches-trainer-topology",
+        fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer  # <\n"),
+        2,
+        (),
+    ),
 ]
 
 # Rules the schema carries (`x-trainspec-rule`): reported with their id and at the field too.
 SCHEMA_CASES = [
-    ("model-input-modality-shape", fill(OFFLINE, model="  input_modality: \"two words\"  # <\n")),
+    ("model-input-modality-shape", fill(OFFLINE, model='  input_modality: "two words"  # <\n')),
     ("training-dpace-alpha-range", fill(OFFLINE, rest="training:\n  dpace_alpha: 1.5  # <\n")),
     ("training-down-sample-ratio-range", fill(OFFLINE, rest="training:\n  down_sample_ratio: 0  # <\n")),
     ("training-down-sample-ratio-min-range", fill(OFFLINE, rest="training:\n  down_sample_ratio_min: 0  # <\n")),
     ("eval-data-path-unsupported", fill(OFFLINE, data="  eval_data_path: /e  # <\n")),
-    ("mooncake-local-hostname-shape", fill(MANAGED, ml="      mooncake:\n        local_hostname: \" h\"  # <\n")),
-    ("capture-device-token-shape", fill(MANAGED).replace('cuda_visible_devices: ["1"]',
-                                                         'cuda_visible_devices: ["1,2"]  # <')),
-    ("capture-devices-unique", fill(MANAGED, cs="          tp_size: 2\n").replace(
-        'cuda_visible_devices: ["1"]', 'cuda_visible_devices: ["1", "1"]  # <')),
+    ("mooncake-local-hostname-shape", fill(MANAGED, ml='      mooncake:\n        local_hostname: " h"  # <\n')),
+    (
+        "capture-device-token-shape",
+        fill(MANAGED).replace('cuda_visible_devices: ["1"]', 'cuda_visible_devices: ["1,2"]  # <'),
+    ),
+    (
+        "capture-devices-unique",
+        fill(MANAGED, cs="          tp_size: 2\n").replace(
+            'cuda_visible_devices: ["1"]', 'cuda_visible_devices: ["1", "1"]  # <'
+        ),
+    ),
     ("managed-trainer-device-token-shape", fill(MANAGED).replace('["0"]  ', '[""]  # <')),
-    ("managed-trainer-devices-unique",
-     fill(MANAGED, trainer="    nproc_per_node: 2\n").replace('["0"]  ', '["0", "0"]  # <')
-     .replace("  trainer:\n    nproc_per_node: 1\n", "  trainer:\n")),
-    ("disaggregated-control-dir-nonempty", fill(OFFLINE_DISAGGREGATED).replace("control_dir: /ctl",
-                                                                              'control_dir: ""  # <')),
-    ("disaggregated-consumer-state-dir-shape", fill(ONLINE, dis="    consumer_state_dir: \"/s \"  # <\n")),
+    (
+        "managed-trainer-devices-unique",
+        fill(MANAGED, trainer="    nproc_per_node: 2\n")
+        .replace('["0"]  ', '["0", "0"]  # <')
+        .replace("  trainer:\n    nproc_per_node: 1\n", "  trainer:\n"),
+    ),
+    (
+        "disaggregated-control-dir-nonempty",
+        fill(OFFLINE_DISAGGREGATED).replace("control_dir: /ctl", 'control_dir: ""  # <'),
+    ),
+    ("disaggregated-consumer-state-dir-shape", fill(ONLINE, dis='    consumer_state_dir: "/s "  # <\n')),
     ("deployment-disaggregated-required", fill(OFFLINE, rest="deployment:\n  mode: disaggregated  # <\n")),
-    ("deployment-disaggregated-needs-mode",
-     fill(OFFLINE, rest="deployment:\n  mode: local_colocated  # <\n  disaggregated:\n    control_dir: /c\n"
-                       "    backend: mooncake\n")),
+    (
+        "deployment-disaggregated-needs-mode",
+        fill(
+            OFFLINE,
+            rest="deployment:\n  mode: local_colocated  # <\n  disaggregated:\n    control_dir: /c\n"
+            "    backend: mooncake\n",
+        ),
+    ),
 ]
 
 
@@ -280,30 +511,38 @@ def test_schema_rules_are_not_repeated_in_the_rules_module():
     assert annotated & {r.id for r in RULES} == {"training-down-sample-ratio-min-range"}
 
 
-@pytest.mark.parametrize("rule_id", ["online-needs-sglang-backend", "world-size-divisible-by-tp",
-                                     "world-size-positive"])
+@pytest.mark.parametrize(
+    "rule_id", ["online-needs-sglang-backend", "world-size-divisible-by-tp", "world-size-positive"]
+)
 def test_rules_that_cannot_fire_are_not_rules(rule_id):
     assert get_family("specforge").rule(rule_id) is None
 
 
 def test_messages_name_fields_and_values(write):
-    text = fill(MANAGED, model="  sglang_context_length: 100\n  sglang_enable_dp_attention: true\n"
-                               "  sglang_enable_dp_lm_head: true\n", dis="    mooncake_metadata_server: \"\"\n"
-                               "    mooncake_master_server_addr: h:1\n    mooncake_protocol: tcp\n")
+    text = fill(
+        MANAGED,
+        model="  sglang_context_length: 100\n  sglang_enable_dp_attention: true\n  sglang_enable_dp_lm_head: true\n",
+        dis='    mooncake_metadata_server: ""\n    mooncake_master_server_addr: h:1\n    mooncake_protocol: tcp\n',
+    )
     found = {d.rule: d.message for d in problems(write("run.yaml", text))}
     assert "model.sglang_context_length = 100" in found["managed-context-headroom"]
     assert "at least 2055" in found["managed-context-headroom"]
-    assert ("model.sglang_enable_dp_attention = true and model.sglang_enable_dp_lm_head = true"
-            in found["managed-no-sglang-dp"])
+    assert (
+        "model.sglang_enable_dp_attention = true and model.sglang_enable_dp_lm_head = true"
+        in found["managed-no-sglang-dp"]
+    )
     endpoints = found["managed-no-mooncake-endpoints"]
-    assert "mooncake_master_server_addr = \"h:1\", deployment.disaggregated.mooncake_protocol = \"tcp\"" in endpoints
+    assert 'mooncake_master_server_addr = "h:1", deployment.disaggregated.mooncake_protocol = "tcp"' in endpoints
     assert "mooncake_metadata_server" not in endpoints  # "" counts as unset here
 
 
 def test_several_rules_at_once(write):
     """Upstream stops at the first failing check; trainspec reports every one, each at its own line."""
-    text = fill(OFFLINE, rest="training:\n  role: auto\n  tp_size: 2\n  compact_teacher_chunk_size: 8\n"
-                             "runtime:\n  in_flight_low_watermark: 300\ndeployment:\n  trainer:\n    node_rank: 3\n")
+    text = fill(
+        OFFLINE,
+        rest="training:\n  role: auto\n  tp_size: 2\n  compact_teacher_chunk_size: 8\n"
+        "runtime:\n  in_flight_low_watermark: 300\ndeployment:\n  trainer:\n    node_rank: 3\n",
+    )
     found = problems(write("run.yaml", text))
     assert [(d.rule, d.line) for d in found] == [
         ("role-needs-disaggregated", 6),
@@ -347,8 +586,10 @@ def test_cuda_tokens_may_hold_inner_spaces(write):
 
 
 def test_world_size_derived_from_the_trainer_topology(write):
-    path = write("run.yaml", fill(OFFLINE, rest="deployment:\n  trainer:\n    nnodes: 2\n    nproc_per_node: 4\n"
-                                              "    master_addr: h\n"))
+    path = write(
+        "run.yaml",
+        fill(OFFLINE, rest="deployment:\n  trainer:\n    nnodes: 2\n    nproc_per_node: 4\n    master_addr: h\n"),
+    )
     result = check_path(path, family="specforge")
     assert result.world_size == 8
     [note] = [d for d in result.diagnostics if d.rule == "world-size-derived"]
@@ -357,16 +598,23 @@ def test_world_size_derived_from_the_trainer_topology(write):
 
 
 def test_world_size_rules_run_without_the_flag(write):
-    text = fill(OFFLINE, rest="training:\n  attention_backend: usp\n  sp_ulysses_size: 4\n"
-                             "deployment:\n  trainer:\n    nproc_per_node: 2\n")
+    text = fill(
+        OFFLINE,
+        rest="training:\n  attention_backend: usp\n  sp_ulysses_size: 4\n"
+        "deployment:\n  trainer:\n    nproc_per_node: 2\n",
+    )
     [found] = problems(write("run.yaml", text))
     assert found.rule == "world-size-divisible-by-sp"
     assert "world size 2" in found.message and "4 × 1 = 4" in found.message
 
 
 def test_producer_runs_as_one_process(write):
-    path = write("run.yaml", fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer\n")
-                 .replace("deployment:\n", "deployment:\n  trainer:\n    nproc_per_node: 8\n"))
+    path = write(
+        "run.yaml",
+        fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: producer\n").replace(
+            "deployment:\n", "deployment:\n  trainer:\n    nproc_per_node: 8\n"
+        ),
+    )
     assert check_path(path, family="specforge").world_size == 1
     assert problems(path) == [] and problems(path, 1) == []
     [found] = problems(path, 8)
@@ -385,11 +633,14 @@ def test_load_returns_mode_and_default_role():
     assert "mode" not in offline.model_dump() and "mode" not in offline.model_dump()["data"]
 
 
-@pytest.mark.parametrize(("extra", "role"), [
-    ("", "auto"),  # training absent: the conditional default still applies
-    ("training:\n  role: consumer\n", "consumer"),  # explicit role kept
-    ("training:\n  batch_size: 1\n", "auto"),
-])
+@pytest.mark.parametrize(
+    ("extra", "role"),
+    [
+        ("", "auto"),  # training absent: the conditional default still applies
+        ("training:\n  role: consumer\n", "consumer"),  # explicit role kept
+        ("training:\n  batch_size: 1\n", "auto"),
+    ],
+)
 def test_role_default_follows_deployment_mode(write, extra, role):
     assert trainspec.load(write("run.yaml", fill(OFFLINE_DISAGGREGATED, rest=extra))).training.role == role
 
@@ -404,15 +655,24 @@ def test_explicit_wrong_or_null_role_is_not_replaced(write):
 def test_role_default_follows_an_override_of_the_mode(write):
     """Overrides apply before the role default, so switching a local run to disaggregated needs no role."""
     path = write("run.yaml", fill(OFFLINE))
-    config = trainspec.load(path, overrides=["deployment.mode=disaggregated", "deployment.disaggregated.control_dir=/c",
-                                             "deployment.disaggregated.backend=mooncake"])
+    config = trainspec.load(
+        path,
+        overrides=[
+            "deployment.mode=disaggregated",
+            "deployment.disaggregated.control_dir=/c",
+            "deployment.disaggregated.backend=mooncake",
+        ],
+    )
     assert config.role == "auto" and config.deployment.disaggregated.control_dir == "/c"
 
 
 def test_model_applies_the_role_default_to_a_plain_mapping():
     cls = get_family("specforge").model_class()
-    data = {"model": {"target_model_path": "m"}, "data": {"hidden_states_path": "/f"},
-            "deployment": {"mode": "disaggregated", "disaggregated": {"control_dir": "/c", "backend": "mooncake"}}}
+    data = {
+        "model": {"target_model_path": "m"},
+        "data": {"hidden_states_path": "/f"},
+        "deployment": {"mode": "disaggregated", "disaggregated": {"control_dir": "/c", "backend": "mooncake"}},
+    }
     before = json.dumps(data)
     config = cls.model_validate(data)
     assert config.role == "auto" and config.mode == "offline"

@@ -8,7 +8,9 @@ import trainspec
 from trainspec.api import check_path
 
 OFFLINE = "model:\n  target_model_path: m\ndata:\n  hidden_states_path: /feat\n"
-MANAGED = OFFLINE.replace("hidden_states_path: /feat", "train_data_path: /d.jsonl") + """\
+MANAGED = (
+    OFFLINE.replace("hidden_states_path: /feat", "train_data_path: /d.jsonl")
+    + """\
 deployment:
   mode: disaggregated
   disaggregated:
@@ -20,6 +22,7 @@ deployment:
         - port: 30000
           cuda_visible_devices: ["1"]
 """
+)
 
 
 def problems(path, **kwargs) -> list[trainspec.Diagnostic]:
@@ -35,11 +38,14 @@ def only(path, **kwargs) -> trainspec.Diagnostic:
 # -- §8 --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ("deployment: 5\n", "`deployment` must be a table/mapping, got integer 5"),
-    ("training: [1]\n", "`training` must be a table/mapping, got list [1]"),
-    ('deployment: "abc"\n', '`deployment` must be a table/mapping, got string "abc"'),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("deployment: 5\n", "`deployment` must be a table/mapping, got integer 5"),
+        ("training: [1]\n", "`training` must be a table/mapping, got list [1]"),
+        ('deployment: "abc"\n', '`deployment` must be a table/mapping, got string "abc"'),
+    ],
+)
 def test_q1_a_section_of_the_wrong_type_is_a_located_type_error(write, extra, message):
     found = only(write("run.yaml", OFFLINE + extra))
     assert (found.rule, found.line, found.message) == ("wrong-type", 5, message)
@@ -59,20 +65,23 @@ def test_q2_null_sections_are_rejected_alike(write, section):
 def test_q2_nullable_sections_stay_nullable(write):
     text = OFFLINE + "deployment:\n  disaggregated: null\n"
     assert problems(write("run.yaml", text)) == []
-    online = MANAGED[:MANAGED.index("    managed_local:")] + "    managed_local: null\n"
+    online = MANAGED[: MANAGED.index("    managed_local:")] + "    managed_local: null\n"
     assert problems(write("run.yaml", online)) == []
 
 
-@pytest.mark.parametrize(("extra", "path"), [
-    ("training:\n  batch_size: true\n", "training.batch_size"),  # no booleans as numbers
-    ('training:\n  batch_size: "3"\n', "training.batch_size"),  # no strings as numbers
-    ('training:\n  batch_size: " 7"\n', "training.batch_size"),
-    ("training:\n  batch_size: 2.0\n", "training.batch_size"),  # decided: an integer field rejects 2.0
-    ('training:\n  learning_rate: "1e-3"\n', "training.learning_rate"),
-    ("profiling:\n  enabled: 1\n", "profiling.enabled"),  # no 0/1 as booleans
-    ('profiling:\n  enabled: "true"\n', "profiling.enabled"),
-    ("run_id: 5\n", "run_id"),  # strings reject numbers, as upstream
-])
+@pytest.mark.parametrize(
+    ("extra", "path"),
+    [
+        ("training:\n  batch_size: true\n", "training.batch_size"),  # no booleans as numbers
+        ('training:\n  batch_size: "3"\n', "training.batch_size"),  # no strings as numbers
+        ('training:\n  batch_size: " 7"\n', "training.batch_size"),
+        ("training:\n  batch_size: 2.0\n", "training.batch_size"),  # decided: an integer field rejects 2.0
+        ('training:\n  learning_rate: "1e-3"\n', "training.learning_rate"),
+        ("profiling:\n  enabled: 1\n", "profiling.enabled"),  # no 0/1 as booleans
+        ('profiling:\n  enabled: "true"\n', "profiling.enabled"),
+        ("run_id: 5\n", "run_id"),  # strings reject numbers, as upstream
+    ],
+)
 def test_q3_strict_types(write, extra, path):
     found = only(write("run.yaml", OFFLINE + extra))
     assert (found.rule, found.config_path) == ("wrong-type", path)
@@ -84,12 +93,15 @@ def test_q3_integer_list_items_are_strict(write):
     assert (found.rule, found.config_path, found.line) == ("wrong-type", "model.aux_hidden_state_layer_ids[0]", 3)
 
 
-@pytest.mark.parametrize(("extra", "path", "shown"), [
-    ("training:\n  kl_scale: .nan\n", "training.kl_scale", "NaN"),  # unbounded: upstream accepts it
-    ("training:\n  loss_decay_gamma: -.inf\n", "training.loss_decay_gamma", "-Infinity"),
-    ("training:\n  max_grad_norm: .inf\n", "training.max_grad_norm", "Infinity"),  # only a lower bound upstream
-    ("training:\n  dspark_ce_loss_alpha: .NaN\n", "training.dspark_ce_loss_alpha", "NaN"),
-])
+@pytest.mark.parametrize(
+    ("extra", "path", "shown"),
+    [
+        ("training:\n  kl_scale: .nan\n", "training.kl_scale", "NaN"),  # unbounded: upstream accepts it
+        ("training:\n  loss_decay_gamma: -.inf\n", "training.loss_decay_gamma", "-Infinity"),
+        ("training:\n  max_grad_norm: .inf\n", "training.max_grad_norm", "Infinity"),  # only a lower bound upstream
+        ("training:\n  dspark_ce_loss_alpha: .NaN\n", "training.dspark_ce_loss_alpha", "NaN"),
+    ],
+)
 def test_q4_non_finite_numbers_are_rejected(write, extra, path, shown):
     found = only(write("run.yaml", OFFLINE + extra))
     assert (found.rule, found.config_path, found.line) == ("non-finite-number", path, 6)
@@ -97,60 +109,84 @@ def test_q4_non_finite_numbers_are_rejected(write, extra, path, shown):
 
 
 def test_q4_non_finite_numbers_in_json(write):
-    text = '{"model": {"target_model_path": "m"}, "data": {"hidden_states_path": "/f"},\n' \
-           ' "training": {"kl_scale": NaN, "kl_decay": Infinity}}\n'
+    text = (
+        '{"model": {"target_model_path": "m"}, "data": {"hidden_states_path": "/f"},\n'
+        ' "training": {"kl_scale": NaN, "kl_decay": Infinity}}\n'
+    )
     found = problems(write("run.json", text))
     assert [(d.rule, d.config_path, d.line) for d in found] == [
-        ("non-finite-number", "training.kl_scale", 2), ("non-finite-number", "training.kl_decay", 2)]
+        ("non-finite-number", "training.kl_scale", 2),
+        ("non-finite-number", "training.kl_decay", 2),
+    ]
 
 
-@pytest.mark.parametrize("extra", [
-    "deployment:\n  disaggregated: null\n  trainer:\n    master_addr: \"HTTP://h\"\n",
-    "tracking:\n  mlflow_tracking_uri: \"not a url\"\n",
-    "training:\n  resume_from: \"file:// odd\"\n",
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        'deployment:\n  disaggregated: null\n  trainer:\n    master_addr: "HTTP://h"\n',
+        'tracking:\n  mlflow_tracking_uri: "not a url"\n',
+        'training:\n  resume_from: "file:// odd"\n',
+    ],
+)
 def test_q5_url_like_fields_stay_free_strings(write, extra):
     assert problems(write("run.yaml", OFFLINE + extra)) == []
 
 
 def test_q5_server_urls_are_free_strings(write):
-    text = MANAGED.replace("    managed_local:\n      trainer_cuda_visible_devices: [\"0\"]\n      capture_servers:\n"
-                           "        - port: 30000\n          cuda_visible_devices: [\"1\"]\n",
-                           "    server_urls: [\"HTTP://h:0\", \" x\"]\n    mooncake_local_hostname: \"\"\n")
+    text = MANAGED.replace(
+        '    managed_local:\n      trainer_cuda_visible_devices: ["0"]\n      capture_servers:\n'
+        '        - port: 30000\n          cuda_visible_devices: ["1"]\n',
+        '    server_urls: ["HTTP://h:0", " x"]\n    mooncake_local_hostname: ""\n',
+    )
     assert problems(write("run.yaml", text)) == []
 
 
 def test_q7_every_problem_at_once(write):
     """Upstream shows one problem per object and no cross-section problem while a section fails."""
-    text = OFFLINE + "training:\n  batch_size: 0\n  role: auto\n  tp_size: 2\n" \
-        "runtime:\n  in_flight_low_watermark: 300\n"
+    text = (
+        OFFLINE + "training:\n  batch_size: 0\n  role: auto\n  tp_size: 2\nruntime:\n  in_flight_low_watermark: 300\n"
+    )
     found = problems(write("run.yaml", text))
     assert [(d.rule, d.line) for d in found] == [
-        ("out-of-range", 6), ("role-needs-disaggregated", 7), ("offline-no-trainer-tp", 8),
-        ("runtime-in-flight-watermark-order", 10)]
+        ("out-of-range", 6),
+        ("role-needs-disaggregated", 7),
+        ("offline-no-trainer-tp", 8),
+        ("runtime-in-flight-watermark-order", 10),
+    ]
 
 
 def test_q8_errors_point_at_the_field_not_the_object(write):
-    text = MANAGED.replace('        - port: 30000\n', '        - port: 30000\n          tp_size: 3\n')
+    text = MANAGED.replace("        - port: 30000\n", "        - port: 30000\n          tp_size: 3\n")
     found = only(write("run.yaml", text))
     assert (found.rule, found.config_path, found.line, found.column) == (
-        "capture-tp-matches-devices", "deployment.disaggregated.managed_local.capture_servers[0].tp_size", 14, 11)
+        "capture-tp-matches-devices",
+        "deployment.disaggregated.managed_local.capture_servers[0].tp_size",
+        14,
+        11,
+    )
     assert [r.config_path for r in found.related] == ["deployment.disaggregated.managed_local.capture_servers"]
 
 
 def test_q9_each_migrated_key_warns(write):
     text = OFFLINE + "training:\n  deployment_mode: local_colocated\n  server_urls: null\n"
     assert [(d.rule, d.severity.value, d.line) for d in problems(write("run.yaml", text))] == [
-        ("legacy-key-migrated", "warning", 6), ("legacy-key-migrated", "warning", 7)]
+        ("legacy-key-migrated", "warning", 6),
+        ("legacy-key-migrated", "warning", 7),
+    ]
 
 
-@pytest.mark.parametrize(("text", "rule"), [
-    # "" counts as set for rule 40 ...
-    (OFFLINE.replace("m\n", 'm\n  draft_checkpoint_path: ""\n') + 'training:\n  resume_from: ""\n',
-     "warm-start-excludes-resume"),
-    # ... and as absent for rule 14
-    (OFFLINE + 'deployment:\n  trainer:\n    nnodes: 2\n    master_addr: ""\n', "trainer-master-addr-multinode"),
-])
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        # "" counts as set for rule 40 ...
+        (
+            OFFLINE.replace("m\n", 'm\n  draft_checkpoint_path: ""\n') + 'training:\n  resume_from: ""\n',
+            "warm-start-excludes-resume",
+        ),
+        # ... and as absent for rule 14
+        (OFFLINE + 'deployment:\n  trainer:\n    nnodes: 2\n    master_addr: ""\n', "trainer-master-addr-multinode"),
+    ],
+)
 def test_q12_empty_strings_keep_each_rules_reading(write, text, rule):
     assert [d.rule for d in problems(write("run.yaml", text))] == [rule]
 
@@ -165,8 +201,10 @@ def test_q13_device_tokens_with_inner_spaces_are_accepted(write):
 def test_yaml_1_2_numbers(write):
     config = trainspec.load(write("run.yaml", OFFLINE + "training:\n  learning_rate: 1e-4\n  warmup_ratio: 1.0e-2\n"))
     assert config.training.learning_rate == 0.0001 and config.training.warmup_ratio == 0.01
-    assert trainspec.load(write("run.yaml", OFFLINE.replace("/feat\n", "/feat\n  max_length: 017\n"))) \
-        .data.max_length == 17  # YAML 1.2: decimal, not octal
+    assert (
+        trainspec.load(write("run.yaml", OFFLINE.replace("/feat\n", "/feat\n  max_length: 017\n"))).data.max_length
+        == 17
+    )  # YAML 1.2: decimal, not octal
 
 
 @pytest.mark.parametrize("word", ["yes", "no", "on", "off"])
@@ -239,19 +277,28 @@ def test_string_fields_keep_the_raw_text(write):
 
 
 def test_values_typed_by_the_schema(write):
-    config = config_with(write("run.yaml", OFFLINE), "training.learning_rate=3e-4", "training.batch_size=4",
-                         "profiling.enabled=true", "training.role=all", "training.lk_loss_type=alpha")
+    config = config_with(
+        write("run.yaml", OFFLINE),
+        "training.learning_rate=3e-4",
+        "training.batch_size=4",
+        "profiling.enabled=true",
+        "training.role=all",
+        "training.lk_loss_type=alpha",
+    )
     assert config["training"]["learning_rate"] == 0.0003 and config["training"]["batch_size"] == 4
     assert config["profiling"]["enabled"] is True and config["training"]["lk_loss_type"] == "alpha"
 
 
-@pytest.mark.parametrize(("override", "rule"), [
-    ("profiling.enabled=yes", "wrong-type"),  # only true/false for booleans
-    ("training.learning_rate=.inf", "non-finite-number"),  # finite numbers only
-    ("training.role=boss", "not-allowed-value"),  # enums compare the text
-    ("training.batch_size=", "override-invalid-value"),  # an empty value is an error outside string fields
-    ("run_id", "override-syntax"),  # no `=`
-])
+@pytest.mark.parametrize(
+    ("override", "rule"),
+    [
+        ("profiling.enabled=yes", "wrong-type"),  # only true/false for booleans
+        ("training.learning_rate=.inf", "non-finite-number"),  # finite numbers only
+        ("training.role=boss", "not-allowed-value"),  # enums compare the text
+        ("training.batch_size=", "override-invalid-value"),  # an empty value is an error outside string fields
+        ("run_id", "override-syntax"),  # no `=`
+    ],
+)
 def test_bad_override_values(write, override, rule):
     found = only(write("run.yaml", OFFLINE), overrides=[override])
     assert found.rule == rule and found.origin == f"override #1 (--set {override})"
@@ -282,8 +329,9 @@ def test_index_into_an_existing_array(write):
 
 
 def test_structured_values_replace_whatever_the_current_value(write):
-    config = config_with(write("run.yaml", OFFLINE), "model.aux_hidden_state_layer_ids=[1, 2, 3]",
-                         "runtime={producer_lease: 3}")
+    config = config_with(
+        write("run.yaml", OFFLINE), "model.aux_hidden_state_layer_ids=[1, 2, 3]", "runtime={producer_lease: 3}"
+    )
     assert config["model"]["aux_hidden_state_layer_ids"] == [1, 2, 3]  # current value null
     assert config["runtime"]["producer_lease"] == 3 and config["runtime"]["in_flight_high_watermark"] == 256
     found = only(write("run.yaml", OFFLINE), overrides=["model.aux_hidden_state_layer_ids={a: 1}"])
@@ -292,8 +340,12 @@ def test_structured_values_replace_whatever_the_current_value(write):
 
 def test_a_known_path_into_an_absent_or_null_section_creates_it(write):
     for text in (OFFLINE, OFFLINE + "deployment:\n  disaggregated: null\n"):
-        config = config_with(write("run.yaml", text), "deployment.mode=disaggregated",
-                             "deployment.disaggregated.control_dir=/c", "deployment.disaggregated.backend=mooncake")
+        config = config_with(
+            write("run.yaml", text),
+            "deployment.mode=disaggregated",
+            "deployment.disaggregated.control_dir=/c",
+            "deployment.disaggregated.backend=mooncake",
+        )
         assert config["deployment"]["disaggregated"]["control_dir"] == "/c"
         assert config["training"]["role"] == "auto"
 
@@ -310,4 +362,5 @@ def test_override_problems_come_with_the_file_problems(write):
     assert {(d.rule, d.origin) for d in found} == {
         ("override-unknown-path", "override #1 (--set nope=1)"),
         ("wrong-type", "override #2 (--set training.batch_size=x)"),
-        ("offline-no-trainer-tp", None)}
+        ("offline-no-trainer-tp", None),
+    }

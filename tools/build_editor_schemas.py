@@ -39,12 +39,14 @@ def build(base_url: str) -> dict[str, str]:
         canonical = json.loads(source.read_text(encoding="utf-8"))
         name = f"schemas/{family.name}.schema.json"
         files[name] = render(editor_schema(canonical, family.formats, dict(family.legacy_keys)))
-        entries.append({
-            "name": canonical["title"],
-            "description": family.description or canonical["description"],
-            "fileMatch": default_globs(family),
-            "url": base_url + name,
-        })
+        entries.append(
+            {
+                "name": canonical["title"],
+                "description": family.description or canonical["description"],
+                "fileMatch": default_globs(family),
+                "url": base_url + name,
+            }
+        )
     files["catalog.json"] = render({"$schema": CATALOG_SCHEMA, "version": 1, "schemas": entries})
     return files
 
@@ -57,8 +59,11 @@ def main() -> int:
     args = parser.parse_args()
     files = build(args.base_url)
     if args.check:
-        stale = [name for name, text in files.items()
-                 if not (args.out / name).exists() or (args.out / name).read_text(encoding="utf-8") != text]
+        stale = [
+            name
+            for name, text in files.items()
+            if not (args.out / name).exists() or (args.out / name).read_text(encoding="utf-8") != text
+        ]
         for name in stale:
             print(f"stale: {(args.out / name).as_posix()}", file=sys.stderr)
         if stale:

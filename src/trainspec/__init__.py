@@ -1,9 +1,9 @@
 """trainspec: validate ML training-run configs against one canonical schema per family.
 
-    import trainspec
-    cfg = trainspec.load("job.toml", world_size=8)      # typed model, or ConfigError
-    for d in trainspec.check("job.toml"):                 # every problem at once
-        print(d.line, d.rule, d.message)
+import trainspec
+cfg = trainspec.load("job.toml", world_size=8)      # typed model, or ConfigError
+for d in trainspec.check("job.toml"):                 # every problem at once
+    print(d.line, d.rule, d.message)
 """
 
 from .api import ConfigError, check, load

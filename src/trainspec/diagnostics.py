@@ -55,8 +55,15 @@ class Diagnostic:
 
     def sort_key(self) -> tuple[str, bool, int, int, str, int, str]:
         """By file, then position; diagnostics without a place in the file come last."""
-        return (self.file, self.line is None, self.line or 0, self.column or 0, self.rule, self.world_size or 0,
-                self.message)
+        return (
+            self.file,
+            self.line is None,
+            self.line or 0,
+            self.column or 0,
+            self.rule,
+            self.world_size or 0,
+            self.message,
+        )
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -68,10 +75,7 @@ class Diagnostic:
             "severity": self.severity.value,
             "message": self.message,
             "origin": self.origin,
-            "related": [
-                {"config_path": r.config_path, "line": r.line, "column": r.column}
-                for r in self.related
-            ],
+            "related": [{"config_path": r.config_path, "line": r.line, "column": r.column} for r in self.related],
         }
         if self.world_size is not None:
             out["world_size"] = self.world_size

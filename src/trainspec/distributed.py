@@ -121,25 +121,35 @@ def device_diagnostics(
     rocm = dev.type == "cuda" and torch.version.hip is not None  # ROCm GPUs all have bf16; capabilities differ
     capability = torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None
     if capability is not None and not rocm and precision in ("bf16", "fp8") and capability < (8, 0):
-        error("train.mixed_precision", "device-bf16-unsupported",
-              f"train.mixed_precision = \"{precision}\" keeps bfloat16 weights, but {torch.cuda.get_device_name(dev)} "
-              f"(compute capability {capability[0]}.{capability[1]}) has no native bfloat16 (8.0 or newer has); "
-              "use \"fp16\" or \"fp32\" on this GPU")
+        error(
+            "train.mixed_precision",
+            "device-bf16-unsupported",
+            f'train.mixed_precision = "{precision}" keeps bfloat16 weights, but {torch.cuda.get_device_name(dev)} '
+            f"(compute capability {capability[0]}.{capability[1]}) has no native bfloat16 (8.0 or newer has); "
+            'use "fp16" or "fp32" on this GPU',
+        )
     if precision == "fp8" and not rocm and (capability is None or capability < (8, 9)):
         have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {dev.type} device"
-        error("train.mixed_precision", "device-fp8-unsupported",
-              f"train.mixed_precision = \"fp8\" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), "
-              f"but this process runs on {have}; use \"bf16\"")
+        error(
+            "train.mixed_precision",
+            "device-fp8-unsupported",
+            f'train.mixed_precision = "fp8" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), '
+            f'but this process runs on {have}; use "bf16"',
+        )
     if dev.type == "cuda":
         env = os.environ if environ is None else environ
-        local = next((int(env[n]) for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE") if env.get(n, "").isdigit()),
-                     None)
+        local = next(
+            (int(env[n]) for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE") if env.get(n, "").isdigit()), None
+        )
         visible = torch.cuda.device_count()
         if local is not None and local > visible:
-            error("", "device-count-per-node",
-                  f"{local} processes on this node but torch sees {visible} CUDA device(s) "
-                  f"(CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'unset')}); start at most one process "
-                  "per device")
+            error(
+                "",
+                "device-count-per-node",
+                f"{local} processes on this node but torch sees {visible} CUDA device(s) "
+                f"(CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'unset')}); start at most one process "
+                "per device",
+            )
     return out
 
 
@@ -190,8 +200,11 @@ def verify(
     digests = {s[2:] for s in summaries if s[1]}
     if not any(s[0] for s in summaries) and len(digests) == 1:
         return model
-    payload = {"source": source, "errors": [d.to_dict() for d in errors],
-               "config": canonical.decode() if model is not None else None}
+    payload = {
+        "source": source,
+        "errors": [d.to_dict() for d in errors],
+        "config": canonical.decode() if model is not None else None,
+    }
     reports = [json.loads(r) for r in _all_gather_bytes(json.dumps(payload).encode(), group, sized=True)]
     raise ConfigError(_explain(ranks, reports))
 
@@ -225,8 +238,11 @@ def _check_locally(
         if model is not None:
             errors += device_diagnostics(model, device, source=source)
     except Exception as exc:  # reported through the collectives, like any finding
-        return None, source, [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR,
-                                         f"{type(exc).__name__}: {exc}")]
+        return (
+            None,
+            source,
+            [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR, f"{type(exc).__name__}: {exc}")],
+        )
     return model, source, errors
 
 
@@ -296,8 +312,11 @@ def _explain(ranks: Sequence[int], reports: Sequence[Mapping[str, Any]]) -> list
     for key, found_on in by_errors.items():
         prefix = "" if len(found_on) == len(ranks) else f"on {_ranks(found_on)}: "
         out += [_diagnostic(d, prefix) for d in json.loads(key)]
-    loaded = [(rank, r["source"], json.loads(r["config"])) for rank, r in zip(ranks, reports, strict=True)
-              if r["config"] is not None]
+    loaded = [
+        (rank, r["source"], json.loads(r["config"]))
+        for rank, r in zip(ranks, reports, strict=True)
+        if r["config"] is not None
+    ]
     if loaded:
         out += _differences(loaded)
     return out
@@ -312,12 +331,19 @@ def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
     for members in groups.values():
         other_rank, other = members[0]
         diffs = list(_diff(ref, other, ()))
-        shown = ", ".join(f"{format_path(p)} (rank {ref_rank}: {_show(a)}, rank {other_rank}: {_show(b)})"
-                          for p, a, b in diffs[:DIFFERING_PATHS_SHOWN])
+        shown = ", ".join(
+            f"{format_path(p)} (rank {ref_rank}: {_show(a)}, rank {other_rank}: {_show(b)})"
+            for p, a, b in diffs[:DIFFERING_PATHS_SHOWN]
+        )
         more = f" and {len(diffs) - DIFFERING_PATHS_SHOWN} more" if len(diffs) > DIFFERING_PATHS_SHOWN else ""
         others = [rank for rank, _ in members]
         yield Diagnostic(
-            ref_source, None, None, format_path(diffs[0][0]), "config-differs-across-ranks", Severity.ERROR,
+            ref_source,
+            None,
+            None,
+            format_path(diffs[0][0]),
+            "config-differs-across-ranks",
+            Severity.ERROR,
             f"{_ranks(others)} loaded a different config than rank {ref_rank}: {len(diffs)} value(s) differ: "
             f"{shown}{more}; every rank must train with the same config",
             origin="the configs the ranks loaded",
@@ -348,5 +374,14 @@ def _ranks(ranks: Iterable[int]) -> str:
 
 def _diagnostic(d: Mapping[str, Any], prefix: str) -> Diagnostic:
     related = tuple(Related(r["config_path"], r["line"], r["column"]) for r in d["related"])
-    return Diagnostic(d["file"], d["line"], d["column"], d["config_path"], d["rule"], Severity(d["severity"]),
-                      prefix + d["message"], d["origin"], related)
+    return Diagnostic(
+        d["file"],
+        d["line"],
+        d["column"],
+        d["config_path"],
+        d["rule"],
+        Severity(d["severity"]),
+        prefix + d["message"],
+        d["origin"],
+        related,
+    )

@@ -100,11 +100,24 @@ def _per_size(runs: list[Result], sizes: Sequence[int]) -> list[Diagnostic]:
 
     out = [d for d in runs[0].diagnostics if not sized(d)]
     for size, run in zip(sizes, runs, strict=True):
-        found = [replace(d, world_size=size, message=f"at world size {size}: {d.message}")
-                 for d in run.diagnostics if sized(d)]
+        found = [
+            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
+            for d in run.diagnostics
+            if sized(d)
+        ]
         if not found and family is not None and any(r.needs_world_size for r in family.rules):
-            found = [Diagnostic(run.file, None, None, "", "world-size-checked", Severity.NOTE,
-                                f"at world size {size}: every world-size rule passes", world_size=size)]
+            found = [
+                Diagnostic(
+                    run.file,
+                    None,
+                    None,
+                    "",
+                    "world-size-checked",
+                    Severity.NOTE,
+                    f"at world size {size}: every world-size rule passes",
+                    world_size=size,
+                )
+            ]
         out.extend(found)
     return out
 

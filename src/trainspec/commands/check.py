@@ -50,27 +50,61 @@ def register(sub: Any) -> None:
     )
     p.add_argument("files", nargs="+", metavar="PATH")
     p.add_argument("--family", help="config family (default: detected from each file)")
-    p.add_argument("--world-size", type=world_sizes_arg, default=(), metavar="N[,N...]",
-                   help="number of ranks the job runs on; several sizes are checked one by one")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
-                   help="override a value before checking (repeatable); VALUE is read as YAML 1.2")
+    p.add_argument(
+        "--world-size",
+        type=world_sizes_arg,
+        default=(),
+        metavar="N[,N...]",
+        help="number of ranks the job runs on; several sizes are checked one by one",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a value before checking (repeatable); VALUE is read as YAML 1.2",
+    )
     p.add_argument("--format", choices=FORMATS, default="text")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colour and source excerpts in text output (auto: on a terminal, unless NO_COLOR is set)")
-    p.add_argument("--jobs", "-j", type=jobs_arg, metavar="N",
-                   help="processes to check files in (default: one per CPU for many files, else 1)")
-    p.add_argument("--select", action="append", default=[], metavar="IDS",
-                   help="report only these rule ids or id prefixes (comma-separated, repeatable)")
-    p.add_argument("--ignore", action="append", default=[], metavar="IDS",
-                   help="do not report these rule ids or id prefixes (comma-separated, repeatable)")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour and source excerpts in text output (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=jobs_arg,
+        metavar="N",
+        help="processes to check files in (default: one per CPU for many files, else 1)",
+    )
+    p.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="report only these rule ids or id prefixes (comma-separated, repeatable)",
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="do not report these rule ids or id prefixes (comma-separated, repeatable)",
+    )
     p.add_argument("--warnings-as-errors", action="store_true", help="report warnings as errors (and fail on them)")
-    p.add_argument("--skip-unknown", action="store_true",
-                   help="skip files of no known family instead of reporting them (for hooks that see every file)")
+    p.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="skip files of no known family instead of reporting them (for hooks that see every file)",
+    )
     p.set_defaults(run=run, accepts_extras=True)
 
 
-def overrides_from(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
-                   ) -> tuple[Override, ...]:
+def overrides_from(
+    args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[Override, ...]:
     """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
     from ..overrides import Override
 
@@ -111,10 +145,16 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
     extensions = config_extensions(formats)
     files, unmatched, expanded = expand(args.files, extensions)
-    options = Options(family=args.family, overrides=overrides_from(args, extras, parser),
-                      world_sizes=args.world_size, select=select, ignore=ignore,
-                      warnings_as_errors=args.warnings_as_errors, skip_unknown=args.skip_unknown,
-                      expanded=expanded)
+    options = Options(
+        family=args.family,
+        overrides=overrides_from(args, extras, parser),
+        world_sizes=args.world_size,
+        select=select,
+        ignore=ignore,
+        warnings_as_errors=args.warnings_as_errors,
+        skip_unknown=args.skip_unknown,
+        expanded=expanded,
+    )
     results = check_files(files, options, args.jobs, Progress.for_stream(len(files), sys.stderr))
     return results + [_nothing_found(arg, extensions) for arg in unmatched]
 

@@ -80,7 +80,7 @@ def strip_jsonc(text: str) -> tuple[str, bool]:
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             i = j + 1
         elif text.startswith("//", i):
             i = text.find("\n", i) if "\n" in text[i:] else n
@@ -179,7 +179,7 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
 def annotated(text: str, fmt: str, reference: str) -> str:
     """`text` with exactly one schema comment, on its first line; every other line kept as it was."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""  # a byte-order mark must stay first
-    text = text[len(bom):]
+    text = text[len(bom) :]
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
     if fmt == "yaml":
@@ -250,11 +250,15 @@ def _annotate_one(path: Path, family: str | None, root: Path, schema_dir: Path) 
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("editor", help="connect config files to their schemas in editors",
-                       description="Set up editor autocompletion, documentation and checking of configs.")
+    p = sub.add_parser(
+        "editor",
+        help="connect config files to their schemas in editors",
+        description="Set up editor autocompletion, documentation and checking of configs.",
+    )
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     i = actions.add_parser(
-        "init", help="write or merge .vscode/settings.json associations",
+        "init",
+        help="write or merge .vscode/settings.json associations",
         description="Write the editor schemas into the workspace and associate globs with them in "
         ".vscode/settings.json (yaml.schemas, json.schemas, evenBetterToml.schema.associations), "
         "keeping every other setting. Without GLOBS, each family gets its default globs.",
@@ -262,7 +266,8 @@ def register(sub: Any) -> None:
     i.add_argument("globs", nargs="*", metavar="GLOB", help="files of --family, e.g. 'configs/**/*.toml'")
     i.add_argument("--family", help="the family the globs belong to (default: every family)")
     a = actions.add_parser(
-        "annotate", help="put a schema comment at the top of config files",
+        "annotate",
+        help="put a schema comment at the top of config files",
         description="Insert `# yaml-language-server: $schema=...` (YAML) or `#:schema ...` (TOML) as the "
         "first line, replacing an earlier one; other comments are kept. Running it twice changes nothing.",
     )
@@ -270,8 +275,12 @@ def register(sub: Any) -> None:
     a.add_argument("--family", help="config family (default: detected from each file)")
     for q in (i, a):
         q.add_argument("--root", type=Path, default=Path("."), help="workspace root (default: .)")
-        q.add_argument("--schema-dir", type=Path, default=SCHEMA_DIR,
-                       help=f"where the schemas go, relative to the root (default: {SCHEMA_DIR.as_posix()})")
+        q.add_argument(
+            "--schema-dir",
+            type=Path,
+            default=SCHEMA_DIR,
+            help=f"where the schemas go, relative to the root (default: {SCHEMA_DIR.as_posix()})",
+        )
     p.set_defaults(run=run)
 
 

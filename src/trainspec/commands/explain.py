@@ -17,9 +17,12 @@ from ..catalogue import RuleInfo
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("explain", help="document one rule, with an example that breaks it and the fix",
-                       description="Print a rule's documentation, an example config that breaks it, what "
-                       "`trainspec check` says about it, and the fixed config.")
+    p = sub.add_parser(
+        "explain",
+        help="document one rule, with an example that breaks it and the fix",
+        description="Print a rule's documentation, an example config that breaks it, what "
+        "`trainspec check` says about it, and the fixed config.",
+    )
     p.add_argument("rule", metavar="RULE", help="a rule id, as `trainspec rules` lists them")
     p.set_defaults(run=run)
 

@@ -13,9 +13,12 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("rules", help="list every rule (id, severity, paths, summary)",
-                       description="List the rules of every family (or of FAMILY), then the engine's own ids, "
-                       "which every family can report. `trainspec explain ID` documents one.")
+    p = sub.add_parser(
+        "rules",
+        help="list every rule (id, severity, paths, summary)",
+        description="List the rules of every family (or of FAMILY), then the engine's own ids, "
+        "which every family can report. `trainspec explain ID` documents one.",
+    )
     p.add_argument("family", nargs="?", help="only this family's rules (and the engine's)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(run=run)
@@ -32,8 +35,17 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         return 2
     infos = catalogue(families)
     if args.format == "json":
-        rows = [{"id": i.id, "family": i.family, "severity": i.severity.value, "paths": list(i.paths),
-                 "summary": i.summary, "source": i.source} for i in infos]
+        rows = [
+            {
+                "id": i.id,
+                "family": i.family,
+                "severity": i.severity.value,
+                "paths": list(i.paths),
+                "summary": i.summary,
+                "source": i.source,
+            }
+            for i in infos
+        ]
         json.dump(rows, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0

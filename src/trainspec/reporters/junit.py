@@ -19,8 +19,9 @@ from .text import format_line
 def report(results: Sequence[Result], out: TextIO) -> None:
     failed = sum(not r.ok for r in results)
     root = ET.Element("testsuites", name="trainspec", tests=str(len(results)), failures=str(failed), errors="0")
-    suite = ET.SubElement(root, "testsuite", name="trainspec", tests=str(len(results)), failures=str(failed),
-                          errors="0", skipped="0")
+    suite = ET.SubElement(
+        root, "testsuite", name="trainspec", tests=str(len(results)), failures=str(failed), errors="0", skipped="0"
+    )
     for r in results:
         family = r.family.name if r.family is not None else "unknown"
         case = ET.SubElement(suite, "testcase", classname=f"trainspec.{family}", name=relative_path(r.file))
@@ -28,8 +29,9 @@ def report(results: Sequence[Result], out: TextIO) -> None:
         errors = [d for d in diagnostics if d.is_error]
         others = [d for d in diagnostics if not d.is_error]
         if errors:
-            failure = ET.SubElement(case, "failure", type="trainspec",
-                                    message=f"{len(errors)} error{'s' if len(errors) != 1 else ''}")
+            failure = ET.SubElement(
+                case, "failure", type="trainspec", message=f"{len(errors)} error{'s' if len(errors) != 1 else ''}"
+            )
             failure.text = "\n".join(format_line(d) for d in errors)
         if others:
             ET.SubElement(case, "system-out").text = "\n".join(format_line(d) for d in others)

@@ -49,17 +49,21 @@ def build(results: Sequence[Result]) -> dict[str, Any]:
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "trainspec",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "rules": list(rules.values()),
-            }},
-            "originalUriBaseIds": {"SRCROOT": {"uri": Path.cwd().as_uri() + "/"}},
-            "columnKind": "unicodeCodePoints",
-            "results": found,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "trainspec",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": list(rules.values()),
+                    }
+                },
+                "originalUriBaseIds": {"SRCROOT": {"uri": Path.cwd().as_uri() + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "results": found,
+            }
+        ],
     }
 
 
@@ -67,8 +71,13 @@ def descriptor(d: Diagnostic, info: RuleInfo | None, family: Family | None) -> d
     """The reportingDescriptor of `d`'s rule (a bare one for an id no catalogue knows)."""
     if info is None:
         text = f"Reported by trainspec as `{d.rule}`."
-        return {"id": d.rule, "shortDescription": {"text": d.rule}, "fullDescription": {"text": text},
-                "help": {"text": text}, "defaultConfiguration": {"level": LEVELS[d.severity]}}
+        return {
+            "id": d.rule,
+            "shortDescription": {"text": d.rule},
+            "fullDescription": {"text": text},
+            "help": {"text": text},
+            "defaultConfiguration": {"level": LEVELS[d.severity]},
+        }
     out: dict[str, Any] = {
         "id": info.id,
         "name": info.id,
@@ -113,8 +122,7 @@ def _documentation_url() -> str:
         urls = metadata.metadata("trainspec").get_all("Project-URL") or []
     except metadata.PackageNotFoundError:
         return ""
-    return next((u.split(",", 1)[1].strip() for u in urls if u.split(",", 1)[0].strip().lower() == "documentation"),
-                "")
+    return next((u.split(",", 1)[1].strip() for u in urls if u.split(",", 1)[0].strip().lower() == "documentation"), "")
 
 
 def _location(file: str, line: int | None, column: int | None) -> dict[str, Any]:
@@ -140,7 +148,8 @@ def result(d: Diagnostic, index: int) -> dict[str, Any]:
     }
     related = [
         {"id": n, **_location(d.file, r.line, r.column), "message": {"text": r.config_path}}
-        for n, r in enumerate(d.related) if r.line is not None
+        for n, r in enumerate(d.related)
+        if r.line is not None
     ]
     if related:
         out["relatedLocations"] = related

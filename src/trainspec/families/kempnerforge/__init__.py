@@ -34,8 +34,7 @@ SCHEMA_RULE_DOCS = {
     "vlm-arch-fields": "Which keys `[vlm]` takes depends on `vlm.arch`: a key of another architecture is "
     "unknown.\n\nThe common keys are arch, max_text_len, freeze, freeze_schedule and module_patterns; "
     "cross_attention adds cross_attention_*, mot adds mot_*.",
-    "vlm-arch-registered": "`vlm.arch` must name a registered VLM architecture (joint_decoder, cross_attention, "
-    "mot).",
+    "vlm-arch-registered": "`vlm.arch` must name a registered VLM architecture (joint_decoder, cross_attention, mot).",
 }
 
 

@@ -159,8 +159,10 @@ EXAMPLES.update(
             "[model]\ndim = 4100\n", "[model]\ndim = 4096\n", options=("--set", "model.dim=4096")
         ),
         "world-size-checked": Example(
-            "[distributed]\ndp_shard = 2\n", "[distributed]\ndp_shard = 4\n",
-            options=("--world-size", "2,4"), fixed_options=("--world-size", "4"),
+            "[distributed]\ndp_shard = 2\n",
+            "[distributed]\ndp_shard = 4\n",
+            options=("--world-size", "2,4"),
+            fixed_options=("--world-size", "4"),
         ),
         "syntax-error": Example("[model\ndim = 4096\n", "[model]\ndim = 4096\n"),
         "duplicate-key": Example("model:\n  dim: 4096\n  dim: 2048\n", "model:\n  dim: 4096\n", "yaml", KF_YAML),

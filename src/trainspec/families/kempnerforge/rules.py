@@ -424,8 +424,10 @@ def value_domain(*values: Any) -> Iterator[Violation]:
     *scalars, anneal_weights, freeze_schedule = values
     found = list(zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True))
     found += [(f"data.anneal_weights.{name}", w) for name, w in (anneal_weights or {}).items()]
-    found += [(f"vlm.freeze_schedule[{i}].start_step", stage.get("start_step"))
-              for i, stage in enumerate(freeze_schedule or [])]
+    found += [
+        (f"vlm.freeze_schedule[{i}].start_step", stage.get("start_step"))
+        for i, stage in enumerate(freeze_schedule or [])
+    ]
     for path, value in found:
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             continue  # unset (null) values mean "derive it"

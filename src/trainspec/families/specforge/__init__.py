@@ -18,11 +18,12 @@ def world_size_from_config(config: dict[str, Any]) -> tuple[int, str] | None:
     trainer = config.get("deployment", {}).get("trainer", {})
     nnodes, nproc = trainer.get("nnodes"), trainer.get("nproc_per_node")
     if config.get("training", {}).get("role") == "producer":
-        return 1, "world size 1: training.role = \"producer\" runs as a single process"
+        return 1, 'world size 1: training.role = "producer" runs as a single process'
     if not isinstance(nnodes, int) or not isinstance(nproc, int):
         return None
-    return nnodes * nproc, (f"world size {nnodes * nproc} from deployment.trainer.nnodes × nproc_per_node "
-                            f"= {nnodes} × {nproc}")
+    return nnodes * nproc, (
+        f"world size {nnodes * nproc} from deployment.trainer.nnodes × nproc_per_node = {nnodes} × {nproc}"
+    )
 
 
 SCHEMA_RULE_DOCS = {
@@ -32,8 +33,7 @@ SCHEMA_RULE_DOCS = {
     "`deployment.mode` is `disaggregated`; with any other mode, remove it or set the mode.",
     "disaggregated-control-dir-nonempty": "`deployment.disaggregated.control_dir` must not be empty or blank: "
     "the launch references, manifest and lifecycle markers live beneath it.",
-    "capture-devices-unique": "A capture server's `cuda_visible_devices` lists at least one device and "
-    "none twice.",
+    "capture-devices-unique": "A capture server's `cuda_visible_devices` lists at least one device and none twice.",
     "managed-trainer-devices-unique": "`managed_local.trainer_cuda_visible_devices` lists at least one "
     "device and none twice.",
 }

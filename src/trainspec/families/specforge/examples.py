@@ -383,19 +383,29 @@ EXAMPLES["world-size-derived"] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_opt
 
 # the legacy migration's ids
 _STATE = "    consumer_state_dir: outputs/qwen3-8b-eagle3/state\n"
-EXAMPLES.update({
-    "legacy-key-migrated": Example(
-        offline_disaggregated(training="  deployment_mode: disaggregated\n"), offline_disaggregated(), "yaml"),
-    "legacy-deployment-mode-conflict": Example(
-        offline_disaggregated(training="  deployment_mode: local_colocated\n"), offline_disaggregated(), "yaml"),
-    "legacy-server-urls-conflict": Example(
-        online(training="  server_urls:\n    - http://10.0.0.9:30000\n"), online(), "yaml"),
-    "legacy-metadata-db-path-name": Example(
-        offline_disaggregated(training="  metadata_db_path: outputs/qwen3-8b-eagle3/state/consumer.db\n"),
-        offline_disaggregated(), "yaml"),
-    "legacy-metadata-db-path-conflict": Example(
-        online(training="  metadata_db_path: outputs/old/consumer.sqlite\n", disaggregated=_STATE),
-        online(disaggregated=_STATE), "yaml"),
-    "legacy-key-not-migrated": Example(
-        offline(training="  deployment_mode: disaggregated\n", rest="deployment: null\n"), offline(), "yaml"),
-})
+EXAMPLES.update(
+    {
+        "legacy-key-migrated": Example(
+            offline_disaggregated(training="  deployment_mode: disaggregated\n"), offline_disaggregated(), "yaml"
+        ),
+        "legacy-deployment-mode-conflict": Example(
+            offline_disaggregated(training="  deployment_mode: local_colocated\n"), offline_disaggregated(), "yaml"
+        ),
+        "legacy-server-urls-conflict": Example(
+            online(training="  server_urls:\n    - http://10.0.0.9:30000\n"), online(), "yaml"
+        ),
+        "legacy-metadata-db-path-name": Example(
+            offline_disaggregated(training="  metadata_db_path: outputs/qwen3-8b-eagle3/state/consumer.db\n"),
+            offline_disaggregated(),
+            "yaml",
+        ),
+        "legacy-metadata-db-path-conflict": Example(
+            online(training="  metadata_db_path: outputs/old/consumer.sqlite\n", disaggregated=_STATE),
+            online(disaggregated=_STATE),
+            "yaml",
+        ),
+        "legacy-key-not-migrated": Example(
+            offline(training="  deployment_mode: disaggregated\n", rest="deployment: null\n"), offline(), "yaml"
+        ),
+    }
+)

@@ -25,7 +25,7 @@ class RunConfig(GeneratedRunConfig):
 
     @property
     def mode(self) -> Literal["online", "offline"]:
-        """"offline" when the run reads precomputed hidden states, else "online" (not a config key)."""
+        """ "offline" when the run reads precomputed hidden states, else "online" (not a config key)."""
         return "offline" if self.data.hidden_states_path else "online"
 
     @property
