@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from jsonschema.validators import validator_for
 
-from trainspec.checker import Result
 from trainspec.cli import main
 from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.reporters import get_reporter
 from trainspec.reporters.github import escape_data, escape_property, format_command
+from trainspec.result import Result
+from trainspec.runner import Options, check_file
 
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 
@@ -172,12 +173,11 @@ def test_sarif_with_no_problems_is_valid(capsys, configs):
 
 
 def test_text_on_a_terminal_shows_the_line_and_a_caret(configs):
-    d = Diagnostic("job.toml", 5, 1, "model.n_head", "unknown-key", Severity.ERROR, "unknown key")
     out = io.StringIO()
-    get_reporter("text", color="always")([Result("job.toml", None, [d])], out)
+    get_reporter("text", color="always")([check_file("job.toml", Options())], out)
     lines = out.getvalue().splitlines()
     assert "\033[1;31merror\033[0m" in lines[0]
-    assert lines[1:3] == [" 5 | n_head = 3", "   | \033[1m^\033[0m"]
+    assert lines[1:3] == [" 2 | dim = 4100", "   | \033[1m^\033[0m"]
 
 
 class Terminal(io.StringIO):
@@ -186,23 +186,22 @@ class Terminal(io.StringIO):
 
 
 def test_caret_sits_under_the_column_tabs_included(monkeypatch, tmp_path):
-    (tmp_path / "c.toml").write_text("[model]\ndim =\t4100\n")
     d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, "model.dim", "r", Severity.ERROR, "m")
     monkeypatch.setenv("NO_COLOR", "1")
     tty = Terminal()
-    get_reporter("text")([Result(d.file, None, [d])], tty)
+    result = Result(d.file, None, [d], lines={2: "dim =\t4100"})
+    get_reporter("text")([result], tty)
     assert tty.getvalue().splitlines()[1:3] == [" 2 | dim =\t4100", "   |      \t^"]
     plain = io.StringIO()
-    get_reporter("text", color="never")([Result(d.file, None, [d])], plain)
+    get_reporter("text", color="never")([result], plain)
     assert plain.getvalue().count("\n") == 2  # the problem and the summary, no excerpt
 
 
 def test_no_color_keeps_excerpts_without_colour(monkeypatch, tmp_path):
-    (tmp_path / "c.toml").write_text("[model]\ndim = 4100\n")
     d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, "model.dim", "r", Severity.ERROR, "m")
     monkeypatch.setenv("NO_COLOR", "1")
     tty = Terminal()
-    get_reporter("text")([Result(d.file, None, [d])], tty)
+    get_reporter("text")([Result(d.file, None, [d], lines={2: "dim = 4100"})], tty)
     assert "\033[" not in tty.getvalue()
     assert tty.getvalue().splitlines()[1:3] == [" 2 | dim = 4100", "   |       ^"]
 

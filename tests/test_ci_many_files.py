@@ -12,7 +12,8 @@ import pytest
 
 from trainspec import progress
 from trainspec.cli import main
-from trainspec.discovery import config_extensions, expand
+from trainspec.discovery import expand
+from trainspec.formats import extensions as config_extensions
 
 from .conftest import CORPUS
 

@@ -10,8 +10,8 @@ from trainspec.api import check
 from trainspec.catalogue import catalogue, engine_rules
 from trainspec.cli import main
 from trainspec.diagnostics import Severity
-from trainspec.examples import run as run_example
 from trainspec.families import Family, all_families
+from trainspec.runner import run_example
 from trainspec.suppressions import find
 
 TESTED_ELSEWHERE = {

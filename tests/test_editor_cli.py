@@ -10,7 +10,7 @@ import pytest
 
 from trainspec.api import check_path
 from trainspec.cli import main
-from trainspec.commands.editor import glob_regex, strip_jsonc
+from trainspec.workspace import glob_regex, strip_jsonc
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"

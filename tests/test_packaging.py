@@ -1,11 +1,13 @@
-"""The generator's drift check, and the wheel working outside the repository."""
+"""The generator's drift check, and the release (sdist -> wheel -> install) working outside the repository."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
+import tarfile
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -46,29 +48,43 @@ def test_drift_check_notices_a_schema_change(tmp_path):
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    """A wheel built from the sdist, as installers build it: only what the sdist carries reaches it."""
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)], check=True, capture_output=True
-    )
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)], check=True)
+    (sdist,) = out.glob("trainspec-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(out / "unpacked", filter="data")
+    (source,) = (out / "unpacked").iterdir()
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)], check=True)
     (found,) = out.glob("trainspec-*.whl")
     return found
 
 
-def test_wheel_carries_schemas_and_generated_models(wheel):
-    import zipfile
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """A fresh virtual environment, outside the repository, with the wheel installed; its python."""
+    env_dir = tmp_path_factory.mktemp("venv")
+    venv.create(env_dir, with_pip=True, system_site_packages=False)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True)
+    return python
 
+
+@pytest.mark.external
+def test_wheel_carries_schemas_and_generated_models(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "trainspec/schemas/kempnerforge/job.schema.json" in names
     assert "trainspec/schemas/specforge/run.schema.json" in names
     assert "trainspec/generated/kempnerforge.py" in names
     assert "trainspec/generated/specforge.py" in names
+    assert "trainspec/py.typed" in names
+    assert not any("__pycache__" in name for name in names)
 
 
-def test_installed_wheel_checks_and_loads_outside_the_repo(wheel, tmp_path):
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True, system_site_packages=False)
-    python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True)
+@pytest.mark.external
+def test_installed_wheel_checks_and_loads_outside_the_repo(installed, tmp_path):
+    python = installed
+    env_dir = python.parent.parent
     work = tmp_path / "elsewhere"
     work.mkdir()
     config = CORPUS / "kempnerforge" / "train" / "7b_12gpu_tp4.toml"
@@ -101,3 +117,25 @@ def test_installed_wheel_checks_and_loads_outside_the_repo(wheel, tmp_path):
     )
     assert load.returncode == 0, load.stderr
     assert load.stdout.split() == ["trainspec.generated.kempnerforge", "8", "4", "False"]
+
+
+@pytest.mark.external
+def test_a_type_checker_sees_the_family_model_of_a_loaded_config(installed, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import trainspec\n"
+        "from trainspec.generated.kempnerforge import JobConfig\n"
+        "config = trainspec.load('job.toml', model=JobConfig)\n"
+        "reveal_type(config)\n"
+        "reveal_type(config.model.n_heads)\n"
+        "config.model.no_such_field\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-m", "mypy", "--python-executable", str(installed), "--no-incremental", str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert 'Revealed type is "trainspec.generated.kempnerforge.JobConfig"' in found.stdout, found.stdout
+    assert 'Revealed type is "int"' in found.stdout, found.stdout
+    assert '"ModelConfig" has no attribute "no_such_field"' in found.stdout, found.stdout

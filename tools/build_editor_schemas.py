@@ -7,7 +7,7 @@
 
 One file per family, `editors/schemas/<family>.schema.json`: the draft-07 form
 of the canonical schema that taplo and yaml-language-server both read fully
-(see trainspec.commands.schema). The catalog is in SchemaStore's format;
+(see trainspec.editor_schema). The catalog is in SchemaStore's format;
 its URLs are relative to the catalog unless --base-url is given.
 Nobody edits editors/schemas/ or the catalog by hand; change schema/ and rerun this.
 """
@@ -27,9 +27,9 @@ CATALOG_SCHEMA = "https://json.schemastore.org/schema-catalog.json"
 
 def build(base_url: str) -> dict[str, str]:
     """Every file this tool owns, relative to editors/, with its text."""
-    from trainspec.commands.editor import default_globs
-    from trainspec.commands.schema import editor_schema, render
+    from trainspec.editor_schema import editor_schema, render
     from trainspec.families import get_family
+    from trainspec.workspace import default_globs
 
     files: dict[str, str] = {}
     entries = []

@@ -17,13 +17,13 @@ import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
 from trainspec.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
-from trainspec.examples import run as run_example
 from trainspec.families import Family, all_families
 from trainspec.reporters.text import format_line
+from trainspec.resources import schema_dir
+from trainspec.runner import run_example
 from trainspec.schema import Node, Schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ class Field:
 
 def builtin_families() -> list[Family]:
     """Families whose schema ships inside trainspec (third-party families document themselves)."""
-    package = str(files("trainspec"))
+    package = str(schema_dir())
     return [f for _, f in sorted(all_families().items()) if str(f.schema_file).startswith(package)]
 
 
@@ -160,7 +160,7 @@ def render_rule(info: RuleInfo) -> list[str]:
     shown = [format_line(d) for d in run_example(example, fixed=False) if d.rule == info.id]
     out += ["", "```console", f"$ {example.command(False)}", *shown, "```"]
     out += ["", f"Fixed (`{example.file(True)}`):", "", f"```{lang}", example.good.rstrip("\n"), "```"]
-    if example.argv(True)[1:] != example.argv(False)[1:]:
+    if example.options(True) != example.options(False):
         out += ["", "```console", f"$ {example.command(True)}", "```"]
     return out
 

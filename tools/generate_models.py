@@ -58,10 +58,6 @@ OPTIONS = [
     "builtin",
 ]
 
-INIT = '''"""Typed models generated from schema/ by tools/generate_models.py. Do not edit."""
-'''
-
-
 def run_generator(source: Path, target: Path, class_name: str, cwd: str) -> None:
     subprocess.run(
         [
@@ -88,7 +84,7 @@ def generate() -> dict[str, str]:
     (such as a formatter's line length found in a pyproject.toml) can change
     its output between runs.
     """
-    files = {"__init__.py": INIT}
+    files: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for family, (schema_file, class_name) in MODELS.items():
             source = SCHEMA_DIR / family / schema_file

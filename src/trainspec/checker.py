@@ -1,13 +1,15 @@
-"""The pipeline for one document: read -> migrate -> override -> normalize ->
-schema -> defaults -> rules. Every stage adds diagnostics; none stops the
-others, so one run reports every problem it can see.
+"""The pipeline for one document: migrate -> override -> normalize -> schema ->
+defaults -> rules. Every stage adds diagnostics; none stops the others, so one
+run reports every problem it can see. A family's hooks and rules are guarded:
+one that raises becomes a diagnostic, never a stopped run.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from .diagnostics import Diagnostic, Related, Severity
@@ -15,35 +17,21 @@ from .document import Document
 from .families import Family
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path, is_prefix, parse_path
+from .result import Result
 from .rules import ABSENT, Rule
 from .schema import get
 from .validation import findings, show
-
-
-@dataclass
-class Result:
-    """What checking one file found, and the config it resolved to."""
-
-    file: str
-    family: Family | None
-    diagnostics: list[Diagnostic]
-    config: dict[str, Any] | None = None
-    world_size: int | None = None
-    document: Document | None = field(default=None, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return not any(d.is_error for d in self.diagnostics)
 
 
 def check_document(
     doc: Document,
     family: Family,
     overrides: Sequence[Override] = (),
-    world_size: int | None = None,
+    world_sizes: Sequence[int] = (),
     *,
     migrate: bool = True,
 ) -> Result:
+    """Every diagnostic of one document; world-size rules run once per size, everything else once."""
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
         got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
@@ -61,10 +49,11 @@ def check_document(
         return Result(doc.file, family, out, document=doc)
     doc.data.pop("$schema", None)  # names the schema for editors; not config
     for migration in family.migrations if migrate else ():
-        out.extend(migration(doc))
+        found, failed = _guarded(doc, family, "migration", partial(migration, doc))
+        out.extend(found or failed)
     out.extend(apply_overrides(doc, list(overrides), family.schema))
     if family.normalize is not None:
-        family.normalize(doc.data)
+        out.extend(_guarded(doc, family, "normalize hook", partial(family.normalize, doc.data))[1])
 
     broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
     for path, value in _non_finite(doc.data, ()):
@@ -99,14 +88,28 @@ def check_document(
 
     config = family.schema.fill_defaults(doc.data)
     if family.resolve is not None:
-        family.resolve(config)
-    if world_size is None and family.world_size_from_config is not None:
+        out.extend(_guarded(doc, family, "resolve hook", partial(family.resolve, config))[1])
+    sizes = tuple(world_sizes)
+    if not sizes and family.world_size_from_config is not None:
         derived = _derived_world_size(family, config)
         if derived is not None:
-            world_size, how = derived
-            out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, how))
-    out.extend(run_rules(doc, family.rules, config, broken, world_size))
-    return Result(doc.file, family, out, config, world_size, doc)
+            sizes = (derived[0],)
+            out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, derived[1]))
+    out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken))
+    out.extend(_world_size_rules(doc, [r for r in family.rules if r.needs_world_size], config, broken, sizes))
+    return Result(doc.file, family, out, config, sizes[0] if len(sizes) == 1 else None, doc)
+
+
+def _guarded(doc: Document, family: Family, what: str, call: Callable[[], Any]) -> tuple[Any, list[Diagnostic]]:
+    """(what a family hook returned, []), or (None, [hook-failed]) when it raised: the check goes on."""
+    try:
+        return call(), []
+    except Exception as exc:
+        message = (
+            f"the {what} of family {family.name} failed on this config ({type(exc).__name__}: {exc}); "
+            "this is a bug in the family, please report it"
+        )
+        return None, [Diagnostic(doc.file, None, None, "", "hook-failed", Severity.ERROR, message)]
 
 
 def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, str] | None:
@@ -114,8 +117,42 @@ def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, st
     assert family.world_size_from_config is not None
     try:
         return family.world_size_from_config(config)
-    except (AttributeError, TypeError, KeyError, ValueError):  # a section of the wrong type: the schema said so
+    except Exception:  # a section of the wrong type: the schema said so; anything else: no size to derive
         return None
+
+
+def _world_size_rules(
+    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], sizes: Sequence[int]
+) -> Iterator[Diagnostic]:
+    """World-size rules at each size: plain at one size; at several, each diagnostic says its size and a
+    size where all pass gets a note. Without a size they are skipped, with a note."""
+    if not rules:
+        return
+    if not sizes:
+        skipped = ", ".join(r.id for r in rules)
+        message = f"world-size rules not checked ({skipped}): no world size known; pass --world-size N"
+        yield Diagnostic(doc.file, None, None, "", "world-size-unknown", Severity.NOTE, message)
+        return
+    if len(sizes) == 1:
+        yield from run_rules(doc, rules, config, broken, sizes[0])
+        return
+    for size in sizes:
+        found = [
+            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
+            for d in run_rules(doc, rules, config, broken, size)
+        ]
+        yield from found or [
+            Diagnostic(
+                doc.file,
+                None,
+                None,
+                "",
+                "world-size-checked",
+                Severity.NOTE,
+                f"at world size {size}: every world-size rule passes",
+                world_size=size,
+            )
+        ]
 
 
 def run_rules(
@@ -123,15 +160,11 @@ def run_rules(
     rules: Iterable[Rule],
     config: dict[str, Any],
     broken: list[Path],
-    world_size: int | None,
+    world_size: int | None = None,
 ) -> Iterator[Diagnostic]:
-    skipped_for_world_size = []
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
     for rule in rules:
         if any(is_prefix(b, p) or is_prefix(p, b) for p in rule.parsed_paths for b in broken):
-            continue
-        if rule.needs_world_size and world_size is None:
-            skipped_for_world_size.append(rule.id)
             continue
         if rule.raw:
             values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
@@ -160,18 +193,6 @@ def run_rules(
                 for pos in [None if doc.origin_within(p) else doc.where(p)]
             )
             yield place(doc, at, rule.id, rule.severity, violation.message, related=related, fallback=first)
-    if skipped_for_world_size:
-        yield Diagnostic(
-            doc.file,
-            None,
-            None,
-            "",
-            "world-size-unknown",
-            Severity.NOTE,
-            "world-size rules not checked ("
-            + ", ".join(skipped_for_world_size)
-            + "): no world size known; pass --world-size N",
-        )
 
 
 def _first_written(doc: Document, paths: tuple[Path, ...]) -> Path:

@@ -15,17 +15,20 @@ from typing import Any
 
 from .document import Document
 from .families import Family
+from .formats import FORMATS
 from .schema import SchemaError
-
-_MODELINE = re.compile(r"^\s*#\s*(?:yaml-language-server:\s*\$schema=|:schema\s+)(\S+)", re.M)
 
 
 def schema_reference(doc: Document) -> str | None:
     """The schema a file names for itself, if any."""
     if isinstance(doc.data, dict) and isinstance(doc.data.get("$schema"), str):
         return str(doc.data["$schema"])
-    m = _MODELINE.search(doc.text[:4096])
-    return m.group(1) if m else None
+    directive = FORMATS[doc.format].directive if doc.format in FORMATS else None
+    for line in doc.text[:4096].splitlines():
+        m = directive.match(line.strip()) if directive else None
+        if m and m.group(1):
+            return m.group(1)
+    return None
 
 
 def _named_by(reference: str, family: Family) -> bool:

@@ -53,6 +53,16 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
+    def location(self) -> str:
+        """`file:line:col`, or `file: <origin>` for a value from elsewhere, or just the file."""
+        if self.line is not None:
+            return f"{self.file}:{self.line}:{self.column}"
+        return f"{self.file}: {self.origin}" if self.origin else self.file
+
+    def one_line(self) -> str:
+        """`location: severity[rule] message`, the line every plain output uses."""
+        return f"{self.location()}: {self.severity.value}[{self.rule}] {self.message}"
+
     def sort_key(self) -> tuple[str, bool, int, int, str, int, str]:
         """By file, then position; diagnostics without a place in the file come last."""
         return (

@@ -13,17 +13,9 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Iterator, Sequence
-
-from .readers import FORMATS
+from collections.abc import Iterator, Sequence
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
-
-
-def config_extensions(formats: Iterable[str]) -> frozenset[str]:
-    """The file extensions of the given formats (`{"yaml"}` -> `.yaml`, `.yml`)."""
-    wanted = set(formats)
-    return frozenset(ext for ext, fmt in FORMATS.items() if fmt in wanted)
 
 
 def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], list[str], frozenset[str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,6 +72,13 @@ class Document:
     @cached_property
     def positions(self) -> Positions:
         return self._locate()
+
+    def snapshot(self) -> Document:
+        """A copy of the document as it is now, to check apart: its own data and positions."""
+        positions = dict(self.positions)
+        return Document(
+            self.file, self.format, self.text, copy.deepcopy(self.data), lambda: positions, list(self.problems)
+        )
 
     def origin(self, path: Path) -> str | None:
         """The override a value came from, if it (or an ancestor) was overridden."""

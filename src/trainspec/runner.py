@@ -1,28 +1,31 @@
-"""Checking many files: one file's whole pipeline, run serially or in a process pool.
+"""Checking many files: one file's whole check, run serially or in a process pool.
 
-`check_file` does everything for one file (each world size, suppression
-comments, --select/--ignore, --warnings-as-errors) and returns plain,
-picklable data, so a worker process and the serial loop produce the same
-thing, and the pool's ordered `map` keeps the order of the files.
+`check_file` does everything for one file (its world sizes, suppression
+comments, --select/--ignore, --warnings-as-errors) and returns a Result
+light enough to pickle, so a worker process and the serial loop produce the
+same thing, and the pool's ordered `map` keeps the order of the files.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 
 from . import suppressions
-from .api import check_path
 from .catalogue import engine_rules, family_rules
-from .checker import Result
 from .diagnostics import Diagnostic, Severity
+from .examples import Example
 from .families import Family, all_families, get_family
+from .formats import FORMATS, JSON
 from .overrides import Override
+from .pipeline import check_path
 from .progress import Progress
+from .result import Result
 
 FILE_LEVEL = frozenset(
     {
@@ -53,33 +56,22 @@ class Options:
     """Files found by expanding a directory or glob: those of no known family are skipped."""
 
 
-@dataclass(frozen=True)
-class Checked:
-    """What one file came to; `family` by name, so it travels between processes."""
-
-    file: str
-    family: str | None
-    diagnostics: tuple[Diagnostic, ...]
-    skipped: bool = False
-
-
-def check_file(file: str, options: Options) -> Checked:
-    sizes: Sequence[int | None] = options.world_sizes or (None,)
-    runs = [check_path(file, family=options.family, overrides=options.overrides, world_size=n) for n in sizes]
-    first = runs[0]
-    if first.family is None and options.family is None:
-        unknown = any(d.rule == "unknown-family" for d in first.diagnostics)
-        unreadable = any(d.rule == "syntax-error" for d in first.diagnostics)
+def check_file(file: str, options: Options) -> Result:
+    """One file's whole check, as reported (suppressions, selection, severities applied)."""
+    result = check_path(file, family=options.family, overrides=options.overrides, world_size=options.world_sizes)
+    if result.family is None and options.family is None:
+        unknown = any(d.rule == "unknown-family" for d in result.diagnostics)
+        unreadable = any(d.rule == "syntax-error" for d in result.diagnostics)
         if (unknown and file in options.expanded) or (options.skip_unknown and (unknown or unreadable)):
-            return Checked(file, None, (), skipped=True)
-    found = _per_size(runs, options.world_sizes) if len(sizes) > 1 else first.diagnostics
-    if first.document is not None and first.document.format in suppressions.COMMENT_FORMATS:
-        known, checked = _suppression_checks(first.family, bool(options.world_sizes) or first.world_size is not None)
-        found = suppressions.apply(found, first.document.text, file, known=known, checked=checked)
+            return Result(file, None, [], skipped=True)
+    found = result.diagnostics
+    if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
+        known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
+        found = suppressions.apply(found, result.document.text, file, known=known, checked=checked)
     kept = [d for d in found if d.rule in FILE_LEVEL or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
-    return Checked(file, first.family.name if first.family else None, tuple(kept))
+    return replace(result, diagnostics=kept).for_report()
 
 
 def selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
@@ -87,39 +79,6 @@ def selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool
     if select and not any(suppressions.matches(rule_id, p) for p in select):
         return False
     return not any(suppressions.matches(rule_id, p) for p in ignore)
-
-
-def _per_size(runs: list[Result], sizes: Sequence[int]) -> list[Diagnostic]:
-    """Diagnostics of world-size rules once per size, saying which (or a note that the size passes); the others
-    once."""
-    family = runs[0].family
-
-    def sized(d: Diagnostic) -> bool:
-        rule = family.rule(d.rule) if family is not None else None
-        return rule is not None and rule.needs_world_size
-
-    out = [d for d in runs[0].diagnostics if not sized(d)]
-    for size, run in zip(sizes, runs, strict=True):
-        found = [
-            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
-            for d in run.diagnostics
-            if sized(d)
-        ]
-        if not found and family is not None and any(r.needs_world_size for r in family.rules):
-            found = [
-                Diagnostic(
-                    run.file,
-                    None,
-                    None,
-                    "",
-                    "world-size-checked",
-                    Severity.NOTE,
-                    f"at world size {size}: every world-size rule passes",
-                    world_size=size,
-                )
-            ]
-        out.extend(found)
-    return out
 
 
 def _suppression_checks(
@@ -152,7 +111,11 @@ def default_jobs(files: int) -> int:
 def check_files(
     files: Sequence[str], options: Options, jobs: int | None = None, progress: Progress | None = None
 ) -> list[Result]:
-    """Results in the order of `files` (skipped files left out), whatever `jobs` is."""
+    """Results in the order of `files` (skipped files left out), whatever `jobs` is.
+
+    Workers send back `Result.for_report()`s: no config or document crosses processes, and a
+    family travels by name.
+    """
     jobs = min(jobs or default_jobs(len(files)), len(files)) or 1
     work = partial(check_file, options=options)
     if jobs == 1:
@@ -164,10 +127,7 @@ def check_files(
             done = [_tick(progress, c) for c in pool.map(work, files, chunksize=chunk)]
     if progress is not None:
         progress.close()
-    families = all_families()
-    return [
-        Result(c.file, families.get(c.family) if c.family else None, list(c.diagnostics)) for c in done if not c.skipped
-    ]
+    return [r for r in done if not r.skipped]
 
 
 def _prepare(options: Options) -> None:
@@ -182,7 +142,22 @@ def _context() -> multiprocessing.context.BaseContext | None:
     return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
 
 
-def _tick(progress: Progress | None, checked: Checked) -> Checked:
+def _tick(progress: Progress | None, checked: Result) -> Result:
     if progress is not None:
         progress.advance()
     return checked
+
+
+def run_example(example: Example, fixed: bool) -> list[Diagnostic]:
+    """What `trainspec check` says about an example's bad (or fixed) file, sorted, named as shown."""
+    text = example.good if fixed else example.bad
+    run = example.options(fixed)
+    with tempfile.TemporaryDirectory(prefix="trainspec-example-") as tmp:
+        name = example.file(fixed)
+        path = os.path.join(tmp, name)
+        if text is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        options = Options(family=run.family, overrides=run.overrides, world_sizes=run.world_sizes)
+        found = [d for result in check_files([path], options) for d in result.diagnostics]
+    return sorted((replace(d, file=name) if d.file == path else d for d in found), key=Diagnostic.sort_key)

@@ -12,12 +12,13 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
+from .errors import TrainspecError
 from .paths import Path
 
 Node = dict[str, Any]
 
 
-class SchemaError(Exception):
+class SchemaError(TrainspecError):
     """The family schema itself is unusable (not a user's config problem)."""
 
 

@@ -6,7 +6,7 @@ not itself a comment. An id may be a prefix (`world-size` covers every
 `world-size-*` rule). This runs after the checker, on its diagnostics, so
 rules never need to know about comments; and it reports every listed id that
 suppressed nothing (`unused-suppression`), so stale comments do not pile up.
-Only TOML and YAML have comments; JSON files cannot suppress.
+Only formats with comments (`InputFormat.comments`) can suppress; JSON cannot.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from .diagnostics import Diagnostic, Severity
 
 UNUSED = "unused-suppression"
-COMMENT_FORMATS = frozenset({"toml", "yaml"})
 
 _DIRECTIVE = re.compile(r"(?:^|(?<=\s))#\s*trainspec:\s*ignore\[([^\]]*)\]")
 

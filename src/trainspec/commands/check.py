@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic
+from ..reporters import NAMES as REPORT_FORMATS
 
 if TYPE_CHECKING:
     from ..overrides import Override
+    from ..result import Result
 
 USAGE_RULES = frozenset({"file-not-found", "file-not-readable", "unknown-family", "invalid-family-schema"})
-FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 def world_size_arg(text: str) -> int:
@@ -65,7 +66,7 @@ def register(sub: Any) -> None:
         metavar="PATH=VALUE",
         help="override a value before checking (repeatable); VALUE is read as YAML 1.2",
     )
-    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--format", choices=REPORT_FORMATS, default="text")
     p.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -121,11 +122,12 @@ def split_ids(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(i.strip() for v in values for i in v.split(",") if i.strip())
 
 
-def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> list[Any] | str:
+def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> list[Result] | str:
     """The results for the files the arguments name, or a usage problem as a sentence."""
     from ..catalogue import catalogue
-    from ..discovery import config_extensions, expand
+    from ..discovery import expand
     from ..families import UnknownFamily, all_families, get_family
+    from ..formats import extensions as config_extensions
     from ..progress import Progress
     from ..runner import Options, check_files
     from ..suppressions import matches
@@ -159,28 +161,16 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
     return results + [_nothing_found(arg, extensions) for arg in unmatched]
 
 
-def _nothing_found(arg: str, extensions: frozenset[str]) -> Any:
+def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
     """A directory or pattern that holds no config file: as a missing file would be."""
     import os
 
-    from ..checker import Result
     from ..diagnostics import Severity
+    from ..result import Result
 
     where = "in this directory" if os.path.isdir(arg) else "match this pattern"
     message = f"no config files ({', '.join(sorted(extensions))}) {where}"
     return Result(arg, None, [Diagnostic(arg, None, None, "", "file-not-found", Severity.ERROR, message)])
-
-
-def diagnostics_for(argv: Sequence[str]) -> list[Diagnostic]:
-    """Every diagnostic `trainspec check ARGV` reports, sorted (for examples and tests)."""
-    from ..cli import build_parser
-
-    parser = build_parser()
-    args, extras = parser.parse_known_args(["check", *argv])
-    results = collect(args, extras, parser)
-    if isinstance(results, str):
-        raise ValueError(results)
-    return sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:

@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 
 def render(info: RuleInfo) -> str:
-    from ..examples import run as run_example
+    from ..runner import run_example
 
     where = "every family" if info.family == "engine" else f"family {info.family}"
     lines = [f"{info.id} ({info.severity.value}, {where})"]
@@ -44,7 +44,7 @@ def render(info: RuleInfo) -> str:
     lines += ["Example:" if example.bad is None else "Output:", "", "    $ " + example.command(False)]
     lines += [textwrap.indent(_line(d), "    ") for d in run_example(example, fixed=False) if d.rule == info.id]
     lines += ["", f"Fix ({example.file(True)}):", "", textwrap.indent(example.good.rstrip("\n"), "    ")]
-    if example.argv(True)[1:] != example.argv(False)[1:]:
+    if example.options(True) != example.options(False):
         lines += ["", "    $ " + example.command(True)]
     return "\n".join(lines) + "\n"
 

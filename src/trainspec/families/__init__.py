@@ -19,6 +19,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
+from ..errors import TrainspecError
 from ..examples import Example
 from ..rules import Rule
 from ..schema import Schema
@@ -111,9 +112,13 @@ class Family:
     def rule(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
 
+    def __reduce__(self) -> tuple[Callable[[str], Family], tuple[str]]:
+        """A family crosses process boundaries by name (its schema and validator stay where they are)."""
+        return get_family, (self.name,)
 
-class UnknownFamily(LookupError):
-    pass
+
+class UnknownFamily(TrainspecError, LookupError):
+    """No registered family has this name (or its package failed to import)."""
 
 
 _loaded: dict[str, Family] | None = None

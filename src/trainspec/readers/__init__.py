@@ -1,4 +1,4 @@
-"""Readers turn a file into a Document; one small module per format.
+"""Readers turn a file into a Document; one small module per format (see `formats`).
 
 The format is chosen by the file extension (case-insensitive); anything that
 is not TOML or YAML is read as JSON, and a JSON parse error says so.
@@ -12,20 +12,16 @@ from pathlib import Path as FsPath
 
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
+from ..errors import TrainspecError
+from ..formats import format_of
 
-FORMATS = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 
-
-class ReadError(Exception):
+class ReadError(TrainspecError):
     """The file could not be read or parsed; carries the located diagnostic."""
 
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
-
-
-def format_of(path: str) -> str:
-    return FORMATS.get(FsPath(path).suffix.lower(), "json")
 
 
 def read_text(path: str) -> str:
@@ -45,18 +41,15 @@ def read_text(path: str) -> str:
         raise ReadError(file_error(path, "syntax-error", f"not UTF-8 text (byte {exc.start + 1} is invalid)")) from None
 
 
-def read(path: str, text: str | None = None, fmt: str | None = None) -> Document:
-    """Read and parse one file (or the given text) into a Document."""
-    fmt = fmt or format_of(path)
-    if text is None:
-        text = read_text(path)
-    if fmt == "toml":
-        from . import toml as reader
-    elif fmt == "yaml":
-        from . import yaml as reader  # type: ignore[no-redef]
-    else:
-        from . import json as reader  # type: ignore[no-redef]
-    return reader.parse(path, text)
+def read(path: str) -> Document:
+    """Read and parse one file into a Document."""
+    return parse(path, read_text(path))
+
+
+def parse(path: str, text: str) -> Document:
+    """Parse `text` as the file `path` (its extension names the format) into a Document."""
+    document: Document = format_of(path).parser().parse(path, text)
+    return document
 
 
 def file_error(path: str, rule: str, message: str, line: int | None = None, column: int | None = None) -> Diagnostic:

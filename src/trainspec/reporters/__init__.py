@@ -14,12 +14,13 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from ..checker import Result
 from ..diagnostics import Diagnostic, Severity
+from ..result import Result
 
 Reporter = Callable[[Sequence[Result], TextIO], None]
 
 NAMES = ("text", "json", "github", "sarif", "junit")
+"""The reporters, each a module of this package: `--format` offers exactly these."""
 
 
 def sorted_diagnostics(results: Sequence[Result]) -> list[Diagnostic]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..checker import Result
 from ..diagnostics import Diagnostic, Severity
+from ..result import Result
 from . import relative_path, sorted_diagnostics, summary
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}

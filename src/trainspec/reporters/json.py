@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..checker import Result
+from ..result import Result
 from . import counts, sorted_diagnostics
 
 

@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..checker import Result
 from ..diagnostics import Diagnostic
+from ..result import Result
 from . import relative_path
 from .text import format_line
 

@@ -23,9 +23,9 @@ from urllib.parse import quote, urljoin
 
 from .. import __version__
 from ..catalogue import RuleInfo, lookup
-from ..checker import Result
 from ..diagnostics import Diagnostic, Severity
 from ..families import Family
+from ..result import Result
 from . import relative_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -103,7 +103,7 @@ def help_markdown(info: RuleInfo) -> str:
     if example.bad is not None:
         parts.append(f"Breaks it:\n\n```{lang}\n{example.bad.rstrip()}\n```")
     parts.append(f"Fixed:\n\n```{lang}\n{example.good.rstrip()}\n```")
-    if example.argv(True)[1:] != example.argv(False)[1:]:
+    if example.options(True) != example.options(False):
         parts.append(f"`{example.command(True)}`")
     return "\n\n".join(parts)
 

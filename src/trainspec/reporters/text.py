@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..checker import Result
 from ..diagnostics import Diagnostic, Severity
+from ..result import Result
 from . import sorted_diagnostics, summary
 
 _RESET = "\033[0m"
@@ -23,14 +23,9 @@ _SEVERITY_COLORS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m"
 
 
 def format_line(d: Diagnostic, color: bool = False) -> str:
-    if d.line is not None:
-        where = f"{d.file}:{d.line}:{d.column}"
-    elif d.origin:
-        where = f"{d.file}: {d.origin}"
-    else:
-        where = d.file
     if not color:
-        return f"{where}: {d.severity.value}[{d.rule}] {d.message}"
+        return d.one_line()
+    where = d.location()
     level = f"{_SEVERITY_COLORS[d.severity]}{d.severity.value}{_RESET}"
     return f"{_BOLD}{where}{_RESET}: {level}{_DIM}[{d.rule}]{_RESET} {d.message}"
 
@@ -43,23 +38,6 @@ def excerpt(line_text: str, line: int, column: int, color: bool = False) -> list
     return [f" {number} | {line_text}", f" {' ' * len(number)} | {pad}{caret}"]
 
 
-class _Sources:
-    """Lines of the files shown, read once each; a file that cannot be read shows no excerpt."""
-
-    def __init__(self) -> None:
-        self.lines: dict[str, list[str] | None] = {}
-
-    def line(self, file: str, number: int) -> str | None:
-        if file not in self.lines:
-            try:
-                with open(file, encoding="utf-8-sig", errors="replace") as f:
-                    self.lines[file] = f.read().splitlines()
-            except OSError:
-                self.lines[file] = None
-        lines = self.lines[file]
-        return lines[number - 1] if lines is not None and 0 < number <= len(lines) else None
-
-
 def use_color(choice: str, out: TextIO) -> tuple[bool, bool]:
     """(show excerpts, use colour) for `--color choice` writing to `out`."""
     tty = bool(getattr(out, "isatty", lambda: False)())
@@ -70,11 +48,11 @@ def use_color(choice: str, out: TextIO) -> tuple[bool, bool]:
 
 def report(results: Sequence[Result], out: TextIO, *, color: str = "auto") -> None:
     excerpts, colour = use_color(color, out)
-    sources = _Sources()
+    lines = {(r.file, n): text for r in results for n, text in r.lines.items()}
     for d in sorted_diagnostics(results):
         out.write(format_line(d, colour) + "\n")
         if excerpts and d.line is not None and d.column is not None:
-            text = sources.line(d.file, d.line)
+            text = lines.get((d.file, d.line))
             if text is not None:
                 out.write("\n".join(excerpt(text, d.line, d.column, colour)) + "\n")
     out.write(summary(results) + "\n")

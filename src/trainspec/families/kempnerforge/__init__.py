@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Any
 
+from ...resources import schema_dir
 from .. import Family
 from .examples import EXAMPLES
 from .rules import RULES
@@ -41,7 +41,7 @@ SCHEMA_RULE_DOCS = {
 FAMILY = Family(
     name="kempnerforge",
     description="KempnerForge JobConfig: TOML training-run configs (dense, MoE and VLM).",
-    schema_file=files("trainspec") / "schemas" / "kempnerforge" / "job.schema.json",
+    schema_file=schema_dir() / "kempnerforge" / "job.schema.json",
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=RULES,
     examples=EXAMPLES,

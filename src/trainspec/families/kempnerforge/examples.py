@@ -6,7 +6,7 @@ each one and checks that the bad config triggers its rule and the fix is clean.
 
 from __future__ import annotations
 
-from ...examples import Example
+from ...examples import Example, Run
 
 VLM = """[vision_encoder]
 type = "random"
@@ -22,8 +22,8 @@ VLM256 = VLM.replace("num_tokens = 16", "num_tokens = 256")
 MOE = "[model]\nnum_experts = 8\nmoe_top_k = 2\n\n[train]\ncompile_model = false\n"
 
 
-def _pair(bad: str, good: str, *options: str) -> Example:
-    return Example(bad, good, options=options)
+def _pair(bad: str, good: str, world_size: int | None = None) -> Example:
+    return Example(bad, good, run=Run(world_sizes=(world_size,) if world_size else ()))
 
 
 EXAMPLES: dict[str, Example] = {
@@ -60,11 +60,9 @@ EXAMPLES: dict[str, Example] = {
         VLM256 + "[vlm]\nmax_text_len = 512\n\n[model]\nmax_seq_len = 768\n\n[train]\nseq_len = 768\n",
     ),
     "world-size-auto-shard-divisible": _pair(
-        "[distributed]\ndp_shard = -1\ntp = 4\n", "[distributed]\ndp_shard = -1\ntp = 2\n", "--world-size", "6"
+        "[distributed]\ndp_shard = -1\ntp = 4\n", "[distributed]\ndp_shard = -1\ntp = 2\n", 6
     ),
-    "world-size-product": _pair(
-        "[distributed]\ndp_shard = 2\ntp = 2\n", "[distributed]\ndp_shard = -1\ntp = 2\n", "--world-size", "8"
-    ),
+    "world-size-product": _pair("[distributed]\ndp_shard = 2\ntp = 2\n", "[distributed]\ndp_shard = -1\ntp = 2\n", 8),
     "seq-len-within-max": _pair(
         "[model]\nmax_seq_len = 2048\n\n[train]\nseq_len = 4096\n",
         "[model]\nmax_seq_len = 4096\n\n[train]\nseq_len = 4096\n",
@@ -149,20 +147,20 @@ EXAMPLES: dict[str, Example] = {
     ),
 }
 
-KF_YAML = ("--family", "kempnerforge")
+KF_YAML = Run(family="kempnerforge")
 DIM = "[model]\ndim = 4096\n"
 
 # the engine's own ids, shown on KempnerForge configs
 EXAMPLES.update(
     {
         "override-repairs-file": Example(
-            "[model]\ndim = 4100\n", "[model]\ndim = 4096\n", options=("--set", "model.dim=4096")
+            "[model]\ndim = 4100\n", "[model]\ndim = 4096\n", run=Run(overrides=("model.dim=4096",))
         ),
         "world-size-checked": Example(
             "[distributed]\ndp_shard = 2\n",
             "[distributed]\ndp_shard = 4\n",
-            options=("--world-size", "2,4"),
-            fixed_options=("--world-size", "4"),
+            run=Run(world_sizes=(2, 4)),
+            fixed_run=Run(world_sizes=(4,)),
         ),
         "syntax-error": Example("[model\ndim = 4096\n", "[model]\ndim = 4096\n"),
         "duplicate-key": Example("model:\n  dim: 4096\n  dim: 2048\n", "model:\n  dim: 4096\n", "yaml", KF_YAML),
@@ -187,23 +185,23 @@ EXAMPLES.update(
         "override-syntax": Example(
             "[model]\ndim = 4096\n",
             "[model]\ndim = 4096\n",
-            options=("--set", "model.n_heads"),
-            fixed_options=("--set", "model.n_heads=32"),
+            run=Run(overrides=("model.n_heads",)),
+            fixed_run=Run(overrides=("model.n_heads=32",)),
         ),
         "override-unknown-path": Example(
             "[model]\ndim = 4096\n",
             "[model]\ndim = 4096\n",
-            options=("--set", "model.n_haeds=32"),
-            fixed_options=("--set", "model.n_heads=32"),
+            run=Run(overrides=("model.n_haeds=32",)),
+            fixed_run=Run(overrides=("model.n_heads=32",)),
         ),
         "override-invalid-value": Example(
             "[model]\ndim = 4096\n",
             "[model]\ndim = 4096\n",
-            options=("--set", "model.n_heads="),
-            fixed_options=("--set", "model.n_heads=32"),
+            run=Run(overrides=("model.n_heads=",)),
+            fixed_run=Run(overrides=("model.n_heads=32",)),
         ),
         "world-size-unknown": Example(
-            "[distributed]\ndp_shard = -1\n", "[distributed]\ndp_shard = -1\n", fixed_options=("--world-size", "8")
+            "[distributed]\ndp_shard = -1\n", "[distributed]\ndp_shard = -1\n", fixed_run=Run(world_sizes=(8,))
         ),
         "unused-suppression": Example(
             "[model]\ndim = 4096  # trainspec: ignore[tp-divides-heads]\n", "[model]\ndim = 4096\n"

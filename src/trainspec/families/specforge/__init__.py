@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Any
 
 from ...paths import format_path
+from ...resources import schema_dir
 from .. import Family
 from .examples import EXAMPLES
 from .migrations import LEGACY, NOTICES, migrate_legacy
@@ -42,7 +42,7 @@ SCHEMA_RULE_DOCS = {
 FAMILY = Family(
     name="specforge",
     description="SpecForge run config: speculative-decoding draft training (YAML/JSON).",
-    schema_file=files("trainspec") / "schemas" / "specforge" / "run.schema.json",
+    schema_file=schema_dir() / "specforge" / "run.schema.json",
     model="trainspec.families.specforge.model:RunConfig",
     rules=RULES,
     examples=EXAMPLES,

@@ -12,7 +12,7 @@ piece of text replaced, so each example shows exactly what changes.
 
 from __future__ import annotations
 
-from ...examples import Example
+from ...examples import Example, Run
 
 TARGET = "model:\n  target_model_path: Qwen/Qwen3-8B\n"
 FEATURES = "  hidden_states_path: ./cache/hidden_states/qwen3-8b-sharegpt\n"
@@ -107,11 +107,11 @@ def managed(
     )
 
 
-def _fix(bad: str, old: str, new: str, *options: str) -> Example:
+def _fix(bad: str, old: str, new: str, world_size: int | None = None) -> Example:
     """The example whose fix replaces the one occurrence of `old` in `bad` by `new`."""
     if bad.count(old) != 1:
         raise ValueError(f"{old!r} occurs {bad.count(old)} times in the example, not once")
-    return Example(bad, bad.replace(old, new), fmt="yaml", options=options)
+    return Example(bad, bad.replace(old, new), fmt="yaml", run=Run(world_sizes=(world_size,) if world_size else ()))
 
 
 def _drop(bad: str, lines: str) -> Example:
@@ -228,15 +228,13 @@ EXAMPLES: dict[str, Example] = {
         offline(rest="deployment:\n  trainer:\n    nnodes: 1\n    nproc_per_node: 4\n"),
         "nproc_per_node: 4",
         "nproc_per_node: 8",
-        "--world-size",
-        "8",
+        8,
     ),
     "world-size-divisible-by-sp": _fix(
         offline(training=USP + "  sp_ulysses_size: 4\n", rest="deployment:\n  trainer:\n    nproc_per_node: 6\n"),
         "sp_ulysses_size: 4",
         "sp_ulysses_size: 2",
-        "--world-size",
-        "6",
+        6,
     ),
     # -- deployment mode and roles
     "online-needs-disaggregated": _fix(
@@ -379,7 +377,7 @@ EXAMPLES: dict[str, Example] = {
 
 # the engine's own id that only a family stating its own world size shows
 _TOPOLOGY = offline(rest="deployment:\n  trainer:\n    nnodes: 1\n    nproc_per_node: 8\n")
-EXAMPLES["world-size-derived"] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_options=("--world-size", "8"))
+EXAMPLES["world-size-derived"] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_run=Run(world_sizes=(8,)))
 
 # the legacy migration's ids
 _STATE = "    consumer_state_dir: outputs/qwen3-8b-eagle3/state\n"

@@ -1,1 +1,0 @@
-"""Typed models generated from schema/ by tools/generate_models.py. Do not edit."""

@@ -1,0 +1,37 @@
+"""What trainspec raises: every exception derives from `TrainspecError`, so one `except` catches them all.
+
+Config problems are not exceptions inside trainspec (they are diagnostics,
+collected); `ConfigError` exists for callers who want a typed model or
+nothing, and carries every diagnostic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .diagnostics import Diagnostic
+
+SHOWN_ERRORS = 20
+
+
+class TrainspecError(Exception):
+    """The base of every exception trainspec raises on purpose."""
+
+
+class ConfigError(TrainspecError):
+    """A config has errors; `diagnostics` holds all of them (and any warnings)."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = list(diagnostics)
+        errors = [d for d in self.diagnostics if d.is_error]
+        lines = [d.one_line() for d in errors[:SHOWN_ERRORS]]
+        more = f"\n... and {len(errors) - SHOWN_ERRORS} more" if len(errors) > SHOWN_ERRORS else ""
+        super().__init__(f"{len(errors)} error(s) in config:\n" + "\n".join(lines) + more)
+
+
+class ConfigWarning(UserWarning):
+    """A warning diagnostic of a config that loaded: `trainspec.load` issues one per warning."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.one_line())
+        self.diagnostic = diagnostic

@@ -1,0 +1,138 @@
+"""One file, start to end: read -> detect the family -> check the document -> the file alone.
+
+Everything a file needs is done here once, whatever the number of world
+sizes: it is read and parsed once, validated and defaulted once. Only when
+overrides are given for a family whose loader checks the file before it
+applies them is the file's own (pre-override) data checked a second time,
+from a copy, to find what the overrides hide. An exception nobody expected
+becomes an `internal-error` diagnostic on this file, so the other files of
+a run are still checked.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path as FsPath
+
+import jsonschema.exceptions
+
+from .checker import check_document
+from .detect import detect
+from .diagnostics import Diagnostic, Severity
+from .document import Document
+from .families import Family, UnknownFamily, all_families, get_family
+from .overrides import Override
+from .readers import ReadError, parse, read_text
+from .result import Result
+from .schema import SchemaError
+
+
+def as_overrides(items: str | Iterable[str | Override]) -> list[Override]:
+    """Numbered overrides; a single "PATH=VALUE" string counts as one."""
+    if isinstance(items, str):
+        items = [items]
+    return [i if isinstance(i, Override) else Override(n, i) for n, i in enumerate(items, 1)]
+
+
+def world_sizes_of(world_size: int | Sequence[int] | None) -> tuple[int, ...]:
+    """A caller's world size(s) as a tuple; ValueError for anything but whole numbers of at least 1."""
+    sizes = tuple(world_size) if isinstance(world_size, Sequence) else () if world_size is None else (world_size,)
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"world_size must be a whole number of at least 1, got {size!r}")
+    return tuple(dict.fromkeys(sizes))
+
+
+def check_path(
+    path: str | FsPath,
+    *,
+    family: str | Family | None = None,
+    overrides: Iterable[str | Override] = (),
+    world_size: int | Sequence[int] | None = None,
+    text: str | None = None,
+) -> Result:
+    """Check one file (or `text` as if read from it); problems come back as diagnostics, never raised.
+
+    Raises ValueError for a world size below 1 (a caller's mistake, not the config's).
+    """
+    sizes = world_sizes_of(world_size)
+    file = str(path)
+    try:
+        return _check(file, family, as_overrides(overrides), sizes, text)
+    except RecursionError:
+        message = "the document nests deeper than trainspec can follow; no config is this deep"
+        return Result(file, None, [Diagnostic(file, 1, 1, "", "syntax-error", Severity.ERROR, message)])
+    except Exception as exc:
+        return Result(file, None, [internal_error(file, exc)])
+
+
+def internal_error(file: str, exc: BaseException) -> Diagnostic:
+    """An exception trainspec did not expect, as a diagnostic on the file it was checking."""
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" at {FsPath(where.filename).name}:{where.lineno}" if where else ""
+    message = (
+        f"trainspec failed while checking this file ({type(exc).__name__}: {exc}{at}); "
+        "this is a bug in trainspec, please report it with the file"
+    )
+    return Diagnostic(file, None, None, "", "internal-error", Severity.ERROR, message)
+
+
+def _check(
+    file: str, family: str | Family | None, overrides: list[Override], sizes: tuple[int, ...], text: str | None
+) -> Result:
+    lines: dict[int, str] = {}
+    try:
+        if text is None:
+            text = read_text(file)
+        doc = parse(file, text)
+    except ReadError as exc:
+        if text is not None and exc.diagnostic.line is not None:
+            lines = dict(
+                enumerate(text.splitlines()[exc.diagnostic.line - 1 : exc.diagnostic.line], exc.diagnostic.line)
+            )
+        return Result(file, None, [exc.diagnostic], lines=lines)
+    if isinstance(family, str):
+        try:
+            fam = get_family(family)
+        except UnknownFamily as exc:
+            return Result(file, None, [Diagnostic(file, None, None, "", "unknown-family", Severity.ERROR, str(exc))])
+    elif family is None:
+        found, why = detect(doc, all_families())
+        if found is None:
+            unknown = Diagnostic(file, 1, 1, "", "unknown-family", Severity.ERROR, why)
+            return Result(file, None, [*doc.problems, unknown], document=doc)
+        fam = found
+    else:
+        fam = family
+    try:
+        alone = doc.snapshot() if overrides and fam.checks_file_before_overrides else None
+        result = check_document(doc, fam, overrides, sizes)
+        if alone is not None:
+            result.diagnostics.extend(_repaired_by_overrides(alone, fam, sizes, result))
+        return result
+    except (SchemaError, jsonschema.exceptions.SchemaError) as exc:
+        message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
+        return Result(file, fam, [Diagnostic(file, None, None, "", "invalid-family-schema", Severity.ERROR, message)])
+
+
+def _repaired_by_overrides(alone: Document, family: Family, sizes: tuple[int, ...], merged: Result) -> list[Diagnostic]:
+    """Errors of the file alone that the overrides hide: the family's own loader would stop on them."""
+    still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
+    launch = {r.id for r in family.rules if r.at_launch}  # applied to the final config anyway
+    return [
+        replace(
+            d,
+            rule="override-repairs-file",
+            severity=Severity.WARNING,
+            message=f"without the overrides this file fails {d.rule}: {d.message}; {family.name} checks the "
+            "file before it applies overrides, so it would refuse to start",
+        )
+        for d in check_document(alone, family, (), sizes).diagnostics
+        if d.is_error and d.rule not in launch and (d.rule, d.config_path) not in still
+    ]
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,245 @@
+"""Tie a workspace's config files to their editor schemas (`trainspec editor init|annotate`).
+
+`init` gives a workspace (VS Code settings, and the schema files they point
+at) the associations by glob; `annotate` writes the association into each
+file, which every editor running yaml-language-server or taplo honours
+(Neovim, Helix, JetBrains with the LSP plugin) without any settings.
+
+Both write the editor schemas into the workspace (`.trainspec/schemas/` by
+default) so the associations work offline and for everyone who clones it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .editor_schema import NotEditorSafe, editor_schema_text
+from .errors import TrainspecError
+from .formats import FORMATS, InputFormat, known_format
+
+SCHEMA_DIR = Path(".trainspec") / "schemas"
+
+
+class EditorError(TrainspecError):
+    """A usage problem: reported on stderr, exit status 2."""
+
+
+def default_globs(family: Any) -> list[str]:
+    """The globs `init` and the catalog use for a family when none are given: where the family says
+    its configs live (`Family.file_globs`), and `**/*.<family>.<ext>` for each of its formats."""
+    named = [f"**/*.{family.name}{ext}" for fmt in sorted(family.formats) for ext in FORMATS[fmt].extensions]
+    return [*family.file_globs, *named]
+
+
+def glob_format(glob: str) -> str:
+    fmt = known_format(glob)
+    if fmt is None:
+        raise EditorError(f"cannot tell the file format of {glob!r}: end it in .toml, .yaml, .yml or .json")
+    return fmt.name
+
+
+def glob_regex(glob: str) -> str:
+    """taplo matches association keys as regular expressions against the whole document URI.
+
+    A glob matches at any depth of the workspace, as yaml-language-server
+    and VS Code's JSON support read relative globs.
+    """
+    body = glob.removeprefix("**/")
+    out = []
+    i = 0
+    while i < len(body):
+        if body.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        c = body[i]
+        out.append("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c))
+        i += 1
+    return ".*/" + "".join(out) + "$"
+
+
+def strip_jsonc(text: str) -> tuple[str, bool]:
+    """VS Code's settings.json is JSON with comments and trailing commas: plain JSON, and
+    whether comments were dropped."""
+    out: list[str] = []
+    i, n, dropped = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i) if "\n" in text[i:] else n
+            dropped = True
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            dropped = True
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out)), dropped
+
+
+def write_schema(root: Path, schema_dir: Path, family: str) -> Path:
+    """Write (or refresh) a family's editor schema in the workspace; return its path."""
+    path = root / schema_dir / f"{family}.schema.json"
+    try:
+        text = editor_schema_text(family)
+    except NotEditorSafe as exc:
+        raise EditorError(f"the {family} schema cannot be served to editors: {exc}") from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _union(existing: Any, new: Sequence[str]) -> list[str]:
+    old = [existing] if isinstance(existing, str) else list(existing or [])
+    return old + [g for g in new if g not in old]
+
+
+def merge_settings(settings: dict[str, Any], schema_ref: str, schema_uri: str, globs: Sequence[str]) -> None:
+    """Add one schema's associations to VS Code settings, keeping everything already there.
+
+    - `yaml.schemas` (YAML extension / yaml-language-server): workspace-relative path -> globs.
+    - `json.schemas` (VS Code's JSON support): the same for JSON files.
+    - `evenBetterToml.schema.associations` (taplo): URI regex -> schema. taplo resolves a
+      `./` path against the parent of the workspace folder (measured), so it gets an absolute URI.
+    """
+    by_format: dict[str, list[str]] = {}
+    for glob in globs:
+        by_format.setdefault(glob_format(glob), []).append(glob)
+    for key, kind in (("yaml.schemas", dict), ("json.schemas", list), ("evenBetterToml.schema.associations", dict)):
+        if key in settings and not isinstance(settings[key], kind):
+            shape = "an object" if kind is dict else "an array"
+            raise EditorError(f"`{key}` in .vscode/settings.json is not {shape}; fix or remove it")
+    yaml_globs = by_format.get("yaml", []) + by_format.get("json", [])
+    if yaml_globs:
+        schemas = settings.setdefault("yaml.schemas", {})
+        schemas[schema_ref] = _union(schemas.get(schema_ref), yaml_globs)
+    if by_format.get("json"):
+        entries = settings.setdefault("json.schemas", [])
+        entry = next((e for e in entries if isinstance(e, dict) and e.get("url") == schema_ref), None)
+        if entry is None:
+            entries.append({"fileMatch": list(by_format["json"]), "url": schema_ref})
+        else:
+            entry["fileMatch"] = _union(entry.get("fileMatch"), by_format["json"])
+    if by_format.get("toml"):
+        associations = settings.setdefault("evenBetterToml.schema.associations", {})
+        for glob in by_format["toml"]:
+            associations[glob_regex(glob)] = schema_uri
+
+
+def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: Path) -> Path:
+    settings_path = root / ".vscode" / "settings.json"
+    settings: dict[str, Any] = {}
+    if settings_path.exists():
+        try:
+            text, dropped = strip_jsonc(settings_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EditorError(f"cannot read {settings_path}: {exc}") from exc
+        try:
+            settings = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise EditorError(f"{settings_path} is not valid JSON: {exc}") from exc
+        if not isinstance(settings, dict):
+            raise EditorError(f"{settings_path} does not hold a JSON object")
+        if dropped:
+            print(f"trainspec: note: comments in {settings_path} are not kept", file=sys.stderr)
+    for family in families:
+        schema = write_schema(root, schema_dir, family.name)
+        ref = "./" + schema.relative_to(root).as_posix()
+        family_globs = list(globs) or default_globs(family)
+        merge_settings(settings, ref, schema.resolve().as_uri(), family_globs)
+        print(f"wrote {schema.relative_to(root)}")
+    try:
+        settings_path.parent.mkdir(parents=True, exist_ok=True)
+        settings_path.write_text(json.dumps(settings, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise EditorError(f"cannot write {settings_path}: {exc}") from exc
+    print(f"wrote {settings_path.relative_to(root)}")
+    return settings_path
+
+
+def annotated(text: str, fmt: InputFormat, reference: str) -> str:
+    """`text` with exactly one schema comment, on its first line; every other line kept as it was.
+
+    An earlier directive is dropped from the leading comment block (TOML: taplo reads it only
+    there) or from anywhere (YAML: the modeline may be any comment line).
+    """
+    assert fmt.schema_directive is not None and fmt.directive is not None
+    bom = "\ufeff" if text.startswith("\ufeff") else ""  # a byte-order mark must stay first
+    text = text[len(bom) :]
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.splitlines(keepends=True)
+    head = len(lines) if fmt.name == "yaml" else 0
+    while head < len(lines) and lines[head].lstrip().startswith("#"):
+        head += 1
+    directive = fmt.directive
+    kept = [ln for ln in lines[:head] if not directive.fullmatch(ln.rstrip("\r\n").rstrip())] + lines[head:]
+    return bom + fmt.schema_directive.format(reference) + newline + "".join(kept)
+
+
+def family_of(path: Path, family: str | None) -> str:
+    from .detect import detect
+    from .families import all_families
+    from .readers import ReadError, read
+
+    if family is not None:
+        return family
+    try:
+        doc = read(str(path))
+    except ReadError as exc:
+        raise EditorError(f"{path}: {exc.diagnostic.message}") from exc
+    found, why = detect(doc, all_families())
+    if found is None:
+        raise EditorError(f"{path}: {why}")
+    return found.name
+
+
+def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: Path) -> int:
+    """Annotate each file; a file that cannot be annotated is reported and the others still are."""
+    failed = 0
+    for path in files:
+        try:
+            _annotate_one(path, family, root, schema_dir)
+        except EditorError as exc:
+            print(f"trainspec: {exc}", file=sys.stderr)
+            failed += 1
+    return failed
+
+
+def _annotate_one(path: Path, family: str | None, root: Path, schema_dir: Path) -> None:
+    fmt = known_format(path)
+    if fmt is None:
+        raise EditorError(f"{path}: not a TOML or YAML file")
+    if fmt.schema_directive is None:
+        raise EditorError(f"{path}: {fmt.name.upper()} has no comments to carry a schema; use `trainspec editor init`")
+    if not path.is_file():
+        raise EditorError(f"{path}: no such file")
+    schema = write_schema(root, schema_dir, family_of(path, family))
+    reference = Path(os.path.relpath(schema.resolve(), path.resolve().parent)).as_posix()
+    if not reference.startswith("../"):
+        reference = "./" + reference
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        raise EditorError(f"{path}: not UTF-8 text (byte {exc.start + 1} is invalid)") from exc
+    new = annotated(text, fmt, reference)
+    if new == text:
+        print(f"{path}: already annotated")
+        return
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write(new)
+    print(f"{path}: annotated with {reference}")
