@@ -2,10 +2,11 @@
 
     torchrun --nproc_per_node=2 examples/tiny_trainer.py examples/tiny_kempnerforge.toml [-o key=value ...]
 
-Every rank loads the config with `trainspec.load`, joins a gloo process group
-and calls `trainspec.distributed.verify` before building anything: a config
-that does not fit the real world size, or differs between ranks, stops every
-rank before the first step with trainspec's error (exit code 2). Then it
+Every rank joins a gloo process group and loads the config with
+`trainspec.distributed.load_verified` before building anything: a config that
+does not load on some rank, does not fit the real world size, or differs
+between ranks, stops every rank before the first step with trainspec's error
+(exit code 2). Then it
 trains a decoder-only transformer built from [model] with DDP on CPU, on
 synthetic token sequences (arithmetic progressions modulo the vocabulary, so
 the loss has something to learn), and rank 0 prints the loss.
@@ -187,11 +188,11 @@ def loss_of(logits: torch.Tensor, targets: torch.Tensor, z_loss_weight: float) -
     return loss
 
 
-def train(cfg: JobConfig, rank: int) -> None:
+def train(cfg: JobConfig, rank: int, group: dist.ProcessGroup) -> None:
     refuse_unsupported(cfg)
     torch.manual_seed(cfg.train.seed)  # the same initial weights on every rank
     model = Transformer(cfg.model).to(trainspec.distributed.master_dtype(cfg.train.mixed_precision))
-    ddp = DistributedDataParallel(model)
+    ddp = DistributedDataParallel(model, process_group=group)
     forward = torch.compile(ddp) if cfg.train.compile_model else ddp
     o = cfg.optimizer
     optimizer = torch.optim.AdamW(
@@ -213,9 +214,9 @@ def train(cfg: JobConfig, rank: int) -> None:
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         if step == 1 or step % cfg.metrics.log_interval == 0 or step == cfg.train.max_steps:
-            dist.all_reduce(total)  # every rank logs on the same steps, so this collective always matches
+            dist.all_reduce(total, group=group)  # every rank logs on the same steps, so this always matches
             if rank == 0:
-                print(f"step {step} loss {total.item() / dist.get_world_size():.4f}", flush=True)
+                print(f"step {step} loss {total.item() / dist.get_world_size(group):.4f}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,23 +225,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--override", action="append", default=[], help="key=value, as for trainspec check")
     args = parser.parse_args(argv)
     launched = trainspec.distributed.world_size()
-    try:
-        cfg = trainspec.load(args.config, family="kempnerforge", overrides=args.override)
-    except trainspec.ConfigError as exc:  # the same file on every rank: every rank stops here, before any collective
-        print(exc, file=sys.stderr)
-        return 2
-    dist.init_process_group("gloo", timeout=timedelta(seconds=cfg.distributed.nccl_timeout_sec))
+    dist.init_process_group("gloo")
     rank = dist.get_rank()
     try:
-        if rank == 0 and launched is not None:
+        if rank == 0:
             print(f"world size {launched.size} (from {launched.source})", flush=True)
         try:
-            trainspec.distributed.verify(cfg, device="cpu", source=args.config)
-        except trainspec.ConfigError as exc:
+            cfg = trainspec.distributed.load_verified(
+                args.config, family="kempnerforge", overrides=args.override, device="cpu"
+            )
+        except trainspec.ConfigError as exc:  # raised alike on every rank, so every rank stops here
             print(f"rank {rank}: {exc}", file=sys.stderr, flush=True)
             return 2
-        train(cfg, rank)
-        dist.barrier()  # no rank tears the group down while another still has gloo work in flight
+        # the config's timeout only exists once it is loaded, so training gets a group of its own
+        group = dist.new_group(backend="gloo", timeout=timedelta(seconds=cfg.distributed.nccl_timeout_sec))
+        train(cfg, rank, group)
+        dist.barrier(group)  # no rank tears the group down while another still has gloo work in flight
     finally:
         dist.destroy_process_group()
     return 0

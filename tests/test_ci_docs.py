@@ -23,11 +23,13 @@ def load_tool():
     return module
 
 
+@pytest.mark.external
 def test_committed_docs_are_current():
     done = subprocess.run([sys.executable, str(TOOL), "--check"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.external
 def test_drift_check_fails_on_stale_missing_and_extra_pages(tmp_path, capsys):
     tool = load_tool()
     out = tmp_path / "reference"

@@ -20,6 +20,8 @@ import pytest
 
 from .conftest import CORPUS, ROOT
 
+pytestmark = pytest.mark.external  # pre-commit builds a virtualenv
+
 
 def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)

@@ -17,8 +17,16 @@ from trainspec.suppressions import find
 TESTED_ELSEWHERE = {
     "pattern-mismatch": "test_pattern_mismatch_without_a_rule_id",
     "invalid-family-schema": "tests/test_third_party_family.py::test_an_invalid_family_schema_is_a_usage_error",
+    "internal-error": "tests/test_pipeline.py::test_an_unexpected_exception_is_an_internal_error_and_the_run_goes_on",
+    "hook-failed": "tests/test_pipeline.py::test_a_failing_family_hook_is_reported_and_the_check_goes_on",
+    "model-mismatch": "tests/test_pipeline.py::test_load_reports_a_model_that_refuses_what_the_schema_accepts",
+    "verify-failed": "tests/test_distributed.py (a local check that raises, on a live group)",
+    "config-differs-across-ranks": "tests/test_distributed_ranks.py",
+    "device-bf16-unsupported": "tests/test_distributed.py",
+    "device-fp8-unsupported": "tests/test_distributed.py",
+    "device-count-per-node": "tests/test_distributed.py",
 }
-"""Engine ids no built-in family can produce, each with a test of its own."""
+"""Engine ids no built-in family's config file can produce, each with a test of its own."""
 
 BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\n\n[optimizer]\neps = 0.0\n"
 

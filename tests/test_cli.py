@@ -180,6 +180,7 @@ def test_family_is_detected_from_modeline_and_shape(capsys, write):
     assert "unknown-family" not in out
 
 
+@pytest.mark.external
 def test_module_entry_point_runs(tmp_path):
     path = CORPUS / "kempnerforge" / "train" / "7b.toml"
     proc = subprocess.run(

@@ -10,10 +10,20 @@ from typing import Any
 
 import pytest
 import torch
+import torch.distributed as dist
 
 import trainspec
 from trainspec.api import check_config
-from trainspec.distributed import WorldSize, device_diagnostics, master_dtype, torch_dtype, world_size
+from trainspec.distributed import (
+    WorldSize,
+    device_diagnostics,
+    load_verified,
+    master_dtype,
+    torch_dtype,
+    world_size,
+)
+
+pytestmark = pytest.mark.external  # needs torch
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "examples" / "tiny_kempnerforge.toml"
@@ -28,11 +38,11 @@ TINY = ROOT / "examples" / "tiny_kempnerforge.toml"
         # torchrun inside a SLURM allocation: torchrun's count of ranks wins over SLURM's count of tasks
         ({"WORLD_SIZE": "16", "SLURM_NTASKS": "2", "SLURM_NNODES": "2"}, WorldSize(16, "WORLD_SIZE")),
         ({"SLURM_NTASKS": "6", "SLURM_NNODES": "3", "SLURM_NTASKS_PER_NODE": "4"}, WorldSize(6, "SLURM_NTASKS")),
-        ({"SLURM_NNODES": "3"}, None),
-        ({}, None),
+        ({"SLURM_NNODES": "3"}, WorldSize(1, "single process")),  # nodes but no task count: not a size
+        ({}, WorldSize(1, "single process")),
     ],
 )
-def test_world_size_from_the_launcher_environment(environ: dict[str, str], expected: WorldSize | None) -> None:
+def test_world_size_from_the_launcher_environment(environ: dict[str, str], expected: WorldSize) -> None:
     assert world_size(environ) == expected
 
 
@@ -47,6 +57,20 @@ def test_world_size_refuses_a_malformed_launcher_variable(environ: dict[str, str
 def test_world_size_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORLD_SIZE", "5")
     assert world_size() == WorldSize(5, "WORLD_SIZE")
+
+
+def test_world_size_is_one_in_a_plain_process() -> None:
+    assert not dist.is_initialized()
+    found = world_size({})
+    assert (found.size, found.source) == (1, "single process")
+
+
+def test_load_verified_refuses_a_group_with_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timeout needs a new group of every rank, which the ranks outside `group` would never make."""
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    subgroup: Any = object()  # refused before it is used
+    with pytest.raises(ValueError, match="pass group or timeout, not both"):
+        load_verified(TINY, group=subgroup)
 
 
 @pytest.mark.parametrize(
@@ -155,6 +179,7 @@ def test_check_and_load_never_import_torch() -> None:
         trainspec.load(path, world_size=2)
         assert main(["check", path, "--world-size", "2"]) == 0
         assert trainspec.distributed.world_size({{"WORLD_SIZE": "2"}}).size == 2
+        assert trainspec.distributed.world_size({{}}).size == 1
         leaked = sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))
         print("leaked", leaked)
         sys.exit(1 if leaked else 0)
@@ -162,3 +187,17 @@ def test_check_and_load_never_import_torch() -> None:
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "leaked []" in run.stdout
+
+
+def test_a_local_check_that_raises_is_reported_as_verify_failed_on_a_live_group() -> None:
+    import trainspec.distributed as tsd
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        config = trainspec.load(TINY)
+        with pytest.raises(trainspec.ConfigError) as caught:
+            tsd.verify(config, overrides=["model.dim=128"])
+    finally:
+        dist.destroy_process_group()
+    (failed,) = caught.value.diagnostics
+    assert failed.rule == "verify-failed" and "overrides apply when verify is given a path" in failed.message

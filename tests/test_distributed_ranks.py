@@ -3,6 +3,9 @@
 Each group is started once and runs every scenario in sequence: after a
 failed verify the group must still be usable, which shows that no rank was
 left behind in a collective. Run as a script, this file is one such rank.
+A scenario's mode says what each rank does: "model" verifies what
+`trainspec.load` returned, "path" verifies the path, "load" calls
+`load_verified` (a rank whose path is null stays away, like a stuck rank).
 """
 
 from __future__ import annotations
@@ -12,15 +15,20 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.external  # launches gloo process groups and torchrun
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "examples" / "tiny_kempnerforge.toml"
 TRAINER = ROOT / "examples" / "tiny_trainer.py"
 TIMEOUT = 120  # seconds; a hang in a collective fails the test instead of blocking the run
+LATE = 2  # seconds load_verified waits for a rank that never comes, far below the group's TIMEOUT // 2
+SHARD3 = "distributed.dp_shard=3"
 
 
 def variant(directory: Path, name: str, *replacements: tuple[str, str]) -> str:
@@ -77,24 +85,27 @@ def rank_main(rank: int, world: int, store: str, plan: str) -> None:
         "gloo", init_method=f"file://{store}", rank=rank, world_size=world, timeout=timedelta(seconds=TIMEOUT // 2)
     )
     after = tsd.world_size()
-    results: dict[str, Any] = {
-        "before": [before.size, before.source] if before else None,
-        "after": [after.size, after.source] if after else None,
-    }
+    results: dict[str, Any] = {"before": [before.size, before.source], "after": [after.size, after.source]}
     for scenario in json.loads(Path(plan).read_text()):
-        path = scenario["configs"][rank]
+        name, path, started = scenario["name"], scenario["configs"][rank], time.monotonic()
         try:
             if scenario["mode"] == "model":
                 tsd.verify(trainspec.load(path), device="cpu", source=path)
-            else:
+                results[name] = {"ok": True}
+            elif scenario["mode"] == "path":
                 tsd.verify(path, device="cpu")
-            results[scenario["name"]] = {"ok": True}
+                results[name] = {"ok": True}
+            elif path is not None:
+                overrides = scenario.get("overrides", {}).get(str(rank), [])
+                timeout = timedelta(seconds=scenario["timeout"]) if "timeout" in scenario else tsd.LOAD_TIMEOUT
+                cfg = tsd.load_verified(path, overrides=overrides, device="cpu", timeout=timeout)
+                results[name] = {"ok": True, "model": [type(cfg).__name__, cfg.model.dim]}
         except trainspec.ConfigError as exc:
-            results[scenario["name"]] = {
-                "ok": False,
-                "error": str(exc),
-                "rules": sorted({d.rule for d in exc.diagnostics}),
-            }
+            results[name] = {"ok": False, "error": str(exc), "rules": sorted({d.rule for d in exc.diagnostics})}
+        except RuntimeError as exc:
+            if scenario["mode"] != "load":
+                raise
+            results[name] = {"ok": False, "late": str(exc), "seconds": time.monotonic() - started}
     dist.destroy_process_group()
     print(json.dumps(results))
 
@@ -105,6 +116,7 @@ def two(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     tiny = str(TINY)
     fixed3 = variant(d, "fixed3", ("dp_shard = -1", "dp_shard = 3"))
     wider = variant(d, "wider", ("dim = 64", "dim = 128"), ("max_steps = 40", "max_steps = 50"))
+    broken = variant(d, "broken", ("[model]\n", "[model\n"))
     return launch(
         2,
         [
@@ -113,7 +125,13 @@ def two(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
             {"name": "differs", "mode": "model", "configs": [tiny, wider]},
             {"name": "one-misfit", "mode": "path", "configs": [tiny, fixed3]},
             {"name": "unreadable", "mode": "path", "configs": [tiny, str(d / "missing.toml")]},
+            {"name": "load-broken", "mode": "load", "configs": [tiny, broken]},
+            {"name": "load-override", "mode": "load", "configs": [tiny, tiny], "overrides": {"1": [SHARD3]}},
+            {"name": "load-differs", "mode": "load", "configs": [tiny, wider]},
+            {"name": "load-same", "mode": "load", "configs": [tiny, tiny]},
             {"name": "same-again", "mode": "path", "configs": [tiny, tiny]},
+            # last: after a timeout the ranks disagree on how many groups they made, so no new group would work
+            {"name": "load-absent", "mode": "load", "configs": [tiny, None], "timeout": LATE},
         ],
         d,
     )
@@ -179,18 +197,28 @@ def test_a_world_size_rule_failing_at_the_real_world_size_stops_every_rank(
     assert "on rank" not in error["error"]  # every rank found it: reported once, without rank prefixes
 
 
-def test_different_configs_name_the_ranks_and_paths(two: Any, three: Any) -> None:
-    error = same_error(two, "differs")
-    assert error["rules"] == ["config-differs-across-ranks"]
-    assert (
-        "rank 1 loaded a different config than rank 0: 2 value(s) differ: model.dim (rank 0: 64, rank 1: 128), "
-        "train.max_steps (rank 0: 40, rank 1: 50)"
-    ) in error["error"]
+def test_different_configs_name_the_ranks_files_and_paths(two: Any, three: Any) -> None:
+    for scenario in ("differs", "load-differs"):  # verify on loaded models, and load_verified
+        error = same_error(two, scenario)
+        assert error["rules"] == ["config-differs-across-ranks"]
+        assert differing(error["error"], 1, "wider.toml").startswith(
+            "2 value(s) differ: model.dim (rank 0: 64, rank 1: 128), train.max_steps (rank 0: 40, rank 1: 50)"
+        )
     error = same_error(three, "differs")
-    assert (
-        "rank 2 loaded a different config than rank 0: 1 value(s) differ: model.n_layers (rank 0: 2, rank 2: 3)"
-        in error["error"]
+    assert differing(error["error"], 2, "deeper.toml").startswith(
+        "1 value(s) differ: model.n_layers (rank 0: 2, rank 2: 3)"
     )
+
+
+def differing(error: str, other: int, file: str) -> str:
+    """What `error` says after "rank OTHER loaded a different config than rank 0 (read …/FILE; rank 0 read TINY): "."""
+    _, found, rest = error.partition(f"rank {other} loaded a different config than rank 0 (read ")
+    assert found, error
+    read, _, rest = rest.partition("; ")
+    assert Path(read).name == file, read
+    prefix = f"rank 0 read {TINY}): "
+    assert rest.startswith(prefix), rest
+    return rest[len(prefix) :]
 
 
 def test_a_failure_on_one_rank_stops_every_rank(two: Any) -> None:
@@ -200,6 +228,32 @@ def test_a_failure_on_one_rank_stops_every_rank(two: Any) -> None:
     assert "distributed.dp_shard (rank 0: -1, rank 1: 3)" in error["error"]
     error = same_error(two, "unreadable")
     assert "on rank 1: " in error["error"] and "missing.toml" in error["error"]
+
+
+def test_load_verified_gives_every_rank_the_model(two: Any) -> None:
+    for r in two:
+        assert r["load-same"] == {"ok": True, "model": ["JobConfig", 64]}
+
+
+def test_a_file_that_does_not_load_on_one_rank_stops_every_rank(two: Any) -> None:
+    error = same_error(two, "load-broken")
+    assert error["rules"] == ["syntax-error"]
+    assert re.search(r"broken\.toml:\d+:\d+: error\[syntax-error\] on rank 1: ", error["error"]), error["error"]
+
+
+def test_a_rank_specific_override_stops_every_rank(two: Any) -> None:
+    error = same_error(two, "load-override")
+    assert error["rules"] == ["config-differs-across-ranks", "world-size-product"]
+    assert "error[world-size-product] on rank 1: " in error["error"]
+    assert "distributed.dp_shard (rank 0: -1, rank 1: 3)" in error["error"]
+
+
+def test_a_rank_that_never_arrives_is_a_clear_error_within_the_timeout(two: Any) -> None:
+    found = two[0]["load-absent"]
+    assert not found["ok"]
+    assert f"not every rank reached trainspec's config check within {LATE} s" in found["late"]
+    assert found["seconds"] < LATE + 10  # not the group's own timeout (TIMEOUT // 2)
+    assert "load-absent" not in two[1]
 
 
 def torchrun(*args: str) -> subprocess.CompletedProcess[str]:

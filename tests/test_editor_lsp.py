@@ -26,6 +26,8 @@ from trainspec.cli import main as trainspec_main
 
 from .lsp_client import LspClient, markup_text
 
+pytestmark = pytest.mark.external  # drives the real yaml-language-server and taplo (Node)
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 NODE_MODULES = ROOT / "node_modules"

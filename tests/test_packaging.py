@@ -28,6 +28,7 @@ def _drift_check(repo: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.external
 def test_drift_check_fails_after_hand_edit_and_passes_after_regeneration(tmp_path):
     repo = _copy_for_generation(tmp_path)
     assert _drift_check(repo).returncode == 0
@@ -39,6 +40,7 @@ def test_drift_check_fails_after_hand_edit_and_passes_after_regeneration(tmp_pat
     assert _drift_check(repo).returncode == 0
 
 
+@pytest.mark.external
 def test_drift_check_notices_a_schema_change(tmp_path):
     repo = _copy_for_generation(tmp_path)
     schema = repo / "schema" / "kempnerforge" / "job.schema.json"

@@ -7,9 +7,12 @@ import shlex
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT
 
 
+@pytest.mark.external
 def test_readme_console_example_is_current():
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```console\n\$ cd examples && (trainspec check [^\n]+)\n(.*?)```", readme, re.S)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from .conftest import ROOT
 
 SCHEMA = {
@@ -53,6 +55,7 @@ FAMILY = Family(
 '''
 
 
+@pytest.mark.external
 def test_family_from_an_entry_point_checks_and_loads(tmp_path):
     site = tmp_path / "site"
     pkg = site / "tinytrain"

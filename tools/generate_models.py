@@ -58,6 +58,7 @@ OPTIONS = [
     "builtin",
 ]
 
+
 def run_generator(source: Path, target: Path, class_name: str, cwd: str) -> None:
     subprocess.run(
         [

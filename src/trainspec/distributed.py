@@ -4,9 +4,8 @@ The only module of trainspec that imports torch, and only inside functions, so
 `trainspec check` and `trainspec.load` stay free of it (torch is the optional
 `trainspec[torch]` extra).
 
-    cfg = trainspec.load("job.toml")
     dist.init_process_group("gloo")
-    trainspec.distributed.verify(cfg)   # on every rank; raises the same ConfigError on every rank
+    cfg = trainspec.distributed.load_verified("job.toml")   # on every rank; the same ConfigError on every rank
     dtype = trainspec.distributed.master_dtype(cfg.train.mixed_precision)
 """
 
@@ -17,11 +16,14 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from .api import ConfigError, check_config, check_path, to_model
+from .api import check_config, check_path, to_model
 from .diagnostics import Diagnostic, Related, Severity
+from .errors import ConfigError, TrainspecError
 from .families import Family, all_families, get_family
 from .paths import Path, format_path
 
@@ -34,6 +36,14 @@ MASTER_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8"
 
 DIFFERING_PATHS_SHOWN = 5
 
+LOAD_TIMEOUT = timedelta(minutes=5)
+"""How long `load_verified` waits for the other ranks: loading a config takes seconds, so a rank this late is
+stuck or gone; the process group's own timeout (10-30 minutes by default) is sized for training steps instead."""
+
+
+class RanksNotReady(TrainspecError, RuntimeError):
+    """The ranks could not run trainspec's check together (no process group, or a rank never arrived)."""
+
 
 @dataclass(frozen=True)
 class WorldSize:
@@ -43,11 +53,13 @@ class WorldSize:
     source: str
 
 
-def world_size(environ: Mapping[str, str] | None = None) -> WorldSize | None:
-    """The number of ranks of this run: the live process group's, else the launcher's, else None.
+def world_size(environ: Mapping[str, str] | None = None) -> WorldSize:
+    """The number of ranks of this run: the live process group's, else the launcher's, else 1.
 
     Sources, in order: an initialized default `torch.distributed` process group;
-    torchrun's `WORLD_SIZE`; SLURM's `SLURM_NTASKS`; `SLURM_NNODES` × `SLURM_NTASKS_PER_NODE`.
+    torchrun's `WORLD_SIZE`; SLURM's `SLURM_NTASKS`; `SLURM_NNODES` × `SLURM_NTASKS_PER_NODE`;
+    else `WorldSize(1, "single process")`, since a process nothing launched as a
+    rank trains alone (so `.size` is always usable, e.g. for `trainspec.load(world_size=...)`).
     torch is consulted only if something already imported `torch.distributed`
     (no process group can exist otherwise), so this is cheap in a CLI.
     A launcher variable that is set but not a positive integer raises ValueError.
@@ -64,7 +76,7 @@ def world_size(environ: Mapping[str, str] | None = None) -> WorldSize | None:
     if env.get("SLURM_NNODES") and env.get("SLURM_NTASKS_PER_NODE"):
         size = _positive(env, "SLURM_NNODES") * _positive(env, "SLURM_NTASKS_PER_NODE")
         return WorldSize(size, "SLURM_NNODES × SLURM_NTASKS_PER_NODE")
-    return None
+    return WorldSize(1, "single process")
 
 
 def _positive(env: Mapping[str, str], name: str) -> int:
@@ -167,6 +179,7 @@ def verify(
     device: str | torch.device | None = None,
     group: ProcessGroup | None = None,
     source: str | None = None,
+    timeout: timedelta | None = None,
 ) -> Any:
     """Check, on every rank of a live process group, that the config fits this run; return the model.
 
@@ -187,26 +200,55 @@ def verify(
     together, so on any failure every rank raises the same ConfigError (naming
     the ranks involved, and the first config paths that differ) and none is
     left waiting in a collective.
+
+    With `timeout`, ranks that have not all arrived within it make the others
+    raise RanksNotReady rather than wait out the group's own timeout; that
+    takes a fresh gloo group of every rank, so it excludes `group`.
     """
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()):
-        raise RuntimeError("trainspec.distributed.verify needs an initialized torch.distributed process group")
+        raise RanksNotReady("trainspec.distributed.verify needs an initialized torch.distributed process group")
+    if group is not None and timeout is not None:
+        raise ValueError("pass group or timeout, not both: a timeout needs a new gloo group of every rank")
     ranks = dist.get_process_group_ranks(group) if group is not None else list(range(dist.get_world_size()))
     model, source, errors = _check_locally(config, family, overrides, device, len(ranks), source or "<config>")
     canonical = _canonical(model) if model is not None else b""
     digest = hashlib.sha256(canonical).digest() if model is not None else bytes(32)
-    summaries = _all_gather_bytes(bytes([bool(errors), model is not None]) + digest, group)
-    digests = {s[2:] for s in summaries if s[1]}
-    if not any(s[0] for s in summaries) and len(digests) == 1:
-        return model
-    payload = {
-        "source": source,
-        "errors": [d.to_dict() for d in errors],
-        "config": canonical.decode() if model is not None else None,
-    }
-    reports = [json.loads(r) for r in _all_gather_bytes(json.dumps(payload).encode(), group, sized=True)]
+    with _exchange_group(group, timeout) as exchange:
+        summaries = _all_gather_bytes(bytes([bool(errors), model is not None]) + digest, exchange)
+        digests = {s[2:] for s in summaries if s[1]}
+        if not any(s[0] for s in summaries) and len(digests) == 1:
+            return model
+        payload = {
+            "source": source,
+            "errors": [d.to_dict() for d in errors],
+            "config": canonical.decode() if model is not None else None,
+        }
+        reports = [json.loads(r) for r in _all_gather_bytes(json.dumps(payload).encode(), exchange, sized=True)]
     raise ConfigError(_explain(ranks, reports))
+
+
+def load_verified(
+    path: str | os.PathLike[str],
+    *,
+    family: str | Family | None = None,
+    overrides: Sequence[str] = (),
+    device: str | torch.device | None = None,
+    group: ProcessGroup | None = None,
+    timeout: timedelta | None = LOAD_TIMEOUT,
+) -> Any:
+    """`trainspec.load` on every rank of a live process group: the same typed model, or the same ConfigError.
+
+    `load` on each rank followed by `verify` leaves a rank whose own load
+    raised (a rank-specific override, a file that differs on its node)
+    outside the collectives, and the others then hang or fail in gloo
+    instead of reporting the config. This is `verify` given the path: a load
+    that fails is one more finding to share. Ranks that have not all arrived
+    within `timeout` make the others raise RanksNotReady; with `group`, pass
+    `timeout=None` (that group's own timeout then bounds the wait).
+    """
+    return verify(path, family=family, overrides=overrides, device=device, group=group, timeout=timeout)
 
 
 def _check_locally(
@@ -244,6 +286,35 @@ def _check_locally(
             [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR, f"{type(exc).__name__}: {exc}")],
         )
     return model, source, errors
+
+
+@contextmanager
+def _exchange_group(group: ProcessGroup | None, timeout: timedelta | None) -> Iterator[ProcessGroup | None]:
+    """`group`, or for a timeout a new gloo group of every rank whose collectives give up after it.
+
+    torch cannot change a live group's timeout, hence the new group; it is
+    made after the local checks, so it bounds how late a rank arrives, not how
+    long loading takes. Every rank must make it (its name is a counter each
+    rank advances), and after a timeout the counters disagree: stop the run.
+    """
+    if timeout is None:
+        yield group
+        return
+    import torch.distributed as dist
+
+    bounded = None
+    try:
+        bounded = dist.new_group(backend="gloo", timeout=timeout)
+        yield bounded
+    except RuntimeError as exc:  # torch's timeout, store and connection errors are all RuntimeErrors
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RanksNotReady(
+            f"not every rank reached trainspec's config check within {timeout.total_seconds():g} s (a rank that "
+            f"does not call it, is stuck or exited); stop the run: {reason}"
+        ) from exc
+    finally:
+        if bounded is not None:
+            dist.destroy_process_group(bounded)
 
 
 def _family_of(model: Any, family: str | Family | None) -> Family:
@@ -324,19 +395,21 @@ def _explain(ranks: Sequence[int], reports: Sequence[Mapping[str, Any]]) -> list
 
 def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
     ref_rank, ref_source, ref = loaded[0]
-    groups: dict[str, list[tuple[int, Any]]] = {}
-    for rank, _, config in loaded[1:]:
+    groups: dict[str, list[tuple[int, str, Any]]] = {}
+    for rank, source, config in loaded[1:]:
         if config != ref:
-            groups.setdefault(json.dumps(config, sort_keys=True), []).append((rank, config))
+            groups.setdefault(json.dumps(config, sort_keys=True), []).append((rank, source, config))
     for members in groups.values():
-        other_rank, other = members[0]
+        other_rank, _, other = members[0]
         diffs = list(_diff(ref, other, ()))
         shown = ", ".join(
             f"{format_path(p)} (rank {ref_rank}: {_show(a)}, rank {other_rank}: {_show(b)})"
             for p, a, b in diffs[:DIFFERING_PATHS_SHOWN]
         )
         more = f" and {len(diffs) - DIFFERING_PATHS_SHOWN} more" if len(diffs) > DIFFERING_PATHS_SHOWN else ""
-        others = [rank for rank, _ in members]
+        others = [rank for rank, _, _ in members]
+        files = sorted({source for _, source, _ in members} - {ref_source})
+        read = f" (read {', '.join(files)}; rank {ref_rank} read {ref_source})" if files else ""
         yield Diagnostic(
             ref_source,
             None,
@@ -344,7 +417,7 @@ def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
             format_path(diffs[0][0]),
             "config-differs-across-ranks",
             Severity.ERROR,
-            f"{_ranks(others)} loaded a different config than rank {ref_rank}: {len(diffs)} value(s) differ: "
+            f"{_ranks(others)} loaded a different config than rank {ref_rank}{read}: {len(diffs)} value(s) differ: "
             f"{shown}{more}; every rank must train with the same config",
             origin="the configs the ranks loaded",
         )

@@ -188,4 +188,72 @@ suppression comment covers its own line, or, alone on a line, the next line
 that is not a comment. World-size rules are not reported as unused when no
 world size was given.""",
     ),
+    "internal-error": _rule(
+        "error",
+        """trainspec itself failed while checking this file.
+
+This is a bug in trainspec, not a problem of the config: the message names the
+exception and where it was raised; please report it with the file. The other
+files of the run are still checked, and the run fails (exit status 1), since
+this file was not checked.""",
+    ),
+    "hook-failed": _rule(
+        "error",
+        """A family's own hook (a migration, a normalizer, the step that derives
+defaults) raised an exception on this config.
+
+This is a bug in the family's code (a plug-in's, or a built-in one's): the
+message names the family, the hook and the exception. Everything the hook did
+not reach is still checked.""",
+    ),
+    "model-mismatch": _rule(
+        "error",
+        """The typed model `trainspec.load` builds refused a value the schema accepted.
+
+The generated pydantic model and the canonical schema should agree on every
+value; this says they do not, for the path named. It is reported by `load`
+(as a ConfigError), never by `check`; please report it with the config.""",
+    ),
+    "verify-failed": _rule(
+        "error",
+        """`trainspec.distributed.verify` could not compare this rank's config with
+the other ranks' (the collective failed, or timed out).
+
+The message carries the underlying error; the launch should stop, since the
+ranks could not agree that they run the same config.""",
+    ),
+    "config-differs-across-ranks": _rule(
+        "error",
+        """The ranks of one job loaded different configs (`trainspec.distributed.verify`).
+
+Every rank must train with the same config; the message names the ranks and
+the first config paths whose values differ. Usually one node read a stale copy
+of the file, or an override reached only some ranks.""",
+    ),
+    "device-bf16-unsupported": _rule(
+        "error",
+        """The config trains in bf16 (or fp8, whose master weights are bf16) on an
+NVIDIA GPU without native bfloat16 (compute capability below 8.0).
+
+Reported by `trainspec.distributed.device_diagnostics` on the machine that
+runs the job; torch would only emulate bfloat16 there, slowly. Use fp16/fp32
+or a newer GPU.""",
+    ),
+    "device-fp8-unsupported": _rule(
+        "error",
+        """The config asks for fp8 on a device without FP8 matrix multiplies
+(NVIDIA compute capability 8.9 or newer has them).
+
+Reported by `trainspec.distributed.device_diagnostics` on the machine that
+runs the job.""",
+    ),
+    "device-count-per-node": _rule(
+        "error",
+        """More processes run on this node (`LOCAL_WORLD_SIZE`, else
+`SLURM_NTASKS_PER_NODE`) than GPUs torch can see.
+
+Reported by `trainspec.distributed.device_diagnostics`; two processes would
+share one GPU, or the launch fails when a rank selects a device that does not
+exist.""",
+    ),
 }
