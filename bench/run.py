@@ -5,7 +5,9 @@
 Builds N configs (half KempnerForge TOML, half SpecForge YAML, from the
 bundled corpus, about one in five made invalid), then times, for each tool:
 - throughput: one invocation per family over all its files (best of --repeat, default 5);
-- cold start: one invocation on one file (median of 15 runs).
+- cold start: one invocation on one file (median of 15 runs);
+- world sizes: trainspec on the bundled 7B example at one world size, then at every size
+  1..1024 (median of 15 runs each): the file is read, validated and defaulted once either way.
 check-jsonschema only validates the schema; trainspec also runs every rule.
 Prints a Markdown table of seconds and ratios.
 """
@@ -90,12 +92,21 @@ def main() -> int:
         for tool, cmd in commands("kempnerforge", one).items():
             timed(cmd)  # warm the file cache
             cold[tool] = statistics.median(timed(cmd) for _ in range(15))
+        example = str(ROOT / "examples" / "kempnerforge_7b_12gpu.toml")
+        tool = shutil.which("trainspec") or "trainspec"
+        sweep = {
+            sizes: statistics.median(timed([tool, "check", example, "--world-size", sizes]) for _ in range(15))
+            for sizes in ("12", "1..1024")
+        }
     print(f"| measure ({args.files} files) | trainspec | check-jsonschema | ratio |")
     print("|---|---|---|---|")
     t, c = through["trainspec"], through["check-jsonschema"]
     print(f"| throughput, all files (s) | {t:.2f} | {c:.2f} | trainspec {c / t:.1f}x faster |")
     t, c = cold["trainspec"], cold["check-jsonschema"]
     print(f"| cold start, one file (s) | {t:.3f} | {c:.3f} | trainspec {c / t:.2f}x faster |")
+    one, many = sweep["12"], sweep["1..1024"]
+    print("\n| one file (s) | --world-size 12 | --world-size 1..1024 | ratio |\n|---|---|---|---|")
+    print(f"| trainspec | {one:.3f} | {many:.3f} | {many / one:.2f}x the time of one size |")
     return 0
 
 

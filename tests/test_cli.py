@@ -273,3 +273,17 @@ def test_an_override_that_repairs_a_file_warns_that_kempnerforge_checks_the_file
     launch = write("launch.toml", "[train]\nseq_len = 4096\n")  # a launch-time rule sees the merged config
     code, out, _ = run(capsys, "check", str(launch), "--set", "model.max_seq_len=4096")
     assert code == 0 and "override-repairs-file" not in out
+
+
+def test_world_size_ranges_check_every_size_and_refuse_nonsense(capsys, write):
+    path = write("job.toml", "[distributed]\ndp_shard = 4\n")
+    code = main(["check", str(path), "--world-size", "3..5,8", "--format", "json"])
+    found = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert code == 1
+    assert sorted({d["world_size"] for d in found}) == [3, 4, 5, 8]
+    assert [d["world_size"] for d in found if d["rule"] == "world-size-checked"] == [4]
+    for bad in ("5..3", "1..1000000000", "0..4"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["check", str(path), "--world-size", bad])
+        assert exit_.value.code == 2
+    assert "at most 65536 world sizes" in capsys.readouterr().err

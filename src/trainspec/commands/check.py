@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from ..overrides import Override
     from ..result import Result
 
+MAX_WORLD_SIZES = 65536
+"""More sizes than any cluster has ranks to try: a typo such as `1..1000000000` is refused, not enumerated."""
+
 USAGE_RULES = frozenset({"file-not-found", "file-not-readable", "unknown-family", "invalid-family-schema"})
 
 
@@ -33,8 +36,17 @@ def world_size_arg(text: str) -> int:
 
 
 def world_sizes_arg(text: str) -> tuple[int, ...]:
-    """`8` or `8,16,64`."""
-    sizes = tuple(world_size_arg(part.strip()) for part in text.split(","))
+    """`8`, `8,16,64`, or a range `1..64` (both ends included); ranges and sizes mix (`8,16..18`)."""
+    sizes: list[int] = []
+    for part in text.split(","):
+        first, dots, last = part.strip().partition("..")
+        low = world_size_arg(first.strip())
+        high = world_size_arg(last.strip()) if dots else low
+        if high < low:
+            raise argparse.ArgumentTypeError(f"the range {part.strip()!r} is empty (its end is below its start)")
+        if high - low >= MAX_WORLD_SIZES or len(sizes) + high - low >= MAX_WORLD_SIZES:
+            raise argparse.ArgumentTypeError(f"at most {MAX_WORLD_SIZES} world sizes at once")
+        sizes.extend(range(low, high + 1))
     return tuple(dict.fromkeys(sizes))
 
 
@@ -55,8 +67,9 @@ def register(sub: Any) -> None:
         "--world-size",
         type=world_sizes_arg,
         default=(),
-        metavar="N[,N...]",
-        help="number of ranks the job runs on; several sizes are checked one by one",
+        metavar="N[,N|A..B...]",
+        help="number of ranks the job runs on; several sizes (or ranges A..B) are each checked, "
+        "the file itself only once",
     )
     p.add_argument(
         "--set",
