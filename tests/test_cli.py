@@ -162,7 +162,9 @@ def test_override_values_typed_by_schema(capsys, write):
 def test_override_null_removes_an_optional_section(capsys, write):
     path = write("job.toml", '[vlm]\narch = "mot"\n')
     assert run(capsys, "check", str(path))[0] == 1  # vlm needs vision_encoder
-    assert run(capsys, "check", str(path), "--vlm=None")[0] == 0
+    code, out, _ = run(capsys, "check", str(path), "--vlm=None")
+    assert code == 1  # the merged config is fine, but KempnerForge checks the file first
+    assert "error[override-repairs-file]" in out and "error[vlm-needs-vision-encoder]" not in out
 
 
 def test_override_into_absent_optional_section_creates_it(capsys, write):
@@ -262,14 +264,15 @@ def test_ids_reported_by_migrations_can_be_selected_and_explained(capsys, write)
     assert code == 0 and "trainspec migrate" in out
 
 
-def test_an_override_that_repairs_a_file_warns_that_kempnerforge_checks_the_file_first(capsys, write):
+def test_an_override_that_repairs_a_file_is_an_error_since_kempnerforge_checks_the_file_first(capsys, write):
     broken = write("job.toml", "[model]\ndim = 4100\n")
     code, out, _ = run(capsys, "check", str(broken), "--set", "model.dim=4096")
-    assert code == 0
+    assert code == 1
     assert (
-        f"{broken}:2:1: warning[override-repairs-file] without the overrides this file fails "
+        f"{broken}:2:1: error[override-repairs-file] without the overrides this file fails "
         "model-heads-divide-dim" in out
     )
+    assert "refuses the launch: fix the file itself" in out
     launch = write("launch.toml", "[train]\nseq_len = 4096\n")  # a launch-time rule sees the merged config
     code, out, _ = run(capsys, "check", str(launch), "--set", "model.max_seq_len=4096")
     assert code == 0 and "override-repairs-file" not in out
@@ -287,3 +290,15 @@ def test_world_size_ranges_check_every_size_and_refuse_nonsense(capsys, write):
             main(["check", str(path), "--world-size", bad])
         assert exit_.value.code == 2
     assert "at most 65536 world sizes" in capsys.readouterr().err
+
+
+def test_an_override_that_repairs_a_specforge_file_is_an_error_too(capsys, write):
+    broken = write(
+        "run.yaml", "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\ntraining:\n  num_epochs: 0\n"
+    )
+    code, out, _ = run(capsys, "check", str(broken), "--set", "training.num_epochs=2")
+    assert code == 1
+    assert f"{broken}:6:15: error[override-repairs-file] without the overrides this file fails" in out
+    assert "specforge validates the file before it applies command-line overrides" in out
+    code, out, _ = run(capsys, "check", str(broken), "--set", "training.num_epochs=0")
+    assert code == 1 and "override-repairs-file" not in out  # still broken merged: reported once, as itself

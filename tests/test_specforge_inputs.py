@@ -350,10 +350,13 @@ def test_a_known_path_into_an_absent_or_null_section_creates_it(write):
         assert config["training"]["role"] == "auto"
 
 
-def test_an_override_can_fix_the_file(write):
+def test_an_override_cannot_fix_the_file_since_specforge_validates_the_file_first(write):
     path = write("run.yaml", OFFLINE + "training:\n  batch_size: zero\n")
     assert only(path).rule == "wrong-type"
-    assert config_with(path, "training.batch_size=2")["training"]["batch_size"] == 2
+    result = check_path(path, family="specforge", overrides=["training.batch_size=2"])
+    assert result.config is not None and result.config["training"]["batch_size"] == 2  # merged, as checked
+    (refused,) = [d for d in result.diagnostics if d.is_error]
+    assert refused.rule == "override-repairs-file" and (refused.line, refused.config_path) == (6, "training.batch_size")
 
 
 def test_override_problems_come_with_the_file_problems(write):

@@ -153,11 +153,14 @@ non-text field).
 Values are read as YAML 1.2 flow values (`[0.9, 0.95]`, `true`, `3e-4`, `null`).""",
     ),
     "override-repairs-file": _rule(
-        "warning",
+        "error",
         """An override fixes an error of the file, but the family's own loader checks the file before it
-applies overrides, so the job would still refuse to start.
+applies overrides, so the launch is refused all the same.
 
-trainspec checks the merged config (the error is gone there) and warns so the file gets fixed too.""",
+KempnerForge and SpecForge both validate the file on its own, then apply the command-line
+overrides and validate again. trainspec checks the merged config (the error is gone there) and
+reports the file's own problem as this error: fix the file itself. Rules the trainer applies only
+at launch, to the final config, are exempt.""",
     ),
     "world-size-checked": _rule(
         "note",

@@ -118,16 +118,15 @@ def _check(
 
 
 def _repaired_by_overrides(alone: Document, family: Family, sizes: tuple[int, ...], merged: Result) -> list[Diagnostic]:
-    """Errors of the file alone that the overrides hide: the family's own loader would stop on them."""
+    """Errors of the file alone that the overrides hide: the family's own loader refuses the launch on them."""
     still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
     launch = {r.id for r in family.rules if r.at_launch}  # applied to the final config anyway
     return [
         replace(
             d,
             rule="override-repairs-file",
-            severity=Severity.WARNING,
-            message=f"without the overrides this file fails {d.rule}: {d.message}; {family.name} checks the "
-            "file before it applies overrides, so it would refuse to start",
+            message=f"without the overrides this file fails {d.rule}: {d.message}; {family.name} validates the "
+            "file before it applies command-line overrides, so it refuses the launch: fix the file itself",
         )
         for d in check_document(alone, family, (), sizes).diagnostics
         if d.is_error and d.rule not in launch and (d.rule, d.config_path) not in still

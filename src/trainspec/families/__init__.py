@@ -65,8 +65,8 @@ class Family:
       new place.
     - `checks_file_before_overrides`: the family's own loader validates the
       file before it applies command-line overrides, so an override cannot
-      repair a broken file there; trainspec checks the merged config and warns
-      (`override-repairs-file`) about what the file alone fails.
+      repair a broken file there; trainspec checks the merged config and reports
+      what the file alone fails as an error (`override-repairs-file`).
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.

@@ -55,4 +55,5 @@ FAMILY = Family(
     legacy_keys={f"training.{key}": format_path(path) for key, path in LEGACY.items()},
     normalize=normalize,
     world_size_from_config=world_size_from_config,
+    checks_file_before_overrides=True,  # the config is loaded and validated before dotted overrides apply
 )
