@@ -176,7 +176,8 @@ def test_rules_lists_every_rule_once_per_family(capsys):
 def test_rules_text_for_one_family(capsys):
     code, out, _ = run(capsys, "rules", "kempnerforge")
     lines = out.splitlines()
-    assert code == 0 and lines[0] == "kempnerforge" and "engine (every family)" in lines
+    assert code == 0 and lines[0] == "kempnerforge (follows KempnerForge 089fbbd (2026-05-12))"
+    assert "engine (every family)" in lines
     row = next(line for line in lines if line.split()[0] == "tp-divides-heads")
     assert row.split()[1] == "error"
     assert row.endswith("Tensor parallelism splits attention heads across ranks.  [model.n_heads, distributed.tp]")

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
                 "paths": list(i.paths),
                 "summary": i.summary,
                 "source": i.source,
+                "follows": families[i.family].follows if i.family in families else None,
             }
             for i in infos
         ]
@@ -54,7 +55,10 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     for i in infos:
         if i.family != family:
             family = i.family
-            title = "engine (every family)" if family == "engine" else family
+            follows = families[family].follows if family in families else ""
+            title = (
+                "engine (every family)" if family == "engine" else family + (f" (follows {follows})" if follows else "")
+            )
             sys.stdout.write(("\n" if i is not infos[0] else "") + f"{title}\n")
         paths = f"  [{', '.join(i.paths)}]" if i.paths else ""
         sys.stdout.write(f"  {i.id:<{width}}  {i.severity.value:<7}  {i.summary}{paths}\n")

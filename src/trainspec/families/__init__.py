@@ -63,6 +63,8 @@ class Family:
     - `legacy_keys`: old config path -> the path it moved to, for keys its
       migrations rewrite; editor schemas offer them as deprecated, naming the
       new place.
+    - `follows`: the upstream version of the trainer the family reproduces
+      (project, commit, date), shown by `trainspec --version` and `rules`.
     - `checks_file_before_overrides`: the family's own loader validates the
       file before it applies command-line overrides, so an override cannot
       repair a broken file there; trainspec checks the merged config and reports
@@ -81,6 +83,7 @@ class Family:
     rules: Sequence[Rule] = ()
     formats: frozenset[str] = frozenset({"toml", "yaml", "json"})
     description: str = ""
+    follows: str = ""
     migrations: Sequence[Migration] = ()
     normalize: Callable[[dict[str, Any]], None] | None = None
     resolve: Callable[[dict[str, Any]], None] | None = None

@@ -41,6 +41,7 @@ SCHEMA_RULE_DOCS = {
 FAMILY = Family(
     name="kempnerforge",
     description="KempnerForge JobConfig: TOML training-run configs (dense, MoE and VLM).",
+    follows="KempnerForge 089fbbd (2026-05-12)",
     schema_file=schema_dir() / "kempnerforge" / "job.schema.json",
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=RULES,

@@ -42,6 +42,7 @@ SCHEMA_RULE_DOCS = {
 FAMILY = Family(
     name="specforge",
     description="SpecForge run config: speculative-decoding draft training (YAML/JSON).",
+    follows="SpecForge 08eaeac (config module of 2026-07-21)",
     schema_file=schema_dir() / "specforge" / "run.schema.json",
     model="trainspec.families.specforge.model:RunConfig",
     rules=RULES,
