@@ -302,3 +302,21 @@ def test_an_override_that_repairs_a_specforge_file_is_an_error_too(capsys, write
     assert "specforge validates the file before it applies command-line overrides" in out
     code, out, _ = run(capsys, "check", str(broken), "--set", "training.num_epochs=0")
     assert code == 1 and "override-repairs-file" not in out  # still broken merged: reported once, as itself
+
+
+def test_version_lists_every_family_version_and_what_it_follows(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    out = capsys.readouterr().out.splitlines()
+    assert exit_.value.code == 0 and out[0].startswith("trainspec ")
+    assert "  kempnerforge@089fbbd: follows KempnerForge 089fbbd (2026-05-12)" in out
+
+
+def test_a_bug_inside_a_command_is_one_line_not_a_traceback(capsys, monkeypatch, write):
+    import trainspec.commands.rules as rules_command
+
+    monkeypatch.setattr(rules_command, "run", lambda *a: 1 / 0)
+    assert main(["rules"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trainspec: internal error (ZeroDivisionError: division by zero); this is a bug")
+    assert "Traceback" not in err

@@ -181,3 +181,19 @@ def test_init_refuses_settings_of_the_wrong_shape_without_a_traceback(tmp_path, 
     (tmp_path / ".vscode" / "settings.json").write_text('{"yaml.schemas": ["a"]}')
     assert main(["editor", "init", "--root", str(tmp_path)]) == 2
     assert "`yaml.schemas` in .vscode/settings.json is not an object" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_init_takes_an_absolute_schema_dir(inside: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In the workspace the settings name the schema by a `./` path, outside it by its file URI."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    schema_dir = (workspace if inside else tmp_path) / "editor-schemas"
+    argv = ["editor", "init", "--root", str(workspace), "--family", "specforge", "--schema-dir", str(schema_dir)]
+    assert main(argv) == 0
+    schema = schema_dir / "specforge.schema.json"
+    assert schema.is_file()
+    ref = "./editor-schemas/specforge.schema.json" if inside else schema.as_uri()
+    assert ref in settings_of(workspace)["yaml.schemas"]
+    shown = "editor-schemas/specforge.schema.json" if inside else str(schema)
+    assert capsys.readouterr().out == f"wrote {shown}\nwrote .vscode/settings.json\n"

@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 import trainspec
 from trainspec.api import check_path
 from trainspec.cli import main
-from trainspec.families import Family, all_families, get_family
+from trainspec.families import Family, every_version, get_family
 from trainspec.families.specforge.migrations import migrate_mapping
 
 HEAD = "model:\n  target_model_path: m\ndata:\n  train_data_path: /d.jsonl\n"
@@ -399,7 +399,7 @@ def test_migrate_is_generic_over_families(write, capsys, monkeypatch):
 
     base = get_family("specforge")
     monkeypatch.setitem(
-        all_families(),
+        every_version(),
         "toyforge",
         Family(name="toyforge", schema_file=base.schema_file, model=base.model, migrations=(rename,)),
     )
@@ -443,3 +443,13 @@ def test_migrate_keeps_untouched_lines_byte_for_byte_even_when_oddly_spaced(tmp_
     assert all(line in migrated for line in kept)
     assert migrated.count("\r\n") == len(migrated.splitlines())
     assert "deployment:\r\n  mode: disaggregated\r\n" in migrated
+
+
+def test_migrate_refuses_yaml_tags_before_any_rewriting(tmp_path, capsys):
+    """The file is read by the plain-data reader first: a tagged object never reaches the round-trip loader."""
+    text = HEAD + "training:\n  deployment_mode: !!python/object/apply:os.system ['touch pwned']\n"
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    code, _, err = run_cli("migrate", str(path), capsys=capsys)
+    assert code == 1 and "unsupported-yaml" in err and "not migrated" in err
+    assert path.read_text() == text and sorted(p.name for p in tmp_path.iterdir()) == ["run.yaml"]

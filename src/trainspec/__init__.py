@@ -8,11 +8,15 @@ for d in trainspec.check("job.toml"):                               # every prob
     print(d.line, d.rule, d.message)
 """
 
-from .api import check, load
+from typing import TYPE_CHECKING, Any
+
 from .diagnostics import Diagnostic, Severity
 from .errors import ConfigError, ConfigWarning, TrainspecError
 from .families import Family
 from .rules import Violation, rule
+
+if TYPE_CHECKING:
+    from .api import check, load
 
 __all__ = [
     "ConfigError",
@@ -27,3 +31,13 @@ __all__ = [
     "rule",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """`check` and `load` import the checking pipeline on first use, so the command line starts (and
+    handles Ctrl-C) before any of it is imported."""
+    if name in ("check", "load"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'trainspec' has no attribute {name!r}")

@@ -1,20 +1,50 @@
 """The command line: one module per command under `commands/`; exit codes decided here.
 
 Exit status: 0 no errors (warnings allowed), 1 a config has errors,
-2 usage problems (unknown family, missing file, bad arguments).
+2 usage problems (unknown family, missing file, bad arguments), files
+that could not be written, and trainspec's own failures (reported in one
+line; TRAINSPEC_TRACEBACK=1 shows the traceback), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from collections.abc import Sequence
+from typing import Any
 
 COMMANDS = ("check", "rules", "explain", "migrate", "schema", "editor")
 
 
+def versions() -> str:
+    """trainspec's version and every family version it ships, with the upstream version each follows."""
+    from . import __version__
+    from .families import every_version
+
+    lines = [f"trainspec {__version__}"]
+    for family in sorted(every_version().values(), key=lambda f: (f.name, f.released)):
+        follows = f": follows {family.follows}" if family.follows else ""
+        lines.append(f"  {family.id}{follows}")
+    return "\n".join(lines)
+
+
+class _Versions(argparse.Action):
+    """`--version`, computed when asked for (it reads every installed family)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(versions())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trainspec", description="Validate ML training-run configs.")
+    parser = argparse.ArgumentParser(
+        prog="trainspec",
+        description="Validate ML training-run configs.",
+        epilog="`trainspec --version` lists the family versions and the upstream trainers they follow.",
+    )
+    parser.add_argument("--version", action=_Versions, nargs=0, help="show the version and the family versions")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"trainspec.commands.{name}").register(sub)
@@ -22,13 +52,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args, extras = parser.parse_known_args(argv)
-    if extras and not getattr(args, "accepts_extras", False):
-        parser.error("unrecognized arguments: " + " ".join(extras))
+    """Run one command and return its exit status; no traceback reaches the user from here.
+
+    Ctrl-C is exit 130 with "interrupted" wherever it lands, also while the commands
+    are imported; an OS error no command turned into a message is one line, exit 2.
+    """
     try:
+        parser = build_parser()
+        args, extras = parser.parse_known_args(argv)
+        if extras and not getattr(args, "accepts_extras", False):
+            parser.error("unrecognized arguments: " + " ".join(extras))
         return int(args.run(args, extras, parser))
     except KeyboardInterrupt:
+        print("trainspec: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug in trainspec: one line to report, not a traceback
+        if os.environ.get("TRAINSPEC_TRACEBACK"):
+            raise
+        print(
+            f"trainspec: internal error ({type(exc).__name__}: {exc}); this is a bug in trainspec, please report "
+            "it (TRAINSPEC_TRACEBACK=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 2

@@ -10,18 +10,16 @@ keys go at the end of their section; an end-of-line comment on a moved scalar
 leaves with its line. JSON has no comments to keep; it is rewritten as
 2-space JSON.
 
-The file is replaced atomically (a temporary file in the same directory, then
-`os.replace`), and only when every migration succeeded.
+The command writes the file only when every migration succeeded, through
+`safe_write` (atomic; a symlink's target, mode, owner and byte-order mark
+kept; read-only and hard-linked files, and files changed meanwhile, refused).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path as FsPath
 from typing import Any
 
 from .detect import detect
@@ -136,18 +134,3 @@ def keep_original_lines(original: str, baseline: str, migrated: str) -> str:
     if out and not out[-1].endswith("\n"):  # the original's last line, which had no line break
         out[-1] += "\r\n" if ends_crlf else "\n"
     return "".join(out)
-
-
-def write_atomically(path: FsPath, text: str) -> None:
-    """Write next to the file, then rename over it: readers see the old file or the new one, never half."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

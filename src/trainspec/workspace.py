@@ -22,6 +22,7 @@ from typing import Any
 from .editor_schema import NotEditorSafe, editor_schema_text
 from .errors import TrainspecError
 from .formats import FORMATS, InputFormat, known_format
+from .safe_write import WriteRefused, read_text, write_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
 
@@ -91,16 +92,28 @@ def strip_jsonc(text: str) -> tuple[str, bool]:
 
 
 def write_schema(root: Path, schema_dir: Path, family: str) -> Path:
-    """Write (or refresh) a family's editor schema in the workspace; return its path."""
-    path = root / schema_dir / f"{family}.schema.json"
+    """Write (or refresh) a family's editor schema in the workspace; return its path.
+
+    No symbolic link may lead the write out of the workspace, or out of the schema
+    directory when it was given outside the workspace (`--schema-dir /abs/path`).
+    """
+    directory = root / schema_dir
+    path = directory / f"{family}.schema.json"
     try:
         text = editor_schema_text(family)
     except NotEditorSafe as exc:
         raise EditorError(f"the {family} schema cannot be served to editors: {exc}") from exc
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
-        path.write_text(text, encoding="utf-8")
+    within = root if _under(directory, root) is not None else directory
+    old = read_text(path, within)
+    if old != text:
+        write_text(path, text, expected=old, within=within)
     return path
+
+
+def _under(path: Path, root: Path) -> Path | None:
+    """`path` relative to `root` when it lies there (judged by the names, not by following links)."""
+    full, base = Path(os.path.abspath(path)), Path(os.path.abspath(root))
+    return full.relative_to(base) if full.is_relative_to(base) else None
 
 
 def _union(existing: Any, new: Sequence[str]) -> list[str]:
@@ -141,13 +154,16 @@ def merge_settings(settings: dict[str, Any], schema_ref: str, schema_uri: str, g
 
 
 def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: Path) -> Path:
+    """Write each family's schema and merge its associations into `.vscode/settings.json`.
+
+    Settings name a schema in the workspace by a `./` path (VS Code resolves it against the
+    workspace folder, so it works for everyone who clones it) and one outside by its file URI.
+    """
     settings_path = root / ".vscode" / "settings.json"
+    old = read_text(settings_path, root)
     settings: dict[str, Any] = {}
-    if settings_path.exists():
-        try:
-            text, dropped = strip_jsonc(settings_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise EditorError(f"cannot read {settings_path}: {exc}") from exc
+    if old is not None:
+        text, dropped = strip_jsonc(old)
         try:
             settings = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
@@ -158,15 +174,12 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
             print(f"trainspec: note: comments in {settings_path} are not kept", file=sys.stderr)
     for family in families:
         schema = write_schema(root, schema_dir, family.name)
-        ref = "./" + schema.relative_to(root).as_posix()
+        inside = _under(schema, root)
+        ref = "./" + inside.as_posix() if inside is not None else schema.resolve().as_uri()
         family_globs = list(globs) or default_globs(family)
         merge_settings(settings, ref, schema.resolve().as_uri(), family_globs)
-        print(f"wrote {schema.relative_to(root)}")
-    try:
-        settings_path.parent.mkdir(parents=True, exist_ok=True)
-        settings_path.write_text(json.dumps(settings, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise EditorError(f"cannot write {settings_path}: {exc}") from exc
+        print(f"wrote {inside if inside is not None else schema}")
+    write_text(settings_path, json.dumps(settings, indent=4, ensure_ascii=False) + "\n", expected=old, within=root)
     print(f"wrote {settings_path.relative_to(root)}")
     return settings_path
 
@@ -178,8 +191,6 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
     there) or from anywhere (YAML: the modeline may be any comment line).
     """
     assert fmt.schema_directive is not None and fmt.directive is not None
-    bom = "\ufeff" if text.startswith("\ufeff") else ""  # a byte-order mark must stay first
-    text = text[len(bom) :]
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
     head = len(lines) if fmt.name == "yaml" else 0
@@ -187,7 +198,7 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
         head += 1
     directive = fmt.directive
     kept = [ln for ln in lines[:head] if not directive.fullmatch(ln.rstrip("\r\n").rstrip())] + lines[head:]
-    return bom + fmt.schema_directive.format(reference) + newline + "".join(kept)
+    return fmt.schema_directive.format(reference) + newline + "".join(kept)
 
 
 def family_of(path: Path, family: str | None) -> str:
@@ -208,12 +219,16 @@ def family_of(path: Path, family: str | None) -> str:
 
 
 def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: Path) -> int:
-    """Annotate each file; a file that cannot be annotated is reported and the others still are."""
+    """Annotate each file; a file that cannot be annotated is reported and the others still are.
+
+    A file is rewritten like `trainspec migrate` rewrites one (`safe_write`): a symbolic link's
+    target is annotated, and its byte-order mark, mode and owner are kept.
+    """
     failed = 0
     for path in files:
         try:
             _annotate_one(path, family, root, schema_dir)
-        except EditorError as exc:
+        except (EditorError, WriteRefused) as exc:
             print(f"trainspec: {exc}", file=sys.stderr)
             failed += 1
     return failed
@@ -225,21 +240,16 @@ def _annotate_one(path: Path, family: str | None, root: Path, schema_dir: Path) 
         raise EditorError(f"{path}: not a TOML or YAML file")
     if fmt.schema_directive is None:
         raise EditorError(f"{path}: {fmt.name.upper()} has no comments to carry a schema; use `trainspec editor init`")
-    if not path.is_file():
+    text = read_text(path)
+    if text is None:
         raise EditorError(f"{path}: no such file")
     schema = write_schema(root, schema_dir, family_of(path, family))
     reference = Path(os.path.relpath(schema.resolve(), path.resolve().parent)).as_posix()
     if not reference.startswith("../"):
         reference = "./" + reference
-    try:
-        with path.open(encoding="utf-8", newline="") as f:
-            text = f.read()
-    except UnicodeDecodeError as exc:
-        raise EditorError(f"{path}: not UTF-8 text (byte {exc.start + 1} is invalid)") from exc
     new = annotated(text, fmt, reference)
     if new == text:
         print(f"{path}: already annotated")
         return
-    with path.open("w", encoding="utf-8", newline="") as f:
-        f.write(new)
+    write_text(path, new, expected=text)
     print(f"{path}: annotated with {reference}")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..families import UnknownFamily, all_families, get_family
+from ..safe_write import WriteRefused
 from ..workspace import SCHEMA_DIR, EditorError, annotate, init
 
 
@@ -42,7 +43,7 @@ def register(sub: Any) -> None:
             "--schema-dir",
             type=Path,
             default=SCHEMA_DIR,
-            help=f"where the schemas go, relative to the root (default: {SCHEMA_DIR.as_posix()})",
+            help=f"where the schemas go, relative to the root or absolute (default: {SCHEMA_DIR.as_posix()})",
         )
     p.set_defaults(run=run)
 
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             init(args.root, families, args.globs, args.schema_dir)
         elif annotate([Path(f) for f in args.files], args.family, args.root, args.schema_dir):
             return 2
-    except (EditorError, UnknownFamily) as exc:
+    except (EditorError, UnknownFamily, WriteRefused) as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2
     return 0

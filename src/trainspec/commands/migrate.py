@@ -1,7 +1,8 @@
 """`trainspec migrate FILE`: rewrite a config's legacy keys in their canonical places (see `trainspec.migrate`).
 
 Exit status: 0 migrated or nothing to do, 1 the file has problems (nothing
-written), 2 usage errors.
+written), 2 usage errors, and a write refused or failed (`safe_write`: the
+file is left as it was).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..families import UnknownFamily
-from ..migrate import MigrateError, migrate, unified_diff, write_atomically
+from ..migrate import MigrateError, migrate, unified_diff
 from ..readers import ReadError
+from ..safe_write import WriteRefused, write_text
 
 
 def register(sub: Any) -> None:
@@ -49,7 +51,11 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     if args.diff:
         sys.stdout.writelines(unified_diff(result))
         return 0
-    write_atomically(FsPath(file), result.new_text)
+    try:
+        write_text(FsPath(file), result.new_text, expected=result.text)
+    except WriteRefused as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
     moved = len(result.diagnostics)
     print(f"{file}: migrated {moved} legacy key{'s' if moved != 1 else ''}")
     return 0

@@ -63,8 +63,12 @@ class Family:
     - `legacy_keys`: old config path -> the path it moved to, for keys its
       migrations rewrite; editor schemas offer them as deprecated, naming the
       new place.
-    - `follows`: the upstream version of the trainer the family reproduces
-      (project, commit, date), shown by `trainspec --version` and `rules`.
+    - `version`, `released`: the upstream version (a short commit) and its date
+      (ISO); a family may register several versions under one name, and
+      the plain name selects the newest (`kempnerforge`, `kempnerforge@latest`,
+      `kempnerforge@089fbbd`).
+    - `follows`: the upstream version of the trainer the family reproduces,
+      in words, shown by `trainspec --version` and `rules`.
     - `checks_file_before_overrides`: the family's own loader validates the
       file before it applies command-line overrides, so an override cannot
       repair a broken file there; trainspec checks the merged config and reports
@@ -83,6 +87,8 @@ class Family:
     rules: Sequence[Rule] = ()
     formats: frozenset[str] = frozenset({"toml", "yaml", "json"})
     description: str = ""
+    version: str = ""
+    released: str = ""
     follows: str = ""
     migrations: Sequence[Migration] = ()
     normalize: Callable[[dict[str, Any]], None] | None = None
@@ -115,9 +121,18 @@ class Family:
     def rule(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
 
+    @property
+    def id(self) -> str:
+        """`name@version` (just the name for a family without versions): what `--family` selects."""
+        return f"{self.name}@{self.version}" if self.version else self.name
+
+    def other_versions(self) -> list[Family]:
+        """The family's other registered versions, newest first."""
+        return [f for f in versions_of(self.name) if f is not self]
+
     def __reduce__(self) -> tuple[Callable[[str], Family], tuple[str]]:
-        """A family crosses process boundaries by name (its schema and validator stay where they are)."""
-        return get_family, (self.name,)
+        """A family crosses process boundaries by id (its schema and validator stay where they are)."""
+        return get_family, (self.id,)
 
 
 class UnknownFamily(TrainspecError, LookupError):
@@ -126,41 +141,65 @@ class UnknownFamily(TrainspecError, LookupError):
 
 _loaded: dict[str, Family] | None = None
 _broken: dict[str, str] = {}
+LATEST = "latest"
 
 
-def all_families() -> dict[str, Family]:
-    """Every registered family, by name (entry points are read once per process).
+def every_version() -> dict[str, Family]:
+    """Every registered family version, by id (entry points are read once per process).
 
-    A family whose package fails to import is left out, and asking for it by
-    name says why, so one broken plugin cannot stop checks of other families.
+    An entry point names a Family, or a sequence of Family versions. A package
+    that fails to import is left out, and asking for its family by name says
+    why, so one broken plugin cannot stop checks of other families.
     """
     global _loaded
     if _loaded is None:
         found: dict[str, Family] = {}
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
             try:
-                family = entry.load()
+                loaded = entry.load()
             except Exception as exc:
                 _broken[entry.name] = f"{entry.value} failed to import ({type(exc).__name__}: {exc})"
                 continue
-            if not isinstance(family, Family):
-                _broken[entry.name] = f"{entry.value} is not a trainspec Family"
+            members = list(loaded) if isinstance(loaded, list | tuple) else [loaded]
+            if not members or not all(isinstance(f, Family) for f in members):
+                _broken[entry.name] = f"{entry.value} is not a trainspec Family (or a sequence of them)"
                 continue
-            found.setdefault(family.name, family)
+            for family in members:
+                found.setdefault(family.id, family)
         _loaded = found
     return _loaded
 
 
+def versions_of(name: str) -> list[Family]:
+    """A family's registered versions, newest (latest release date) first."""
+    return sorted((f for f in every_version().values() if f.name == name), key=lambda f: f.released, reverse=True)
+
+
+def all_families() -> dict[str, Family]:
+    """The newest version of every registered family, by name: what detection and the plain name pick."""
+    newest: dict[str, Family] = {}
+    for family in every_version().values():
+        if family.name not in newest or family.released > newest[family.name].released:
+            newest[family.name] = family
+    return newest
+
+
 def register(family: Family) -> None:
-    """Add a family at run time (for tests and embedding applications)."""
-    all_families()[family.name] = family
+    """Add a family (version) at run time (for tests and embedding applications)."""
+    every_version()[family.id] = family
 
 
-def get_family(name: str) -> Family:
-    families = all_families()
-    if name not in families:
-        if name in _broken:
-            raise UnknownFamily(f"family {name!r} is installed but unusable: {_broken[name]}")
-        known = ", ".join(sorted(families)) or "none"
-        raise UnknownFamily(f"unknown family {name!r}; known families: {known}")
-    return families[name]
+def get_family(spec: str) -> Family:
+    """The family `spec` names: `name` or `name@latest` (its newest version), or `name@version`."""
+    name, _, version = spec.partition("@")
+    found = all_families().get(name) if version in ("", LATEST) else every_version().get(spec)
+    if found is not None:
+        return found
+    if name in _broken:
+        raise UnknownFamily(f"family {name!r} is installed but unusable: {_broken[name]}")
+    versions = versions_of(name)
+    if versions:
+        known = ", ".join(f.id for f in versions)
+        raise UnknownFamily(f"family {name!r} has no version {version!r}; known versions: {known}")
+    known = ", ".join(sorted(all_families())) or "none"
+    raise UnknownFamily(f"unknown family {spec!r}; known families: {known}")
