@@ -15,6 +15,17 @@ from pydantic import (
     StrictStr,
 )
 from typing_extensions import TypeAliasType
+from pydantic import BeforeValidator
+
+
+def _not_null(value: object) -> object:
+    """Refuses a written null: the schema lets the key be left out (then it reads None), not be null."""
+    if value is None:
+        raise ValueError("null is not allowed here; leave the key out instead")
+    return value
+
+
+NOT_NULL = BeforeValidator(_not_null)
 
 
 class ModelConfig(BaseModel):
@@ -310,7 +321,7 @@ class DatasetSource1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    path: Annotated[StrictStr, Field(min_length=1)] = ""
+    path: Annotated[StrictStr, Field(min_length=1)]
     """
     Directory of pre-tokenized data for this source; "" = none (then hf_name is needed).
     """
@@ -352,7 +363,7 @@ class DatasetSource2(BaseModel):
     """
     Name of this source in metrics and in weight tables (data.anneal_weights, data.phases[i].dataset_weights); "" = no explicit name.
     """
-    hf_name: Annotated[StrictStr, Field(min_length=1)] = ""
+    hf_name: Annotated[StrictStr, Field(min_length=1)]
     """
     Hugging Face dataset id for this source; "" = none (then path is needed).
     """
@@ -437,7 +448,13 @@ class EvalConfig(BaseModel):
     """
 
 
-DpShard = TypeAliasType("DpShard", Annotated[StrictInt, Field(ge=1)])
+DpShard = TypeAliasType("DpShard", Annotated[StrictInt, Field(ge=-1, le=-1)])
+"""
+auto: every rank left after dp_replicate, tp, pp, cp and ep
+"""
+
+
+DpShard1 = TypeAliasType("DpShard1", Annotated[StrictInt, Field(ge=1)])
 """
 FSDP sharding degree; -1 = use all ranks left after dp_replicate, tp, pp, cp and ep (the world size must then be divisible by their product). Otherwise at least 1.
 """
@@ -451,7 +468,7 @@ class DistributedConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    dp_shard: Literal[-1] | DpShard = -1
+    dp_shard: DpShard | DpShard1 = -1
     """
     FSDP sharding degree; -1 = use all ranks left after dp_replicate, tp, pp, cp and ep (the world size must then be divisible by their product). Otherwise at least 1.
     """
@@ -965,16 +982,16 @@ class JobConfig(BaseModel):
     """
     torch.profiler window (disabled by default).
     """
-    vision_encoder: VisionEncoderConfig | None = None
+    vision_encoder: Annotated[VisionEncoderConfig | None, NOT_NULL] = None
     """
     Image encoder of a VLM run; required whenever [vlm] is present.
     """
-    adapter: AdapterConfig | None = None
+    adapter: Annotated[AdapterConfig | None, NOT_NULL] = None
     """
     Projection from encoder features to the model width; optional, defaults are used for VLM runs when absent.
     """
     vlm: Annotated[
-        JointDecoderVLM | CrossAttentionVLM | MoTVLM | None, Field(discriminator="arch")
+        JointDecoderVLM | CrossAttentionVLM | MoTVLM | None, Field(discriminator="arch"), NOT_NULL
     ] = None
     """
     Makes the run a vision-language run (also requires [vision_encoder]). The valid keys depend on vlm.arch: joint_decoder (the default), cross_attention or mot.

@@ -55,7 +55,12 @@ class ModelConfig(BaseModel):
     """
     Kept for compatibility with offline configs and older migrations; the online server path never shards target outputs in the trainer.
     """
-    input_modality: Annotated[StrictStr, Field(pattern="^\\S+$")] = "text"
+    input_modality: Annotated[
+        StrictStr,
+        Field(
+            pattern="^[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$"
+        ),
+    ] = "text"
     """
     Input family the capture provider consumes, as an identifier: non-empty, no whitespace anywhere. Built-in strategies support only `text`.
     """
@@ -601,7 +606,12 @@ class TrainerDeploymentConfig(BaseModel):
 
 TrainerCudaVisibleDevice = TypeAliasType(
     "TrainerCudaVisibleDevice",
-    Annotated[StrictStr, Field(pattern="^[^\\s,]([^,]*[^\\s,])?$")],
+    Annotated[
+        StrictStr,
+        Field(
+            pattern="^[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000,]([^,]*[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000,])?$"
+        ),
+    ],
 )
 """
 One CUDA device token: non-empty, no commas, no leading or trailing whitespace.
@@ -628,9 +638,12 @@ class ManagedLocalMooncakeConfig(BaseModel):
     """
     Mooncake metrics port (1-65535).
     """
-    local_hostname: Annotated[StrictStr, Field(pattern="^\\S([\\s\\S]*\\S)?$")] = (
-        "127.0.0.1"
-    )
+    local_hostname: Annotated[
+        StrictStr,
+        Field(
+            pattern="^[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]([\\s\\S]*[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000])?$"
+        ),
+    ] = "127.0.0.1"
     """
     Hostname or IP the Mooncake master advertises; non-empty, no leading or trailing whitespace.
     """
@@ -657,7 +670,13 @@ class ManagedLocalMooncakeConfig(BaseModel):
 
 
 CudaVisibleDevice = TypeAliasType(
-    "CudaVisibleDevice", Annotated[StrictStr, Field(pattern="^[^\\s,]([^,]*[^\\s,])?$")]
+    "CudaVisibleDevice",
+    Annotated[
+        StrictStr,
+        Field(
+            pattern="^[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000,]([^,]*[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000,])?$"
+        ),
+    ],
 )
 """
 One CUDA device token: non-empty, no commas, no leading or trailing whitespace.
@@ -741,7 +760,10 @@ class DisaggregatedDeploymentConfig(BaseModel):
     Shared directory for this attempt; launch refs, manifest and lifecycle markers are created beneath it. Must not be empty. Required.
     """
     consumer_state_dir: Annotated[
-        StrictStr | None, Field(pattern="^\\S([\\s\\S]*\\S)?$")
+        StrictStr | None,
+        Field(
+            pattern="^[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]([\\s\\S]*[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000])?$"
+        ),
     ] = None
     """
     Node-local directory for the online consumer's SQLite/WAL state and rank inboxes; non-empty, no leading or trailing whitespace. null = paths derived from `control_dir`. Online disaggregated runs only; needed for multi-node online runs without `managed_local`.

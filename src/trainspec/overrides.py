@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +90,7 @@ def _apply(doc: Document, override: Override, schema: Schema) -> None:
     parent = schema.node_at(path[:-1], doc.data) or {}
     optional = path[-1] not in schema.required(parent, get(doc.data, path[:-1])) and not schema.has_default(node)
     value, remove = _typed_value(value_text, node, schema, path_text, optional, override.python)
-    _set(doc.data, path, value, remove, schema)
-    doc.mark_origin(path, override.origin)
+    doc.mark_origin(_set(doc.data, path, value, remove), override.origin)
 
 
 def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
@@ -133,7 +133,7 @@ def _typed_value(
 ) -> tuple[Any, bool]:
     types = schema.types(node)
     nullable = "null" in types
-    literal = _python_literal(text) if python else _NOT_A_LITERAL
+    literal = _python_literal(text, path_text) if python else _NOT_A_LITERAL
     if "string" in types and types <= {"string", "null"}:
         if nullable and (text == "null" if not python else literal is None):
             return None, False
@@ -157,13 +157,25 @@ def _typed_value(
 _NOT_A_LITERAL: Any = object()
 
 
-def _python_literal(text: str) -> Any:
-    """The value of a Python literal (tuples as lists), or _NOT_A_LITERAL (then the text is read as YAML)."""
+def _python_literal(text: str, path_text: str) -> Any:
+    """The value of a Python literal (tuples as lists), or _NOT_A_LITERAL (then the text is read as YAML).
+
+    Only plain data counts: a set, bytes, a complex number or `...` is no config value, so that text
+    is read as YAML too. An integer too long to write in decimal (`0x` and 3,600 digits) is refused,
+    as the readers refuse one.
+    """
     try:
-        value = ast.literal_eval(text)
+        with warnings.catch_warnings():  # Python's warnings about the text as source (`"\]"`) are noise here
+            warnings.simplefilter("ignore")
+            value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _NOT_A_LITERAL
-    return _plain(value)
+    try:
+        return _plain(value)
+    except TypeError:
+        return _NOT_A_LITERAL
+    except ValueError:
+        raise _Refused("override-invalid-value", f"`{path_text}`: {yaml_reader.too_many_digits()}", path_text) from None
 
 
 def _plain(value: Any) -> Any:
@@ -171,7 +183,11 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    return value
+    if isinstance(value, int):
+        return yaml_reader.in_digit_limit(value)
+    if value is None or isinstance(value, (str, float)):
+        return value
+    raise TypeError(f"{type(value).__name__} is not plain data")
 
 
 def _parse(text: str, path_text: str) -> Any:
@@ -189,11 +205,17 @@ def _parse(text: str, path_text: str) -> Any:
 
 
 def _refuse_scalars_on_the_way(data: Any, path: Path, path_text: str) -> None:
-    """An override never replaces a value the file wrote by a table around the new key."""
+    """An override never replaces a value the file wrote (a scalar or a list) by a table around the new key.
+
+    The walk stops at the first absent (or null) section: `_set` creates it and everything below.
+    (An index into anything but a list of that length was refused by `_resolve`.)
+    """
     value = data
     for n, part in enumerate(path[:-1]):
-        value = value[part] if isinstance(part, int) else value.get(part)
-        if value is not None and not isinstance(value, (dict, list)):
+        value = get(value, (part,))
+        if value is None:
+            return
+        if isinstance(path[n + 1], str) and not isinstance(value, dict):
             where = format_path(path[: n + 1])
             raise _Refused(
                 "override-unknown-path",
@@ -203,18 +225,23 @@ def _refuse_scalars_on_the_way(data: Any, path: Path, path_text: str) -> None:
             )
 
 
-def _set(data: Any, path: Path, value: Any, remove: bool, schema: Schema) -> None:
-    target = data
-    for part in path[:-1]:
-        if isinstance(part, int):
-            target = target[part]
-            continue
-        if target.get(part) is None:
-            target[part] = {}  # a known section that is absent (or null) is created
+def _set(data: Any, path: Path, value: Any, remove: bool) -> Path:
+    """Put `value` at `path` (or remove what is there) and return what the override wrote: `path`,
+    or the first absent (or null) section on the way, which it creates, so checks of that section
+    point at the override. A removal creates nothing."""
+    target, written = data, path
+    for n, part in enumerate(path[:-1]):
+        if get(target, (part,)) is None:
+            if remove:
+                return path
+            target[part] = {}
+            if written == path:
+                written = path[: n + 1]
         target = target[part]
     last = path[-1]
     if remove:
         if isinstance(target, dict):
             target.pop(last, None)
-        return
+        return path
     target[last] = value
+    return written

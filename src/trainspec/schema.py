@@ -8,7 +8,7 @@ override values, and to suggest the closest valid key or path.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from functools import cached_property
 from typing import Any
 
@@ -228,14 +228,21 @@ class Schema:
     def _object_plan(
         self, node: Node, value: dict[str, Any]
     ) -> tuple[list[tuple[str, Any]], dict[str, Node], Node | None]:
-        """Defaults, property schemas and free-key schema of an object node (cached per union branch)."""
+        """Defaults, property schemas and free-key schema of an object node (cached per union branch).
+
+        A discriminator written as a list or table selects no branch and cannot key the cache
+        (the schema reports its type); its plan is built each time.
+        """
         disc = self._discriminator(node)
-        key = (id(node), value.get(disc) if disc else None)
-        plan = self._plans.get(key)
+        tag = value.get(disc) if disc else None
+        key = (id(node), tag) if isinstance(tag, Hashable) else None
+        plan = self._plans.get(key) if key is not None else None
         if plan is None:
             props = self.properties(node, value)
             defaults = [(n, d) for n, spec in props.items() if (d := self._default(spec)) is not _MISSING]
-            plan = self._plans[key] = (defaults, props, self.extra(node, value))
+            plan = (defaults, props, self.extra(node, value))
+            if key is not None:
+                self._plans[key] = plan
         return plan
 
     def _discriminator(self, node: Node) -> str | None:

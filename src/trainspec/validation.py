@@ -2,9 +2,11 @@
 
 The validator is built once per schema and reused. Integers are strict (a
 float such as 2.0 is not an integer, a boolean is not a number), matching
-the generated models. Each error becomes a diagnostic at the offending key,
-with an id taken from the schema (`x-trainspec-rule`) where the schema
-names the constraint, else from the failing keyword.
+the generated models. A `pattern`'s `$` is the end of the text, as in JSON
+Schema's regex dialect (ECMA-262) and in the models' Rust regex engine.
+Each error becomes a diagnostic at the offending key, with an id taken from
+the schema (`x-trainspec-rule`) where the schema names the constraint, else
+from the failing keyword.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import datetime
 import difflib
 import json
+import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
@@ -57,8 +61,30 @@ def _is_integer(checker: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_DOLLAR_OR_SKIPPED = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\$", re.DOTALL)
+"""An escape, a character class (skipped: `$` means itself there) or a `$` anchor."""
+
+
+@lru_cache(maxsize=256)
+def _python_pattern(pattern: str) -> str:
+    """`pattern` for Python's `re`, with each `$` anchor written `\\Z` (the end of the text).
+
+    Python's `$` also matches before a final newline, so `^[a-z]+$` would take
+    "text\\n". No anchor means "end of text" to both Python's `re` (before 3.14)
+    and Rust's regex (which has no `\\Z` and no lookaround), so the schemas keep the
+    portable `$` and Python reads it here as the other engines do.
+    """
+    return _DOLLAR_OR_SKIPPED.sub(lambda m: r"\Z" if m[0] == "$" else m[0], pattern)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not re.search(_python_pattern(pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 _StrictValidator = validators.extend(
     Draft202012Validator,
+    validators={"pattern": _pattern},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
 )
 
@@ -104,11 +130,16 @@ class Finding:
 
 
 def show(value: Any) -> str:
-    """A value as the user would write it in a config."""
-    if isinstance(value, (dict, list)):
+    """A value as the user would write it in a config.
+
+    Never raises: a value a rule computed may hold an integer too long for Python to write
+    in decimal (`sys.get_int_max_str_digits()`); it is described instead.
+    """
+    try:
         text = json.dumps(value, default=str)
-        return text if len(text) <= 60 else text[:57] + "..."
-    return json.dumps(value, default=str)
+    except ValueError:
+        return "(a number too long to show)"
+    return text if len(text) <= 60 or not isinstance(value, (dict, list)) else text[:57] + "..."
 
 
 def type_name(value: Any) -> str:
@@ -129,14 +160,24 @@ def type_name(value: Any) -> str:
     return "table/mapping"
 
 
+def _type_names(types: str | list[str]) -> str:
+    """JSON Schema types in words: `an integer or null`."""
+    return " or ".join(_TYPE_NAMES.get(t, t) for t in ([types] if isinstance(types, str) else types))
+
+
 def _described(value: Any) -> str:
     """`null`, or the type and the value (`string "8"`)."""
     return "null" if value is None else f"{type_name(value)} {show(value)}"
 
 
 def findings(schema: Schema, validator: Any, data: Any) -> list[Finding]:
-    """Every schema problem of `data`; a value of the wrong type gets only its type error."""
-    found = [f for error in validator.iter_errors(data) for f in _explain(schema, error, data)]
+    """Every schema problem of `data`, each once; a value of the wrong type gets only its type error.
+
+    (Explaining an error of `required` names every missing key, and jsonschema reports one such
+    error per missing key.)
+    """
+    explained = (f for error in validator.iter_errors(data) for f in _explain(schema, error, data))
+    found = list({(f.path, f.rule, f.message): f for f in explained}.values())
     mistyped = {f.path for f in found if f.wrong_type}
     return [f for f in found if f.wrong_type or f.at_key or f.path not in mistyped]
 
@@ -191,7 +232,8 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
                 )
         return
     condition = _condition(schema, error)
-    because = f" when {_describe_condition(*condition)}" if condition else ""
+    said = _describe_condition(*condition) if condition else ""
+    because = f" when {said}" if said else ""
     if keyword == "required":
         trigger = [*condition[0].get("required", ())][:1] if condition else []
         for key in error.validator_value:
@@ -209,7 +251,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         return
     if keyword == "type":
         expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        wanted = " or ".join(_TYPE_NAMES.get(str(t), str(t)) for t in expected)
+        wanted = _type_names(expected)
         hint = ""
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"
@@ -295,7 +337,10 @@ def _condition(schema: Schema, error: ValidationError) -> tuple[Node, Path] | No
 
 
 def _describe_condition(condition: Node, path: Path) -> str:
-    """`model.num_experts >= 1`, `deployment.mode = "disaggregated"`: what an `if` tests, in words."""
+    """`model.num_experts >= 1`, `deployment.mode = "disaggregated"`: what an `if` tests, in words.
+
+    Empty when it tests nothing this can word; callers then name no condition rather than an empty one.
+    """
     said = []
     props = condition.get("properties", {})
     for name, spec in props.items():
@@ -310,6 +355,10 @@ def _describe_condition(condition: Node, path: Path) -> str:
             said.append(f"{where} has at least {spec['minItems']} item(s)")
         elif spec.get("minLength") == 1:
             said.append(f"{where} is not empty")
+        elif "type" in spec:
+            said.append(f"{where} is {_type_names(spec['type'])}")
+        elif name in condition.get("required", ()):
+            said.append(f"{where} is set")
     said += [f"`{format_path((*path, r))}` is set" for r in condition.get("required", ()) if r not in props]
     return " and ".join(said)
 
@@ -323,22 +372,16 @@ def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str)
         members = [schema.deref(m) for m in node[str(error.validator)]]
         chosen = schema.union_members(node, str(error.validator), error.instance)
         if not chosen:
-            options = [m.get("properties", {}).get(prop, {}).get("const") for m in members]
-            value = error.instance.get(prop)
-            yield Finding(
-                (*path, prop),
-                disc.get(RULE_ANNOTATION, "not-allowed-value"),
-                f"`{format_path((*path, prop))}` = {show(value)} is not one of "
-                + ", ".join(show(o) for o in options if o is not None),
-                at_key=False,
-            )
+            yield _no_variant(schema, members, (*path, prop), error.instance.get(prop, _ABSENT), disc)
+            yield from _every_variant_agrees(schema, error, data, len(members), (*path, prop))
             return
         index = members.index(chosen[0])
         for sub in error.context or ():
             if sub.relative_schema_path and sub.relative_schema_path[0] == index:
                 yield from _explain(schema, sub, data)
         return
-    # Without a discriminator: explain the branch that came closest.
+    # Without a discriminator: explain the branch that came closest, with every problem it has
+    # (a section that may be null has all its errors in the object branch).
     context = list(error.context or ())
     if rule not in ("invalid-value",) or not context:
         messages = "; ".join(
@@ -350,8 +393,39 @@ def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str)
             path, rule, f"`{where}` = {show(error.instance)} is not valid: {described or messages}", at_key=False
         )
         return
-    best = max(context, key=lambda e: len(e.absolute_path))
-    yield from _explain(schema, best, data)
+    best = max(context, key=lambda e: len(e.absolute_path)).relative_schema_path[0]
+    for sub in context:
+        if sub.relative_schema_path[0] == best:
+            yield from _explain(schema, sub, data)
+
+
+_ABSENT = object()
+
+
+def _no_variant(schema: Schema, members: list[Node], at: Path, value: Any, disc: Node) -> Finding:
+    """The discriminator at `at` selects no variant: it has the wrong type, or names none of them."""
+    specs = [m.get("properties", {}).get(at[-1], {}) for m in members]
+    names = ", ".join(show(s["const"]) for s in specs if s.get("const") is not None)
+    types = sorted({t for s in specs for t in schema.types(s)})
+    checker = _StrictValidator.TYPE_CHECKER
+    if types and value is not _ABSENT and not any(checker.is_type(value, t) for t in types):
+        message = f"`{format_path(at)}` must be {_type_names(types)} (one of {names}), got {_described(value)}"
+        return Finding(at, "wrong-type", message, at_key=False, wrong_type=True)
+    shown = show(None if value is _ABSENT else value)
+    message = f"`{format_path(at)}` = {shown} is not one of {names}"
+    return Finding(at, disc.get(RULE_ANNOTATION, "not-allowed-value"), message, at_key=False)
+
+
+def _every_variant_agrees(schema: Schema, error: ValidationError, data: Any, variants: int, tag: Path) -> list[Finding]:
+    """With no variant selected, the problems every variant finds besides its tag (a key they all
+    have, of the wrong type): the rest of the section is still checked, and no rule is handed
+    a value that no variant accepts."""
+    found: list[dict[tuple[Path, str, str], Finding]] = [{} for _ in range(variants)]
+    for sub in error.context or ():
+        for f in _explain(schema, sub, data):
+            if f.path != tag:
+                found[sub.relative_schema_path[0]][(f.path, f.rule, f.message)] = f
+    return [f for key, f in found[0].items() if all(key in other for other in found[1:])]
 
 
 def _union_summary(schema: Schema, node: Node, value: Any) -> str:

@@ -1,19 +1,23 @@
 """JSON: parsed by the standard library, located by a small scanner on demand.
 
 Duplicate keys are detected while parsing (the standard library would keep
-the last one silently); positions are computed only when needed.
+the last one silently); positions are computed only when needed. An integer
+too long for Python to write in decimal is a syntax error (see
+`yaml.in_digit_limit`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document, LineIndex, Pos, Positions, Span
 from ..paths import Path, format_path
 from . import ReadError, file_error
+from .yaml import too_many_digits
 
 _SCALAR = re.compile(r"[^,\]}\s]+")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -36,10 +40,27 @@ def parse(file: str, text: str) -> Document:
         raise ReadError(
             file_error(file, "syntax-error", f"invalid JSON: {exc.msg}{hint}", exc.lineno, exc.colno)
         ) from None
+    except ValueError:  # the standard library's int() of an integer too long to write in decimal
+        raise ReadError(_too_long(file, text)) from None
     doc = Document(file, "json", text, data, lambda: locate(text))
     if duplicates:
         doc.problems.extend(_duplicate_diagnostics(file, text))
     return doc
+
+
+_STRING_OR_INTEGER = re.compile(r'"(?:[^"\\]++|\\.)*+"|(?<![\d.eE+-])-?\d++(?![.eE])', re.S)
+"""A string (matched only to be skipped) or an integer; possessive, so a hostile number costs linear time."""
+
+
+def _too_long(file: str, text: str) -> Diagnostic:
+    """The diagnostic at the first integer too long to write in decimal (see `yaml.in_digit_limit`).
+
+    `json.loads` read the text up to that integer, so the strings before it are tokenized as it did.
+    """
+    limit = sys.get_int_max_str_digits()
+    found = next(m for m in _STRING_OR_INTEGER.finditer(text) if m[0][0] != '"' and len(m[0].lstrip("-")) > limit)
+    pos = LineIndex(text).pos(found.start())
+    return file_error(file, "syntax-error", too_many_digits(), pos.line, pos.column)
 
 
 def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:

@@ -3,7 +3,8 @@
 `tomllib` parses and checks the syntax (duplicate keys and tables included),
 but keeps no positions. The scanner below walks the already-valid text once,
 only when a diagnostic needs a place, and records where every key and value
-starts.
+starts. An integer too long for Python to write in decimal is a syntax error
+(see `yaml.in_digit_limit`), found in the text by a small tokenizer.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import re
 import tomllib
 
+from ..diagnostics import Diagnostic
 from ..document import Document, LineIndex, Positions, Span
 from ..paths import Path
 from . import ReadError, file_error
+from .yaml import in_digit_limit, too_many_digits
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -29,7 +32,37 @@ def parse(file: str, text: str) -> Document:
         line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
         message = _AT.sub("", message).strip().rstrip(".")
         raise ReadError(file_error(file, "syntax-error", f"invalid TOML: {message}", line, col)) from None
+    except ValueError:  # tomllib's int() of a decimal integer too long to read
+        raise ReadError(_too_long(file, text, _long_integer(text))) from None
+    if _RADIX.search(text) and (found := _long_integer(text)):  # 0x/0o/0b ones are read whatever their length
+        raise ReadError(_too_long(file, text, found))
     return Document(file, "toml", text, data, lambda: locate(text))
+
+
+_RADIX = re.compile(r"\b0[xob]")
+_SKIPPED_OR_INTEGER = re.compile(
+    r'"""(?:\\.|[^\\])*?"""|\'\'\'.*?\'\'\'|"(?:\\.|[^"\\\n])*+"|\'[^\'\n]*+\'|#[^\n]*+'
+    r"|(?<![\w.+-])(0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*+|0o[0-7](?:_?[0-7])*+|0b[01](?:_?[01])*+|[+-]?\d(?:_?\d)*+)"
+    r"(?![\w.:+-])",
+    re.S,
+)
+"""A string or comment (matched only to be skipped), or an integer as TOML writes one (group 1)."""
+
+
+def _long_integer(text: str) -> re.Match[str] | None:
+    """The first integer too long to write in decimal (see `yaml.in_digit_limit`)."""
+    for m in _SKIPPED_OR_INTEGER.finditer(text):
+        if m[1]:
+            try:
+                in_digit_limit(int(m[1], 0 if m[1][1:2] in ("x", "o", "b") else 10))
+            except ValueError:
+                return m
+    return None
+
+
+def _too_long(file: str, text: str, found: re.Match[str] | None) -> Diagnostic:
+    pos = LineIndex(text).pos(found.start(1)) if found else None
+    return file_error(file, "syntax-error", too_many_digits(), pos.line if pos else None, pos.column if pos else None)
 
 
 def locate(text: str) -> Positions:

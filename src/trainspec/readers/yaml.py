@@ -4,14 +4,16 @@ PyYAML resolves plain scalars by YAML 1.1 (`1e-4` is a string there, `on` a
 boolean). Editors and other validators follow YAML 1.2, so we let PyYAML
 (its C parser when present) build only the node tree, with every plain
 scalar left unresolved, and resolve scalars here. Only plain data is accepted:
-explicit tags other than the core ones are refused, and duplicate keys are
-errors rather than silently keeping the last value.
+explicit tags other than the core ones are refused, duplicate keys are
+errors rather than silently keeping the last value, and so is an integer too
+long for Python to write in decimal (`in_digit_limit`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import Any
 
 import yaml
@@ -49,7 +51,10 @@ _MAYBE_NOT_TEXT = frozenset("0123456789+-.~nNtTfF")
 
 
 def resolve_plain(text: str) -> Any:
-    """The YAML 1.2 core-schema value of a plain (unquoted) scalar."""
+    """The YAML 1.2 core-schema value of a plain (unquoted) scalar.
+
+    ValueError for an integer too long to write in decimal (see `in_digit_limit`).
+    """
     if text and text[0] not in _MAYBE_NOT_TEXT:
         return text  # most values are names and paths: no pattern can match them
     if _NULL.fullmatch(text):
@@ -61,9 +66,9 @@ def resolve_plain(text: str) -> Any:
     if _INT.fullmatch(text):
         return int(text)
     if _OCT.fullmatch(text):
-        return int(text[2:], 8)
+        return in_digit_limit(int(text[2:], 8))
     if _HEX.fullmatch(text):
-        return int(text[2:], 16)
+        return in_digit_limit(int(text[2:], 16))
     if _FLOAT.fullmatch(text):
         return float(text)
     if _INF.fullmatch(text):
@@ -71,6 +76,27 @@ def resolve_plain(text: str) -> Any:
     if _NAN.fullmatch(text):
         return math.nan
     return text
+
+
+def in_digit_limit(value: int) -> int:
+    """`value`, or ValueError when it is too long to write in decimal.
+
+    Python refuses to convert between text and integers of more than
+    `sys.get_int_max_str_digits()` digits (reading decimal text raises; octal and
+    hexadecimal do not), and every message, schema check and report writes values
+    in decimal, so readers keep such integers out of the data.
+    """
+    str(value)  # raises ValueError past the limit
+    return value
+
+
+def too_many_digits() -> str:
+    """Why an integer is refused (see `in_digit_limit`)."""
+    limit = sys.get_int_max_str_digits()
+    return (
+        f"this integer has too many digits (more than {limit:,} in decimal, the most Python handles); "
+        "no config value is this large"
+    )
 
 
 MAX_DEPTH = 500
@@ -219,6 +245,13 @@ class _Builder:
         return None
 
     def scalar(self, node: Any, path: Path) -> Any:
+        try:
+            return self.resolve(node, path)
+        except ValueError:  # an integer too long to write in decimal
+            self.refuse(node, path, too_many_digits(), rule="syntax-error")
+            return node.value
+
+    def resolve(self, node: Any, path: Path) -> Any:
         tag, value = node.tag, node.value
         if tag == _PLAIN:
             return resolve_plain(value)
@@ -243,16 +276,8 @@ class _Builder:
         if node.tag not in (_CORE + kind, "!"):
             self.refuse(node, path, f"tag {node.tag!r} is not plain data; remove it")
 
-    def refuse(self, node: Any, path: Path, message: str) -> None:
+    def refuse(self, node: Any, path: Path, message: str, rule: str = "unsupported-yaml") -> None:
         mark = node.start_mark
         self.problems.append(
-            Diagnostic(
-                self.file,
-                mark.line + 1,
-                mark.column + 1,
-                format_path(path),
-                "unsupported-yaml",
-                Severity.ERROR,
-                message,
-            )
+            Diagnostic(self.file, mark.line + 1, mark.column + 1, format_path(path), rule, Severity.ERROR, message)
         )

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...rules import ABSENT, Violation, rule
+from ...validation import show
 
 HF_ENCODERS = ("siglip2", "clip")
 REGISTRIES = {
@@ -33,7 +34,18 @@ def residual_image_tokens(arch: str, num_tokens: int) -> int:
 def heads_divide_dim(dim: int, n_heads: int) -> Iterator[str]:
     """Each attention head gets dim / n_heads channels, so n_heads must divide dim."""
     if dim % n_heads:
-        yield f"model.dim = {dim} is not divisible by model.n_heads = {n_heads} (head_dim would be {dim / n_heads:g})"
+        yield (
+            f"model.dim = {dim} is not divisible by model.n_heads = {n_heads} "
+            f"(head_dim would be {_ratio(dim, n_heads)})"
+        )
+
+
+def _ratio(a: int, b: int) -> str:
+    """a / b as `:g` writes it; past a float's range (1e308), its whole part and a fraction."""
+    try:
+        return f"{a / b:g}"
+    except OverflowError:
+        return f"{show(a // b)} and a fraction"
 
 
 @rule("model-kv-heads-divide-heads", "error", "model.n_kv_heads", "model.n_heads")
@@ -121,7 +133,7 @@ def max_seq_len_budget(
     if max_seq_len < need:
         yield (
             f"model.max_seq_len = {max_seq_len} is too small for this VLM: {r} image tokens in the residual "
-            f'stream (vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {need}'
+            f'stream (vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}'
         )
 
 
@@ -146,7 +158,7 @@ def auto_shard_divisible(
     if dp_shard == -1 and world_size % other:
         yield Violation(
             f"world size {world_size} is not divisible by dp_replicate·tp·pp·cp·ep = "
-            f"{dp_replicate}·{tp}·{pp}·{cp}·{ep} = {other}, so distributed.dp_shard = -1 cannot be resolved",
+            f"{dp_replicate}·{tp}·{pp}·{cp}·{ep} = {show(other)}, so distributed.dp_shard = -1 cannot be resolved",
             at="distributed.dp_shard",
         )
 
@@ -166,7 +178,7 @@ def world_size_product(
     product = other * shard
     if product != world_size:
         yield Violation(
-            f"dp_replicate·dp_shard·tp·pp·cp·ep = {dp_replicate}·{shard}·{tp}·{pp}·{cp}·{ep} = {product}{note} "
+            f"dp_replicate·dp_shard·tp·pp·cp·ep = {dp_replicate}·{shard}·{tp}·{pp}·{cp}·{ep} = {show(product)}{note} "
             f"but the world size is {world_size}; set distributed.dp_shard = -1 or adjust the degrees",
             at="distributed.dp_shard",
         )
@@ -273,7 +285,7 @@ def train_seq_len_budget(
     if seq_len < need:
         yield (
             f"train.seq_len = {seq_len} is too small for this VLM: {r} image tokens in the residual stream "
-            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {need}'
+            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}'
         )
 
 

@@ -528,7 +528,7 @@ def managed_context_headroom(context: int | None, max_length: int, managed: Any)
     if managed is not None and context is not None and context < need:
         yield (
             f"model.sglang_context_length = {context} is too small for data.max_length = {max_length}: the "
-            f"capture servers need at least {need} (max_length + {CONTEXT_HEADROOM} reserved slots)"
+            f"capture servers need at least {show(need)} (max_length + {CONTEXT_HEADROOM} reserved slots)"
         )
 
 
@@ -616,7 +616,7 @@ def divisible_by_sp(ulysses: int, ring: int, *, world_size: int) -> Iterator[str
     if world_size % sp:
         yield (
             f"world size {world_size} is not divisible by the sequence-parallel size training.sp_ulysses_size "
-            f"× training.sp_ring_size = {ulysses} × {ring} = {sp}"
+            f"× training.sp_ring_size = {ulysses} × {ring} = {show(sp)}"
         )
 
 
@@ -637,7 +637,7 @@ def matches_trainer_topology(nnodes: int, nproc: int, role: str, *, world_size: 
     elif world_size != nnodes * nproc:
         yield (
             f"world size {world_size} does not match the trainer topology deployment.trainer.nnodes × "
-            f"nproc_per_node = {nnodes} × {nproc} = {nnodes * nproc}"
+            f"nproc_per_node = {nnodes} × {nproc} = {show(nnodes * nproc)}"
         )
 
 
