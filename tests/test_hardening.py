@@ -171,11 +171,6 @@ def test_python_literals_that_are_not_config_values_are_read_as_text(capsys, val
 # -- 10: a KempnerForge override with a space in it --------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="argparse takes an argument holding a space for a positional: cli.py must set KempnerForge "
-    "overrides aside before parse_known_args (see the hardening report)",
-)
 def test_a_kempnerforge_override_with_a_space_is_an_override(capsys):
     code, out = run(capsys, "check", str(KF_EXAMPLE), "--optimizer.betas=(0.9, 0.95)")
     assert "file-not-found" not in out and code == 0
@@ -242,3 +237,26 @@ def test_a_section_whose_tag_names_no_variant_still_reports_what_every_variant_r
         f"{path}:4:19: error[wrong-type]",
         f"{path}:5:16: error[wrong-type]",
     ]
+
+
+# -- found after the audit ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["", "a.b", "x[0]", 'q"uote', "[", "plain"])
+def test_a_map_key_of_any_text_is_a_path_that_reads_back(capsys, write, key):
+    from trainspec.paths import format_path, parse_path
+
+    path = ("data", "anneal_weights", key)
+    assert parse_path(format_path(path)) == path
+    config = write("job.toml", f"[data.anneal_weights]\n{json.dumps(key)} = -1.0\n")
+    code, out = run(capsys, "check", str(config), "--world-size", "1")
+    assert code == 0 and "internal-error" not in out
+    assert f"{config}:2:1: warning[value-domain] {format_path(path)} = -1.0 is negative" in out
+
+
+def test_huge_numbers_in_memory_and_in_rules_are_reported_not_raised(write, capsys):
+    (d, *_) = check_config({"model": {"dim": -(10**5000)}}, "kempnerforge")
+    assert (d.rule, d.config_path) == ("out-of-range", "model.dim") and "too many digits" in d.message
+    config = write("job.toml", f"[train]\nmax_steps = {'9' * 400}\n")
+    _code, out = run(capsys, "check", str(config), "--world-size", "1")
+    assert "internal-error" not in out and "failed on this config" not in out

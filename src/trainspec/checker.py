@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from .diagnostics import Diagnostic, Related, Severity
+from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
 from .overrides import Override, apply_overrides
@@ -56,18 +57,15 @@ def check_document(
         out.extend(_guarded(doc, family, "normalize hook", partial(family.normalize, doc.data))[1])
 
     broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
-    for path, value in _non_finite(doc.data, ()):
+    for path, value in _unusable_numbers(doc.data, ()):
         broken.append(path)
-        out.append(
-            place(
-                doc,
-                path,
-                "non-finite-number",
-                Severity.ERROR,
-                f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)",
-                at_key=False,
-            )
-        )
+        if isinstance(value, float):
+            rule = "non-finite-number"
+            message = f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)"
+        else:
+            rule, message = "out-of-range", f"`{format_path(path)}`: {too_many_digits()}"
+            _set(doc.data, path, None)  # reported here; the validator would choke on writing it out
+        out.append(place(doc, path, rule, Severity.ERROR, message, at_key=False))
     already_reported = set(broken)
     for finding in findings(family.schema, family.validator, doc.data):
         if finding.path in already_reported:
@@ -273,13 +271,25 @@ def place(
     )
 
 
-def _non_finite(value: Any, path: Path) -> Iterator[tuple[Path, float]]:
+def _set(data: Any, path: Path, value: Any) -> None:
+    for part in path[:-1]:
+        data = data[part]
+    data[path[-1]] = value
+
+
+def _unusable_numbers(value: Any, path: Path) -> Iterator[tuple[Path, int | float]]:
+    """NaN, infinities, and integers too long to write in decimal (data that came from no reader)."""
     if isinstance(value, float):
         if not math.isfinite(value):
             yield path, value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        try:
+            in_digit_limit(value)
+        except ValueError:
+            yield path, value
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _non_finite(v, (*path, k))
+            yield from _unusable_numbers(v, (*path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _non_finite(v, (*path, i))
+            yield from _unusable_numbers(v, (*path, i))

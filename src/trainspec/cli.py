@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -51,6 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_DOTTED = re.compile(r"--[\w-]+(?:\.[\w-]+|\[\d+\])+(?:=|$)")
+
+
+def _dotted_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(KempnerForge-style `--section.key=value` arguments, the rest), before argparse sees them.
+
+    argparse takes an argument holding a space (`'--optimizer.betas=(0.9, 0.95)'`) for a
+    positional, so these are set aside first, in order; nothing after `--` is touched.
+    """
+    end = argv.index("--") if "--" in argv else len(argv)
+    held = [a for a in argv[:end] if _DOTTED.match(a)]
+    return held, [a for a in argv[:end] if not _DOTTED.match(a)] + argv[end:]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command and return its exit status; no traceback reaches the user from here.
 
@@ -59,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     try:
         parser = build_parser()
-        args, extras = parser.parse_known_args(argv)
+        held, rest = _dotted_overrides(sys.argv[1:] if argv is None else list(argv))
+        args, extras = parser.parse_known_args(rest)
+        extras = held + extras
         if extras and not getattr(args, "accepts_extras", False):
             parser.error("unrecognized arguments: " + " ".join(extras))
         return int(args.run(args, extras, parser))

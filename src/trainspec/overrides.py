@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .diagnostics import Diagnostic, Severity
+from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .paths import Path, format_path, parse_path
 from .readers import ReadError
@@ -175,7 +176,7 @@ def _python_literal(text: str, path_text: str) -> Any:
     except TypeError:
         return _NOT_A_LITERAL
     except ValueError:
-        raise _Refused("override-invalid-value", f"`{path_text}`: {yaml_reader.too_many_digits()}", path_text) from None
+        raise _Refused("override-invalid-value", f"`{path_text}`: {too_many_digits()}", path_text) from None
 
 
 def _plain(value: Any) -> Any:
@@ -184,7 +185,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, int):
-        return yaml_reader.in_digit_limit(value)
+        return in_digit_limit(value)
     if value is None or isinstance(value, (str, float)):
         return value
     raise TypeError(f"{type(value).__name__} is not plain data")

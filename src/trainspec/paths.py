@@ -1,12 +1,19 @@
-"""Config paths: tuples of keys and indexes, shown as `data.datasets[2].path`."""
+"""Config paths: tuples of keys and indexes, shown as `data.datasets[2].path`.
+
+A key that is empty or holds `.`, `[`, `]` or `"` (a map key written in a
+config, say) is shown quoted, `data.anneal_weights["a.b"]`, so every path
+reads back as the same tuple.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 
 Path = tuple[str | int, ...]
 
-_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]|(\.)")
+_SEGMENT = re.compile(r'([^.\[\]"]+)|\[(\d+)\]|(\.)|\[("(?:[^"\\]|\\.)*")\]')
+_PLAIN_KEY = re.compile(r'[^.\[\]"]+')
 
 
 def format_path(path: Path) -> str:
@@ -15,6 +22,8 @@ def format_path(path: Path) -> str:
     for part in path:
         if isinstance(part, int):
             out.append(f"[{part}]")
+        elif not _PLAIN_KEY.fullmatch(part):
+            out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
         else:
             out.append(part if not out else f".{part}")
     return "".join(out) or "(root)"
@@ -29,8 +38,11 @@ def parse_path(text: str) -> Path:
         m = _SEGMENT.match(text, pos)
         if m is None:
             raise ValueError(f"cannot read path {text!r} at character {pos + 1}")
-        key, index, dot = m.groups()
-        if dot:
+        key, index, dot, quoted = m.groups()
+        if quoted is not None:
+            parts.append(json.loads(quoted))
+            expect_key = False
+        elif dot:
             if expect_key:
                 raise ValueError(f"empty key in path {text!r}")
             expect_key = True

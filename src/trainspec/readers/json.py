@@ -3,7 +3,7 @@
 Duplicate keys are detected while parsing (the standard library would keep
 the last one silently); positions are computed only when needed. An integer
 too long for Python to write in decimal is a syntax error (see
-`yaml.in_digit_limit`).
+`digits.in_digit_limit`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
+from ..digits import too_many_digits
 from ..document import Document, LineIndex, Pos, Positions, Span
 from ..paths import Path, format_path
 from . import ReadError, file_error
-from .yaml import too_many_digits
 
 _SCALAR = re.compile(r"[^,\]}\s]+")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -53,7 +53,7 @@ _STRING_OR_INTEGER = re.compile(r'"(?:[^"\\]++|\\.)*+"|(?<![\d.eE+-])-?\d++(?![.
 
 
 def _too_long(file: str, text: str) -> Diagnostic:
-    """The diagnostic at the first integer too long to write in decimal (see `yaml.in_digit_limit`).
+    """The diagnostic at the first integer too long to write in decimal (see `digits.in_digit_limit`).
 
     `json.loads` read the text up to that integer, so the strings before it are tokenized as it did.
     """

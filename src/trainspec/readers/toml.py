@@ -4,7 +4,7 @@
 but keeps no positions. The scanner below walks the already-valid text once,
 only when a diagnostic needs a place, and records where every key and value
 starts. An integer too long for Python to write in decimal is a syntax error
-(see `yaml.in_digit_limit`), found in the text by a small tokenizer.
+(see `digits.in_digit_limit`), found in the text by a small tokenizer.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import re
 import tomllib
 
 from ..diagnostics import Diagnostic
+from ..digits import in_digit_limit, too_many_digits
 from ..document import Document, LineIndex, Positions, Span
 from ..paths import Path
 from . import ReadError, file_error
-from .yaml import in_digit_limit, too_many_digits
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -50,7 +50,7 @@ _SKIPPED_OR_INTEGER = re.compile(
 
 
 def _long_integer(text: str) -> re.Match[str] | None:
-    """The first integer too long to write in decimal (see `yaml.in_digit_limit`)."""
+    """The first integer too long to write in decimal (see `digits.in_digit_limit`)."""
     for m in _SKIPPED_OR_INTEGER.finditer(text):
         if m[1]:
             try:

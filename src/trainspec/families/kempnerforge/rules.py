@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from ...paths import format_path
 from ...rules import ABSENT, Violation, rule
 from ...validation import show
 
@@ -435,21 +436,23 @@ def value_domain(*values: Any) -> Iterator[Violation]:
     """Numbers KempnerForge does not check although only positive (or non-negative) values make sense."""
     *scalars, anneal_weights, freeze_schedule = values
     found = list(zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True))
-    found += [(f"data.anneal_weights.{name}", w) for name, w in (anneal_weights or {}).items()]
+    found += [(format_path(("data", "anneal_weights", name)), w) for name, w in (anneal_weights or {}).items()]
     found += [
         (f"vlm.freeze_schedule[{i}].start_step", stage.get("start_step"))
         for i, stage in enumerate(freeze_schedule or [])
     ]
     for path, value in found:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue  # unset (null) values mean "derive it"
+        if isinstance(value, float) and not math.isfinite(value):
+            continue  # refused as non-finite already
         if path in POSITIVE and value <= 0:
             yield Violation(
-                f"{path} = {value} is not positive; KempnerForge accepts it but the run will misbehave", at=path
+                f"{path} = {show(value)} is not positive; KempnerForge accepts it but the run will misbehave", at=path
             )
         elif path not in POSITIVE and value < 0:
             yield Violation(
-                f"{path} = {value} is negative; KempnerForge accepts it but the run will misbehave", at=path
+                f"{path} = {show(value)} is negative; KempnerForge accepts it but the run will misbehave", at=path
             )
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from ...paths import format_path
 from ...resources import schema_dir
+from ...validation import show
 from .. import Family
 from .examples import EXAMPLES
 from .migrations import LEGACY, NOTICES, migrate_legacy
@@ -21,8 +22,10 @@ def world_size_from_config(config: dict[str, Any]) -> tuple[int, str] | None:
         return 1, 'world size 1: training.role = "producer" runs as a single process'
     if not isinstance(nnodes, int) or not isinstance(nproc, int):
         return None
-    return nnodes * nproc, (
-        f"world size {nnodes * nproc} from deployment.trainer.nnodes × nproc_per_node = {nnodes} × {nproc}"
+    size = nnodes * nproc
+    return (
+        size,
+        f"world size {show(size)} from deployment.trainer.nnodes × nproc_per_node = {show(nnodes)} × {show(nproc)}",
     )
 
 
