@@ -48,9 +48,9 @@ class ModelConfig(BaseModel):
     """
     Number of attention (query) heads. Must divide model.dim and be divisible by the effective kv-head count (and by distributed.tp when tp > 1).
     """
-    n_kv_heads: Annotated[StrictInt | None, Field(ge=1)] = None
+    n_kv_heads: Annotated[StrictInt | None, Field(ge=1)] = 32
     """
-    Number of key/value heads for grouped-query attention; null or absent means the same as model.n_heads. Must divide model.n_heads; write it explicitly whenever n_heads is not 32, because KempnerForge otherwise keeps its built-in value 32.
+    Number of key/value heads for grouped-query attention. Absent means 32 (KempnerForge keeps its built-in value, whatever model.n_heads is); null means the same as model.n_heads. Must divide model.n_heads; write it whenever n_heads is not 32.
     """
     vocab_size: Annotated[StrictInt, Field(ge=1)] = 32000
     """

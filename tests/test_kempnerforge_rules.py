@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import trainspec
+from trainspec.api import check_config
 
 VLM = """
 [vision_encoder]
@@ -109,7 +110,7 @@ specs = [{module = "adapter"}]
     ("packing-needs-tokenizer", "error", '[data]\npack_sequences = true\ndataset_path = "/data/tok"\n', None, 2, ()),
     ("mot-image-heads-match", "error", VLM + '[vlm]\narch = "mot"\nmot_image_n_heads = 16\n', None, 10, ()),
     ("registry-name-known", "error", '[optimizer]\nname = "adam"\n', None, 2, ()),
-    ("model-n-kv-heads-implicit", "warning", "[model]\nn_heads = 16\n", None, 2, ()),
+    ("model-n-kv-heads-implicit", "warning", "[model]\ndim = 8192\nn_heads = 64\n", None, 3, ()),
     ("vlm-section-without-vlm", "warning", '[vision_encoder]\ntype = "random"\n', None, 1, ()),
     ("value-domain", "warning", "[model]\nnorm_eps = 0.0\n", None, 2, ()),
     # constraints the schema states, reported under the reference's names
@@ -231,11 +232,26 @@ def test_schema_error_in_one_section_does_not_hide_rules_elsewhere(write):
     assert rules == {"wrong-type", "seq-len-within-max", "profiling-window"}
 
 
-def test_kv_heads_default_follows_n_heads(write):
+def test_kv_heads_are_32_when_absent_and_n_heads_when_null_as_kempnerforge_loads_them(write):
     path = write("job.toml", "[model]\ndim = 2048\nn_heads = 16\nn_kv_heads = 16\n[distributed]\ntp = 8\n")
     assert not _problems(path, None)
-    config = trainspec.load(write("j2.toml", "[model]\ndim = 2048\nn_heads = 16\n"), family="kempnerforge")
-    assert config.model.n_kv_heads == 16
+    # absent: KempnerForge keeps its built-in 32, which 4 heads cannot share
+    small = write("j2.toml", "[model]\ndim = 256\nn_heads = 4\n")
+    (refused,) = [d for d in _problems(small, None) if d.is_error]
+    assert (refused.rule, refused.line) == ("model-kv-heads-divide-heads", 3)
+    assert "model.n_kv_heads = 32 (model.n_kv_heads is 32 when it is not written" in refused.message
+    with pytest.raises(trainspec.ConfigError):
+        trainspec.load(small, family="kempnerforge")
+    # a multiple of 32: the run starts, as grouped-query attention with 32 kv heads
+    wide = write("j3.toml", "[model]\ndim = 8192\nn_heads = 64\n")
+    assert [(d.rule, d.severity.value) for d in _problems(wide, None)] == [("model-n-kv-heads-implicit", "warning")]
+    with pytest.warns(trainspec.ConfigWarning):
+        assert trainspec.load(wide, family="kempnerforge").model.n_kv_heads == 32
+    # explicit null (KempnerForge's CLI None): one kv head per query head; the file alone is still refused
+    null = {"model": {"dim": 256, "n_heads": 4, "n_kv_heads": None}}
+    assert [d for d in check_config(null, "kempnerforge") if d.is_error] == []
+    with pytest.raises(trainspec.ConfigError, match="override-repairs-file"):
+        trainspec.load(small, family="kempnerforge", overrides=["model.n_kv_heads=null"])
 
 
 def test_value_domain_looks_inside_maps_and_freeze_stages(write):

@@ -13,7 +13,8 @@ DEFAULT_ADAPTER = {"type": "mlp_2layer", "hidden_dim": 0, "activation": "gelu"}
 
 
 def resolve(config: dict[str, Any]) -> None:
-    """Derived defaults: kv heads follow n_heads; a VLM run gets the default adapter."""
+    """Derived defaults: an explicit null n_kv_heads follows n_heads (absent is the schema's 32, as
+    KempnerForge keeps it); a VLM run gets the default adapter."""
     model = config.get("model")
     if isinstance(model, dict) and model.get("n_kv_heads") is None and isinstance(model.get("n_heads"), int):
         model["n_kv_heads"] = model["n_heads"]

@@ -112,7 +112,7 @@ EXAMPLES: dict[str, Example] = {
     ),
     "registry-name-known": _pair('[optimizer]\nname = "sgd"\n', '[optimizer]\nname = "adamw"\n'),
     "model-n-kv-heads-implicit": _pair(
-        "[model]\ndim = 2048\nn_heads = 16\n", "[model]\ndim = 2048\nn_heads = 16\nn_kv_heads = 16\n"
+        "[model]\ndim = 8192\nn_heads = 64\n", "[model]\ndim = 8192\nn_heads = 64\nn_kv_heads = 64\n"
     ),
     "vlm-section-without-vlm": _pair(
         '[vision_encoder]\ntype = "random"\n\n[model]\ndim = 4096\n', "[model]\ndim = 4096\n"

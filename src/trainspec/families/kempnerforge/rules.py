@@ -53,7 +53,13 @@ def _ratio(a: int, b: int) -> str:
 def kv_heads_divide_heads(n_kv_heads: int, n_heads: int) -> Iterator[str]:
     """Grouped-query attention shares each kv head among n_heads / n_kv_heads query heads."""
     if n_heads % n_kv_heads:
-        yield f"model.n_heads = {n_heads} is not divisible by model.n_kv_heads = {n_kv_heads}"
+        implicit = (
+            " (model.n_kv_heads is 32 when it is not written: KempnerForge keeps its built-in value, not n_heads; "
+            f"write model.n_kv_heads = {n_heads} for one kv head per query head, or a divisor of {n_heads})"
+            if n_kv_heads == 32
+            else ""
+        )
+        yield f"model.n_heads = {show(n_heads)} is not divisible by model.n_kv_heads = {n_kv_heads}{implicit}"
 
 
 @rule("model-moe-top-k-le-experts", "error", "model.moe_top_k", "model.num_experts")
@@ -389,11 +395,16 @@ def registry_name_known(
 
 @rule("model-n-kv-heads-implicit", "warning", "model.n_heads", "model.n_kv_heads", raw=True)
 def kv_heads_implicit(n_heads: Any, n_kv_heads: Any) -> Iterator[str]:
-    """KempnerForge keeps 32 kv heads when n_kv_heads is omitted, whatever n_heads is."""
-    if n_heads is not ABSENT and n_heads != 32 and n_kv_heads is ABSENT:
+    """KempnerForge keeps 32 kv heads when n_kv_heads is omitted, whatever n_heads is.
+
+    When 32 does not divide n_heads the run is refused (`model-kv-heads-divide-heads` explains the 32);
+    when it does, the run silently becomes grouped-query attention with 32 kv heads, which this warns about.
+    """
+    if isinstance(n_heads, int) and n_heads != 32 and n_heads % 32 == 0 and n_kv_heads is ABSENT:
         yield (
-            f"model.n_heads = {n_heads} but model.n_kv_heads is not written: KempnerForge will use 32 kv heads, "
-            f"not {n_heads}; write model.n_kv_heads explicitly"
+            f"model.n_heads = {n_heads} but model.n_kv_heads is not written: KempnerForge will use 32 kv heads "
+            f"(grouped-query attention, {n_heads // 32} query heads per kv head), not {n_heads}; "
+            "write model.n_kv_heads explicitly"
         )
 
 
