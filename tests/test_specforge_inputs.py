@@ -211,7 +211,9 @@ def test_yaml_1_2_numbers(write):
 def test_yaml_1_1_booleans_fail_with_a_hint(write, word):
     found = only(write("run.yaml", OFFLINE + f"profiling:\n  enabled: {word}\n"))
     assert found.rule == "wrong-type" and found.line == 6
-    assert found.message.endswith("write true or false")
+    assert "write true or false" in found.message
+    loader = "true" if word in ("yes", "on") else "false"
+    assert found.message.endswith(f"(specforge's loader reads it as {loader})")  # stricter than the loader, and says so
 
 
 def test_duplicate_keys_are_reported(write):
@@ -221,8 +223,11 @@ def test_duplicate_keys_are_reported(write):
     assert only(write("run.json", text)).rule == "duplicate-key"
 
 
-def test_dates_are_strings_under_yaml_1_2(write):
-    assert trainspec.load(write("run.yaml", OFFLINE + "run_id: 2026-07-21\n")).run_id == "2026-07-21"
+def test_a_date_is_refused_as_specforge_reads_it_a_quoted_one_is_text(write):
+    found = only(write("run.yaml", OFFLINE + "run_id: 2026-07-21\n"))
+    assert (found.rule, found.severity.value) == ("yaml-dialect-refused", "error")
+    assert "reads as the date 2026-07-21 by specforge's loader" in found.message
+    assert trainspec.load(write("quoted.yaml", OFFLINE + 'run_id: "2026-07-21"\n')).run_id == "2026-07-21"
 
 
 def test_extensions(write):

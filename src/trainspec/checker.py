@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from .diagnostics import Diagnostic, Related, Severity
+from .dialect import loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
@@ -83,6 +84,10 @@ def check_document(
                 anchor=finding.anchor,
             )
         )
+    for path, rule_id, severity, message in list(loader_readings(doc, family, out)):
+        if severity is Severity.ERROR:
+            broken.append(path)
+        out.append(place(doc, path, rule_id, severity, message, at_key=False))
 
     config = family.schema.fill_defaults(doc.data)
     if family.resolve is not None:

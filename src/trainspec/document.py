@@ -33,6 +33,10 @@ class Span:
 Positions = dict[Path, Span]
 
 
+class Unreadable(str):
+    """A plain YAML scalar PyYAML's safe loader fails on (`2024-13-45` resolves as a date, then is none)."""
+
+
 class LineIndex:
     """Turns character offsets of a text into 1-based line and column positions."""
 
@@ -68,6 +72,8 @@ class Document:
         self._locate = locate
         self.problems: list[Diagnostic] = problems or []
         self.origins: dict[Path, str] = {}
+        self.yaml_1_1: dict[Path, Any] = {}
+        """Plain YAML scalars that YAML 1.1 (PyYAML's safe loader) reads differently, with that reading."""
 
     @cached_property
     def positions(self) -> Positions:
@@ -110,6 +116,7 @@ class Document:
 
     def move(self, old: Path, new: Path) -> None:
         """Re-home the positions of `old` (and below) to `new` after a migration."""
+        self.yaml_1_1 = {(new + p[len(old) :] if p[: len(old)] == old else p): v for p, v in self.yaml_1_1.items()}
         positions = self.positions
         for path in [p for p in positions if p[: len(old)] == old]:
             positions[new + path[len(old) :]] = positions.pop(path)
@@ -121,3 +128,4 @@ class Document:
             del positions[p]
         self.origins = {p: o for p, o in self.origins.items() if p[: len(path)] != path}
         self.origins[path] = origin
+        self.yaml_1_1 = {p: v for p, v in self.yaml_1_1.items() if p[: len(path)] != path}

@@ -191,6 +191,25 @@ suppression comment covers its own line, or, alone on a line, the next line
 that is not a comment. World-size rules are not reported as unused when no
 world size was given.""",
     ),
+    "yaml-dialect": _rule(
+        "warning",
+        """A plain YAML scalar that the family's loader (YAML 1.1) reads as another value than YAML 1.2 does,
+though both values are valid.
+
+trainspec and editors read YAML 1.2; a loader built on PyYAML's safe loader reads
+YAML 1.1, where `017` is the octal 15 (17 in YAML 1.2). The job starts, with the
+loader's value: write the value so both read it alike.""",
+    ),
+    "yaml-dialect-refused": _rule(
+        "error",
+        """A plain YAML scalar that the family's loader (YAML 1.1) reads as a value the field refuses, though
+its YAML 1.2 reading is valid.
+
+`run_id: 2024_01_01` is an integer in YAML 1.1, `output_dir: off` is false and
+`run_id: 2024-01-01` a date, which text fields refuse; `0o17` is text in YAML 1.1,
+which an integer field refuses. The loader would not start the job: quote text,
+write numbers in decimal.""",
+    ),
     "internal-error": _rule(
         "error",
         """trainspec itself failed while checking this file.

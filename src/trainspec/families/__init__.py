@@ -73,6 +73,9 @@ class Family:
       file before it applies command-line overrides, so an override cannot
       repair a broken file there; trainspec checks the merged config and reports
       what the file alone fails as an error (`override-repairs-file`).
+    - `loader_yaml`: the YAML version the family's own loader reads plain
+      scalars by: "1.1" for PyYAML's safe loader, whose readings then decide
+      the verdict where they differ from YAML 1.2 (see `dialect`).
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.
@@ -101,6 +104,7 @@ class Family:
     legacy_keys: Mapping[str, str] = field(default_factory=dict)
     schema_rule_docs: Mapping[str, str] = field(default_factory=dict)
     checks_file_before_overrides: bool = False
+    loader_yaml: str = "1.2"
     trusted_schema: bool = False
 
     @cached_property

@@ -19,7 +19,7 @@ import yaml
 
 from ..diagnostics import Diagnostic, Severity
 from ..digits import in_digit_limit, too_many_digits
-from ..document import Document, Pos, Positions, Span
+from ..document import Document, Pos, Positions, Span, Unreadable
 from ..paths import Path, format_path
 from . import ReadError, file_error
 
@@ -36,6 +36,26 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
 _NAN = re.compile(r"\.(nan|NaN|NAN)")
+
+
+_YAML_1_1 = yaml.resolver.Resolver()
+_YAML_1_1_VALUES = yaml.constructor.SafeConstructor()
+
+
+def yaml_1_1(text: str) -> Any:
+    """What PyYAML's safe loader (YAML 1.1) makes of a plain scalar: `017` is 15, `off` false, `1e-4` text."""
+    tag = _YAML_1_1.resolve(yaml.ScalarNode, text, (True, False))
+    construct = _YAML_1_1_VALUES.yaml_constructors.get(tag)
+    if tag == _CORE + "str" or construct is None:  # `=` and `<<` resolve to tags a value never has
+        return text
+    try:
+        return construct(_YAML_1_1_VALUES, yaml.ScalarNode(tag, text))
+    except ValueError:
+        return Unreadable(text)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and (a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)))
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -134,7 +154,9 @@ def parse(file: str, text: str) -> Document:
             )
         ) from None
     positions = builder.positions
-    return Document(file, "yaml", text, data, lambda: positions, builder.problems)
+    document = Document(file, "yaml", text, data, lambda: positions, builder.problems)
+    document.yaml_1_1 = builder.yaml_1_1
+    return document
 
 
 def _pos(mark: Any) -> Pos:
@@ -155,6 +177,7 @@ class _Builder:
         self.count = 0
         self.positions: Positions = {}
         self.problems: list[Diagnostic] = []
+        self.yaml_1_1: dict[Path, Any] = {}
 
     def build(self, node: Any, path: Path, key: Any = None) -> Any:
         self.count += 1
@@ -233,7 +256,12 @@ class _Builder:
     def resolve(self, node: Any, path: Path) -> Any:
         tag, value = node.tag, node.value
         if tag == _PLAIN:
-            return resolve_plain(value)
+            resolved = resolve_plain(value)
+            if value and value[0] in _YAML_1_1.yaml_implicit_resolvers:
+                older = yaml_1_1(value)
+                if not _same(older, resolved):
+                    self.yaml_1_1[path] = older
+            return resolved
         if tag in ("!", _CORE + "str"):
             return value
         if tag == _CORE + "null":

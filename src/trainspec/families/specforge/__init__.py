@@ -61,5 +61,6 @@ FAMILY = Family(
     legacy_keys={f"training.{key}": format_path(path) for key, path in LEGACY.items()},
     normalize=normalize,
     world_size_from_config=world_size_from_config,
-    checks_file_before_overrides=True,  # the config is loaded and validated before dotted overrides apply
+    checks_file_before_overrides=True,
+    loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
 )

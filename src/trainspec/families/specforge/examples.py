@@ -379,6 +379,12 @@ EXAMPLES: dict[str, Example] = {
 _TOPOLOGY = offline(rest="deployment:\n  trainer:\n    nnodes: 1\n    nproc_per_node: 8\n")
 EXAMPLES["world-size-derived"] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_run=Run(world_sizes=(8,)))
 
+# the engine's ids for YAML that SpecForge's loader (YAML 1.1) reads differently
+EXAMPLES["yaml-dialect"] = _fix(offline(training="  num_epochs: 010\n"), "num_epochs: 010", "num_epochs: 10")
+EXAMPLES["yaml-dialect-refused"] = _fix(
+    offline(rest="run_id: 2024_01_01\n"), "run_id: 2024_01_01", 'run_id: "2024_01_01"'
+)
+
 # the legacy migration's ids
 _STATE = "    consumer_state_dir: outputs/qwen3-8b-eagle3/state\n"
 EXAMPLES.update(

@@ -1,0 +1,120 @@
+"""The verdict follows what the family's loader reads, where its YAML differs from YAML 1.2.
+
+trainspec reads YAML 1.2, as editors do; a loader built on PyYAML's safe
+loader reads plain scalars by YAML 1.1 (`017` is 15, `off` is false,
+`2024_01_01` an integer, `1e-4` text), then converts them as pydantic does in
+its default lax mode. For each scalar the two readings disagree on (the YAML
+reader records them, `Document.yaml_1_1`), this asks pydantic what the
+schema's type at that path makes of the loader's reading:
+
+- refused: an error (`yaml-dialect-refused`), even though YAML 1.2 reads a valid value;
+- accepted, but another value than YAML 1.2's: a warning (`yaml-dialect`);
+- accepted, the same value (`1e-4` -> 0.0001): nothing;
+- YAML 1.2's value fails the schema but the loader's passes (`yes` for a
+  boolean): the schema error stays (trainspec is stricter) and says what the
+  loader reads.
+
+pydantic is imported only when a file has such a scalar.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from .diagnostics import Diagnostic, Severity
+from .document import Document, Unreadable
+from .families import Family
+from .paths import Path, format_path
+from .schema import get
+from .validation import show
+
+_PYTHON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "null": type(None),
+    "array": list,
+    "object": dict,
+}
+
+
+def loader_readings(
+    doc: Document, family: Family, found: list[Diagnostic]
+) -> Iterator[tuple[Path, str, Severity, str]]:
+    """(path, rule, severity, message) for scalars the loader reads differently; errors in `found` at such
+    a scalar get the loader's reading added to their message."""
+    if family.loader_yaml != "1.1" or not doc.yaml_1_1:
+        return
+    errors = {d.config_path: i for i, d in enumerate(found) if d.is_error}
+    for path, older in doc.yaml_1_1.items():
+        node = family.schema.node_at(path, doc.data)
+        if node is None:
+            continue
+        where = format_path(path)
+        written = get(doc.data, path)
+        accepted, converted = _lax(family, node, older, doc.data, path)
+        if where in errors:
+            if accepted:
+                i = errors[where]
+                found[i] = replace(
+                    found[i], message=f"{found[i].message} ({family.name}'s loader reads it as {_loader(older)})"
+                )
+            continue
+        if not accepted:
+            fix = "quote the value to keep it as written" if isinstance(written, str) else f"write {show(written)}"
+            message = (
+                f"`{where}` = {show(written)} reads as {_loader(older)} by {family.name}'s loader (YAML 1.1), "
+                f"which this field refuses; {fix}"
+            )
+            yield path, "yaml-dialect-refused", Severity.ERROR, message
+        elif not _equal(converted, written):
+            message = (
+                f"`{where}` = {show(written)} for YAML 1.2 tools (and trainspec), but {family.name}'s loader "
+                f"(YAML 1.1) reads {_loader(older)}; write {show(written)} or {show(converted)}, whichever is meant"
+            )
+            yield path, "yaml-dialect", Severity.WARNING, message
+
+
+def _lax(family: Family, node: Any, value: Any, data: Any, path: Path) -> tuple[bool, Any]:
+    """(whether pydantic's lax conversion to the schema's types at `path` accepts `value`, the result)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    if isinstance(value, Unreadable):
+        return False, None
+    parent = get(data, path[:-1]) if path else data
+    kinds = [_PYTHON_TYPES[t] for t in sorted(family.schema.types(node, parent)) if t in _PYTHON_TYPES]
+    if not kinds:
+        return True, value
+    target: Any = kinds[0]
+    for kind in kinds[1:]:
+        target = target | kind
+    try:
+        converted = TypeAdapter(target).validate_python(value)
+    except ValidationError:
+        return False, None
+    allowed = [v for b in family.schema.branches(node, parent) for v in b.get("enum", ())]
+    return (not allowed or converted in allowed), converted
+
+
+def _unreadable_kind(value: str) -> str:
+    return "date" if "-" in value else "number"
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _loader(value: Any) -> str:
+    if isinstance(value, Unreadable):
+        return f"nothing it can read ({show(str(value))} looks like a YAML 1.1 {_unreadable_kind(value)} but is none)"
+    if isinstance(value, datetime.date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, str):
+        return f"the text {show(value)}"
+    if isinstance(value, bool):
+        return show(value)
+    return f"the {type(value).__name__.replace('int', 'integer')} {show(value)}"
