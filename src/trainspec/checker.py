@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any
 
 from .diagnostics import Diagnostic, Related, Severity
-from .dialect import loader_readings
+from .dialect import loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
@@ -84,6 +84,7 @@ def check_document(
                 anchor=finding.anchor,
             )
         )
+    loader_conversions(doc, family, out)
     for path, rule_id, severity, message in list(loader_readings(doc, family, out)):
         if severity is Severity.ERROR:
             broken.append(path)

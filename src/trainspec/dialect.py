@@ -14,20 +14,24 @@ schema's type at that path makes of the loader's reading:
   boolean): the schema error stays (trainspec is stricter) and says what the
   loader reads.
 
-pydantic is imported only when a file has such a scalar.
+The same question answers the other way trainspec is stricter than a
+loader: a value the schema refuses by type (`8.0` in an integer field, the
+text "8") that the loader converts gets what the loader makes of it added to
+the error. The family states its loader's conversion (`Family.loader_conversion`,
+pydantic's lax mode by default); pydantic is imported only when a file needs it.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 from .diagnostics import Diagnostic, Severity
 from .document import Document, Unreadable
 from .families import Family
-from .paths import Path, format_path
+from .paths import Path, format_path, parse_path
 from .schema import get
 from .validation import show
 
@@ -56,7 +60,7 @@ def loader_readings(
             continue
         where = format_path(path)
         written = get(doc.data, path)
-        accepted, converted = _lax(family, node, older, doc.data, path)
+        accepted, converted = _loader_value(family, node, older, doc.data, path)
         if where in errors:
             if accepted:
                 i = errors[where]
@@ -79,25 +83,57 @@ def loader_readings(
             yield path, "yaml-dialect", Severity.WARNING, message
 
 
-def _lax(family: Family, node: Any, value: Any, data: Any, path: Path) -> tuple[bool, Any]:
-    """(whether pydantic's lax conversion to the schema's types at `path` accepts `value`, the result)."""
+Conversion = Callable[[frozenset[str], Any], tuple[bool, Any]]
+"""(the JSON types a field admits, a value) -> (whether the loader accepts the value, what it makes of it)."""
+
+
+def pydantic_lax(types: frozenset[str], value: Any) -> tuple[bool, Any]:
+    """What pydantic's default (lax) validation makes of `value` for a field of these JSON types."""
     from pydantic import TypeAdapter, ValidationError
 
-    if isinstance(value, Unreadable):
-        return False, None
-    parent = get(data, path[:-1]) if path else data
-    kinds = [_PYTHON_TYPES[t] for t in sorted(family.schema.types(node, parent)) if t in _PYTHON_TYPES]
+    kinds = [_PYTHON_TYPES[t] for t in sorted(types) if t in _PYTHON_TYPES]
     if not kinds:
         return True, value
     target: Any = kinds[0]
     for kind in kinds[1:]:
         target = target | kind
     try:
-        converted = TypeAdapter(target).validate_python(value)
+        return True, TypeAdapter(target).validate_python(value)
     except ValidationError:
         return False, None
+
+
+def _loader_value(family: Family, node: Any, value: Any, data: Any, path: Path) -> tuple[bool, Any]:
+    """(whether the family's loader accepts `value` at `path`, what it makes of it), enums included."""
+    if isinstance(value, Unreadable):
+        return False, None
+    parent = get(data, path[:-1]) if path else data
+    accepted, converted = (family.loader_conversion or pydantic_lax)(
+        frozenset(family.schema.types(node, parent)), value
+    )
     allowed = [v for b in family.schema.branches(node, parent) for v in b.get("enum", ())]
-    return (not allowed or converted in allowed), converted
+    return accepted and (not allowed or converted in allowed), converted
+
+
+def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -> None:
+    """Add to each type error in `found` what the family's loader would make of the value, when it accepts it."""
+    if family.loader_conversion is None and family.loader_yaml == "1.2":
+        return  # a family that states nothing about its loader
+    for i, d in enumerate(found):
+        if d.rule != "wrong-type" or not d.config_path or "loader reads it as" in d.message:
+            continue
+        try:
+            path = parse_path(d.config_path)
+        except ValueError:
+            continue
+        node = family.schema.node_at(path, doc.data)
+        value = get(doc.data, path)
+        if node is None:
+            continue
+        accepted, converted = _loader_value(family, node, value, doc.data, path)
+        if accepted:
+            reading = "keeps it as it is" if _equal(converted, value) else f"reads it as {show(converted)}"
+            found[i] = replace(d, message=f"{d.message} ({family.name}'s loader itself {reading})")
 
 
 def _unreadable_kind(value: str) -> str:

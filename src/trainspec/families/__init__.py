@@ -76,6 +76,9 @@ class Family:
     - `loader_yaml`: the YAML version the family's own loader reads plain
       scalars by: "1.1" for PyYAML's safe loader, whose readings then decide
       the verdict where they differ from YAML 1.2 (see `dialect`).
+    - `loader_conversion`: what the family's loader makes of a value for a
+      field of the given JSON types, as (accepted, converted); None means
+      pydantic's lax mode. Type errors then say what the loader would do.
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.
@@ -105,6 +108,7 @@ class Family:
     schema_rule_docs: Mapping[str, str] = field(default_factory=dict)
     checks_file_before_overrides: bool = False
     loader_yaml: str = "1.2"
+    loader_conversion: Callable[[frozenset[str], Any], tuple[bool, Any]] | None = None
     trusted_schema: bool = False
 
     @cached_property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ...resources import schema_dir
@@ -20,6 +21,32 @@ def resolve(config: dict[str, Any]) -> None:
         model["n_kv_heads"] = model["n_heads"]
     if isinstance(config.get("vlm"), dict) and "adapter" not in config:
         config["adapter"] = dict(DEFAULT_ADAPTER)
+
+
+def loader_conversion(types: frozenset[str], value: Any) -> tuple[bool, Any]:
+    """What KempnerForge's own value conversion makes of a value for a field of these JSON types
+    (reference §2.5): floats truncate into integer fields, integer text is read, any value is kept in
+    a text field, a single value is wrapped into an array."""
+    if "string" in types:
+        return True, value
+    if "integer" in types:
+        if isinstance(value, float) and math.isfinite(value):
+            return True, int(value)
+        if isinstance(value, str):
+            try:
+                return True, int(value)
+            except ValueError:
+                return False, None
+    if "number" in types and isinstance(value, (int, str)):
+        try:
+            return True, float(value)
+        except ValueError:
+            return False, None
+    if "boolean" in types and not isinstance(value, (dict, list)):
+        return True, value.lower() in ("true", "1", "yes") if isinstance(value, str) else bool(value)
+    if "array" in types and not isinstance(value, list):
+        return True, [value]
+    return False, None
 
 
 SCHEMA_RULE_DOCS = {
@@ -55,4 +82,5 @@ FAMILY = Family(
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"toml"}),  # KempnerForge reads TOML only
     resolve=resolve,
+    loader_conversion=loader_conversion,
 )

@@ -1,0 +1,132 @@
+"""The verdict follows what each family's own loader reads: YAML 1.1 scalars, value conversions."""
+
+from __future__ import annotations
+
+import pytest
+
+import trainspec
+from trainspec import Severity
+
+SF = "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"
+KF = "[model]\ndim = 4096\n"
+
+CASES = [
+    # (id, family, file, text, rule or None, severity, line, phrase)
+    (
+        "sf-underscored-date",
+        "specforge",
+        "r.yaml",
+        SF + "run_id: 2024_01_01\n",
+        "yaml-dialect-refused",
+        "error",
+        5,
+        "reads as the integer 20240101 by specforge's loader",
+    ),
+    ("sf-off", "specforge", "r.yaml", SF + "output_dir: off\n", "yaml-dialect-refused", "error", 5, "reads as false"),
+    (
+        "sf-date",
+        "specforge",
+        "r.yaml",
+        SF + "run_id: 2024-01-01\n",
+        "yaml-dialect-refused",
+        "error",
+        5,
+        "the date 2024-01-01",
+    ),
+    (
+        "sf-leading-zero",
+        "specforge",
+        "r.yaml",
+        SF + "training:\n  num_epochs: 017\n",
+        "yaml-dialect",
+        "warning",
+        6,
+        "reads the integer 15",
+    ),
+    (
+        "sf-0o-octal",
+        "specforge",
+        "r.yaml",
+        SF + "training:\n  num_epochs: 0o17\n",
+        "yaml-dialect-refused",
+        "error",
+        6,
+        'the text "0o17"',
+    ),
+    ("sf-exponent", "specforge", "r.yaml", SF + "training:\n  learning_rate: 1e-4\n", None, "", 0, ""),
+    (
+        "sf-numeric-text",
+        "specforge",
+        "r.yaml",
+        SF + 'training:\n  num_epochs: "3"\n',
+        "wrong-type",
+        "error",
+        6,
+        "specforge's loader itself reads it as 3",
+    ),
+    (
+        "kf-float-in-int",
+        "kempnerforge",
+        "j.toml",
+        KF + "[train]\nbatch_size = 8.0\n",
+        "wrong-type",
+        "error",
+        4,
+        "kempnerforge's loader itself reads it as 8",
+    ),
+    (
+        "kf-int-text",
+        "kempnerforge",
+        "j.toml",
+        KF + '[train]\nbatch_size = "8"\n',
+        "wrong-type",
+        "error",
+        4,
+        "kempnerforge's loader itself reads it as 8",
+    ),
+    (
+        "kf-bool-text",
+        "kempnerforge",
+        "j.toml",
+        KF + '[train]\ncompile_model = "true"\n',
+        "wrong-type",
+        "error",
+        4,
+        "kempnerforge's loader itself reads it as true",
+    ),
+    (
+        "kf-junk-in-int",
+        "kempnerforge",
+        "j.toml",
+        KF + '[train]\nbatch_size = "eight"\n',
+        "wrong-type",
+        "error",
+        4,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("family", "name", "text", "rule", "severity", "line", "phrase"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_each_reading_gets_the_loaders_verdict(tmp_path, family, name, text, rule, severity, line, phrase):
+    path = tmp_path / name
+    path.write_text(text)
+    found = [d for d in trainspec.check(path, family=family, world_size=1) if d.severity is not Severity.NOTE]
+    if rule is None:
+        assert found == []
+        return
+    (d,) = found
+    assert (d.rule, d.severity.value, d.line) == (rule, severity, line)
+    if phrase is None:
+        assert "loader itself" not in d.message  # the loader refuses it too: nothing to add
+    else:
+        assert phrase in d.message
+
+
+def test_yes_for_a_boolean_stays_an_error_that_says_what_the_loader_reads(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text("model:\n  target_model_path: m\n  trust_remote_code: yes\ndata:\n  hidden_states_path: h\n")
+    (d,) = [d for d in trainspec.check(path) if d.severity is not Severity.NOTE]
+    assert d.rule == "wrong-type" and d.message.endswith("(specforge's loader reads it as true)")
