@@ -7,10 +7,10 @@ import json
 import pytest
 
 from trainspec.api import check
-from trainspec.catalogue import catalogue, engine_rules
+from trainspec.catalogue import catalogue, engine_rules, family_rules
 from trainspec.cli import main
 from trainspec.diagnostics import Severity
-from trainspec.families import Family, all_families
+from trainspec.families import Family, all_families, every_version
 from trainspec.runner import run_example
 from trainspec.suppressions import find
 
@@ -176,7 +176,7 @@ def test_rules_lists_every_rule_once_per_family(capsys):
 def test_rules_text_for_one_family(capsys):
     code, out, _ = run(capsys, "rules", "kempnerforge")
     lines = out.splitlines()
-    assert code == 0 and lines[0] == "kempnerforge (follows KempnerForge 089fbbd (2026-05-12))"
+    assert code == 0 and lines[0] == "kempnerforge@5666d0d (follows KempnerForge 5666d0d (2026-06-30))"
     assert "engine (every family)" in lines
     row = next(line for line in lines if line.split()[0] == "tp-divides-heads")
     assert row.split()[1] == "error"
@@ -215,10 +215,25 @@ def test_every_rule_has_an_explanation(capsys, info):
 
 
 RUNNABLE = [i for i in CATALOGUE if i.id not in TESTED_ELSEWHERE]
+VERSIONED = [
+    (family.id, info)
+    for family in sorted(every_version().values(), key=lambda f: f.id)
+    for info in family_rules(family)
+    if info.example is not None and family.version
+]
+"""Every family version's own rules, each checked as that version (`name@version`)."""
 
 
 def test_only_ids_tested_elsewhere_lack_an_example():
     assert {i.id for i in CATALOGUE if i.example is None} == set(TESTED_ELSEWHERE)
+
+
+@pytest.mark.parametrize(("family", "info"), VERSIONED, ids=[f"{f}:{i.id}" for f, i in VERSIONED])
+def test_every_versions_examples_break_their_rule_as_that_version(family, info):
+    bad = run_example(info.example, fixed=False, family=family)
+    assert info.id in {d.rule for d in bad}, bad
+    good = run_example(info.example, fixed=True, family=family)
+    assert not [d for d in good if d.rule == info.id or d.severity is not Severity.NOTE], good
 
 
 @pytest.mark.parametrize("info", RUNNABLE, ids=[f"{i.family}:{i.id}" for i in RUNNABLE])

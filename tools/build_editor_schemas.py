@@ -26,27 +26,35 @@ CATALOG_SCHEMA = "https://json.schemastore.org/schema-catalog.json"
 
 
 def build(base_url: str) -> dict[str, str]:
-    """Every file this tool owns, relative to editors/, with its text."""
+    """Every file this tool owns, relative to editors/, with its text.
+
+    Each family version gets `schemas/<family>@<version>.schema.json`; `schemas/<family>.schema.json`
+    is its newest version (what the plain family name means, and what the catalog lists).
+    """
     from trainspec.editor_schema import editor_schema, render
-    from trainspec.families import get_family
+    from trainspec.families import every_version, get_family
+    from trainspec.resources import schema_dir
     from trainspec.workspace import default_globs
 
     files: dict[str, str] = {}
     entries = []
-    for family_dir in sorted(p for p in SCHEMA_DIR.iterdir() if p.is_dir()):
-        (source,) = family_dir.glob("*.schema.json")
-        family = get_family(family_dir.name)
-        canonical = json.loads(source.read_text(encoding="utf-8"))
-        name = f"schemas/{family.name}.schema.json"
-        files[name] = render(editor_schema(canonical, family.formats, dict(family.legacy_keys)))
-        entries.append(
-            {
-                "name": canonical["title"],
-                "description": family.description or canonical["description"],
-                "fileMatch": default_globs(family),
-                "url": base_url + name,
-            }
-        )
+    builtin = [f for f in every_version().values() if str(f.schema_file).startswith(str(schema_dir()))]
+    for family in sorted(builtin, key=lambda f: f.id):
+        canonical = json.loads(family.schema_file.read_text(encoding="utf-8"))
+        text = render(editor_schema(canonical, family.formats, dict(family.legacy_keys)))
+        if family.version:
+            files[f"schemas/{family.id}.schema.json"] = text
+        if get_family(family.name) is family:
+            name = f"schemas/{family.name}.schema.json"
+            files[name] = text
+            entries.append(
+                {
+                    "name": canonical["title"],
+                    "description": family.description or canonical["description"],
+                    "fileMatch": default_globs(family),
+                    "url": base_url + name,
+                }
+            )
     files["catalog.json"] = render({"$schema": CATALOG_SCHEMA, "version": 1, "schemas": entries})
     return files
 

@@ -198,9 +198,18 @@ def generate() -> dict[str, str]:
     """
     with tempfile.TemporaryDirectory() as tmp:
         return {
-            f"{family}.py": build(SCHEMA_DIR / family / schema_file, class_name, tmp)
+            module: build(SCHEMA_DIR / family / schema_file, class_name, tmp)
             for family, (schema_file, class_name) in MODELS.items()
+            for module, schema_file in modules(family, schema_file).items()
         }
+
+
+def modules(family: str, base_schema: str) -> dict[str, str]:
+    """Module file -> schema file: `<family>.py` from the base schema, `<family>_<version>.py` for each later
+    version in the family's versions.json (see tools/build_schema_versions.py)."""
+    listing = SCHEMA_DIR / family / "versions.json"
+    chain = json.loads(listing.read_text(encoding="utf-8"))["versions"] if listing.is_file() else []
+    return {f"{family}.py": base_schema} | {f"{family}_{v['version']}.py": v["schema"] for v in chain[1:]}
 
 
 def main() -> int:

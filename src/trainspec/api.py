@@ -19,7 +19,7 @@ from .checker import check_document
 from .diagnostics import Diagnostic, Severity
 from .document import Document
 from .errors import ConfigError, ConfigWarning
-from .families import Family, all_families, get_family
+from .families import Family, every_version, get_family
 from .pipeline import check_path, world_sizes_of
 from .result import Result
 
@@ -118,7 +118,7 @@ def load(
 
 def family_of_model(model: type[Any]) -> Family:
     """The registered family whose typed model is `model` (or a subclass of it)."""
-    for family in all_families().values():
+    for family in sorted(every_version().values(), key=lambda f: f.released, reverse=True):
         if issubclass(family.model_class(), model):
             return family
     raise TypeError(f"no registered family builds {model.__module__}.{model.__qualname__}")

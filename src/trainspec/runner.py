@@ -148,8 +148,11 @@ def _tick(progress: Progress | None, checked: Result) -> Result:
     return checked
 
 
-def run_example(example: Example, fixed: bool) -> list[Diagnostic]:
-    """What `trainspec check` says about an example's bad (or fixed) file, sorted, named as shown."""
+def run_example(example: Example, fixed: bool, family: str | None = None) -> list[Diagnostic]:
+    """What `trainspec check` says about an example's bad (or fixed) file, sorted, named as shown.
+
+    `family` (a name or `name@version`) checks it as that family when the example names none.
+    """
     text = example.good if fixed else example.bad
     run = example.options(fixed)
     with tempfile.TemporaryDirectory(prefix="trainspec-example-") as tmp:
@@ -158,6 +161,6 @@ def run_example(example: Example, fixed: bool) -> list[Diagnostic]:
         if text is not None:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
-        options = Options(family=run.family, overrides=run.overrides, world_sizes=run.world_sizes)
+        options = Options(family=run.family or family, overrides=run.overrides, world_sizes=run.world_sizes)
         found = [d for result in check_files([path], options) for d in result.diagnostics]
     return sorted((replace(d, file=name) if d.file == path else d for d in found), key=Diagnostic.sort_key)

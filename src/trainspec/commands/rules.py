@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     from ..families import UnknownFamily, all_families, get_family
 
     try:
-        families = {args.family: get_family(args.family)} if args.family else all_families()
+        families = {(f := get_family(args.family)).name: f} if args.family else all_families()
     except UnknownFamily as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2
@@ -57,7 +57,9 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             family = i.family
             follows = families[family].follows if family in families else ""
             title = (
-                "engine (every family)" if family == "engine" else family + (f" (follows {follows})" if follows else "")
+                "engine (every family)"
+                if family == "engine"
+                else families[family].id + (f" (follows {follows})" if follows else "")
             )
             sys.stdout.write(("\n" if i is not infos[0] else "") + f"{title}\n")
         paths = f"  [{', '.join(i.paths)}]" if i.paths else ""

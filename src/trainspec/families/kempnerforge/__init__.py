@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from ...resources import schema_dir
@@ -84,3 +85,15 @@ FAMILY = Family(
     resolve=resolve,
     loader_conversion=loader_conversion,
 )
+
+FAMILY_5666D0D = replace(
+    FAMILY,
+    version="5666d0d",
+    released="2026-06-30",
+    follows="KempnerForge 5666d0d (2026-06-30)",
+    schema_file=schema_dir() / "kempnerforge" / "job@5666d0d.schema.json",
+    model="trainspec.generated.kempnerforge_5666d0d:JobConfig",
+)
+
+FAMILIES = (FAMILY, FAMILY_5666D0D)
+"""Every KempnerForge version trainspec follows, oldest first; the plain name selects the newest."""

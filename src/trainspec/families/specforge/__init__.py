@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...paths import format_path
@@ -64,3 +65,15 @@ FAMILY = Family(
     checks_file_before_overrides=True,
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
 )
+
+FAMILY_A6B6B02 = replace(
+    FAMILY,
+    version="a6b6b02",
+    released="2026-08-08",
+    follows="SpecForge a6b6b02 (config module of 2026-08-08)",
+    schema_file=schema_dir() / "specforge" / "run@a6b6b02.schema.json",
+    model="trainspec.families.specforge.model:RunConfigA6b6b02",
+)
+
+FAMILIES = (FAMILY, FAMILY_A6B6B02)
+"""Every SpecForge version trainspec follows, oldest first; the plain name selects the newest."""

@@ -8,11 +8,15 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from ...generated.specforge import RunConfig as GeneratedRunConfig
+from ...generated.specforge_a6b6b02 import RunConfig as GeneratedRunConfigA6b6b02
 from .normalize import normalize
 
 
-class RunConfig(GeneratedRunConfig):
-    """A SpecForge run config with its derived data mode and effective process role."""
+class _Derived:
+    """The role default and derived values, the same for every SpecForge version."""
+
+    data: Any
+    training: Any
 
     @model_validator(mode="before")
     @classmethod
@@ -32,3 +36,11 @@ class RunConfig(GeneratedRunConfig):
     def role(self) -> str:
         """The process role in effect: `training.role`, which defaults to "auto" on a disaggregated deployment."""
         return self.training.role
+
+
+class RunConfig(_Derived, GeneratedRunConfig):
+    """A SpecForge run config (08eaeac) with its derived data mode and effective process role."""
+
+
+class RunConfigA6b6b02(_Derived, GeneratedRunConfigA6b6b02):
+    """A SpecForge run config (a6b6b02) with its derived data mode and effective process role."""
