@@ -17,6 +17,7 @@ from .dialect import loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
+from .other_versions import note_other_versions
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path, is_prefix, parse_path
 from .result import Result
@@ -85,6 +86,7 @@ def check_document(
             )
         )
     loader_conversions(doc, family, out)
+    note_other_versions(doc, family, out)
     for path, rule_id, severity, message in list(loader_readings(doc, family, out)):
         if severity is Severity.ERROR:
             broken.append(path)

@@ -1,0 +1,62 @@
+"""Messages that know the family's other versions.
+
+A key, section or value the selected version lacks but another version of
+the same family has is most likely a config written for that other version:
+saying so beats a did-you-mean to an unrelated key. This rewrites the
+unknown-key message, and adds a sentence to a refused value, when another
+registered version of the family knows the path (or the value there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .diagnostics import Diagnostic
+from .document import Document
+from .families import Family
+from .paths import parse_path
+from .schema import get
+
+
+def note_other_versions(doc: Document, family: Family, found: list[Diagnostic]) -> None:
+    """Rewrite, in place, the errors in `found` that another version of `family` would not report."""
+    others = family.other_versions()
+    if not others:
+        return
+    for i, d in enumerate(found):
+        if not d.is_error or not d.config_path:
+            continue
+        try:
+            path = parse_path(d.config_path)
+        except ValueError:
+            continue
+        if d.rule == "unknown-key":
+            having = [o for o in others if o.schema.node_at(path, doc.data) is not None]
+            if having:
+                found[i] = replace(d, message=f"`{d.config_path}` is not in {family.id}; it {_exists(family, having)}")
+            continue
+        value = get(doc.data, path)
+        if value is None or isinstance(value, (dict, list)):
+            continue
+        having = [o for o in others if value in _allowed(o, path, doc.data)]
+        if having:
+            found[i] = replace(d, message=f"{d.message} ({value!r} {_exists(family, having)})")
+
+
+def _allowed(other: Family, path: tuple[Any, ...], data: Any) -> list[Any]:
+    """The values `other`'s schema enumerates at `path` (enum and const, in every union member)."""
+    node = other.schema.node_at(path, data)
+    if node is None:
+        return []
+    parent = get(data, path[:-1]) if path else data
+    branches = list(other.schema.branches(node, parent, every=True))
+    return [v for b in branches for v in b.get("enum", ())] + [b["const"] for b in branches if "const" in b]
+
+
+def _exists(family: Family, having: list[Family]) -> str:
+    """`exists in kempnerforge@5666d0d (2026-06-30), a newer version: select it with --family ...`."""
+    names = " and ".join(f"{o.id} ({o.released})" for o in having)
+    if having[0].released > family.released:
+        return f"exists in {names}, a newer version: select it with --family {having[0].id}"
+    return f"exists in {names}, an older version (removed since)"

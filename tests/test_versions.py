@@ -1,0 +1,147 @@
+"""Family versions: selection by name, messages that know the other versions, schema diff, the build."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from trainspec import Family, rule
+from trainspec.cli import main
+from trainspec.families import UnknownFamily, every_version, get_family
+from trainspec.pipeline import check_path
+from trainspec.schema_diff import diff
+
+from .conftest import ROOT
+
+V1 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "urn:tiny",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "model": {
+            "type": "object",
+            "default": {},
+            "additionalProperties": False,
+            "properties": {
+                "kind": {"type": "string", "enum": ["dense"], "default": "dense", "description": "Kind."},
+                "width": {"type": "integer", "minimum": 1, "default": 8, "description": "Width."},
+            },
+        }
+    },
+}
+PATCH = [
+    {"op": "add", "path": "/properties/model/properties/kind/enum/-", "value": "moe"},
+    {"op": "add", "path": "/properties/video", "value": {"type": "object", "description": "Video."}},
+    {"op": "replace", "path": "/properties/model/properties/width/minimum", "value": 2},
+]
+
+
+@rule("width-even", "error", "model.width")
+def width_even(width: int):
+    """Version 2 splits the width in halves."""
+    if width % 2:
+        yield f"model.width = {width} is odd"
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch) -> tuple[Family, Family]:
+    import jsonpatch
+
+    (tmp_path / "v1.json").write_text(json.dumps(V1))
+    (tmp_path / "v2.json").write_text(json.dumps(jsonpatch.apply_patch(V1, PATCH)))
+    common = {"name": "tiny", "model": "x:Y", "formats": frozenset({"yaml"})}
+    v1 = Family(schema_file=tmp_path / "v1.json", version="v1", released="2026-01-01", **common)
+    v2 = Family(schema_file=tmp_path / "v2.json", version="v2", released="2026-02-01", rules=[width_even], **common)
+    for family in (v1, v2):
+        monkeypatch.setitem(every_version(), family.id, family)
+    return v1, v2
+
+
+def test_the_plain_name_and_latest_select_the_newest_version(tiny):
+    v1, v2 = tiny
+    assert get_family("tiny") is v2 and get_family("tiny@latest") is v2 and get_family("tiny@v1") is v1
+    with pytest.raises(UnknownFamily, match="family 'tiny' has no version 'v9'; known versions: tiny@v2, tiny@v1"):
+        get_family("tiny@v9")
+
+
+def test_a_key_of_a_newer_version_says_so_instead_of_guessing(tiny, tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("video: {}\nmodel:\n  kind: moe\n")
+    found = {d.rule: d.message for d in check_path(path, family="tiny@v1").diagnostics}
+    assert found["unknown-key"] == (
+        "`video` is not in tiny@v1; it exists in tiny@v2 (2026-02-01), a newer version: select it with --family tiny@v2"
+    )
+    assert found["not-allowed-value"].endswith(
+        "('moe' exists in tiny@v2 (2026-02-01), a newer version: select it with --family tiny@v2)"
+    )
+    assert [d.rule for d in check_path(path, family="tiny").diagnostics] == []
+
+
+def test_a_removed_key_names_the_older_version(tiny, tmp_path, monkeypatch):
+    v1, _ = tiny
+    path = tmp_path / "c.yaml"
+    v0 = V1 | {"properties": {"model": V1["properties"]["model"], "legacy": {"type": "integer"}}}
+    (tmp_path / "v0.json").write_text(json.dumps(v0))
+    ancient = Family(**{**v1.__dict__, "schema_file": tmp_path / "v0.json", "released": "2025-01-01", "version": "v0"})
+    monkeypatch.setitem(every_version(), ancient.id, ancient)
+    path.write_text("legacy: 1\n")
+    (d,) = [d for d in check_path(path, family="tiny").diagnostics if d.is_error]
+    assert (
+        d.message == "`legacy` is not in tiny@v2; it exists in tiny@v0 (2025-01-01), an older version (removed since)"
+    )
+
+
+def test_schema_diff_lists_fields_bounds_values_and_rules(tiny, capsys):
+    v1, v2 = tiny
+    changes = {(c.kind, c.subject, c.what) for c in diff(v1, v2)}
+    assert ("added", "field", "video") in changes
+    assert ("changed", "field bounds", "model.width") in changes
+    assert ("changed", "field bounds", "model.kind") in changes
+    assert ("added", "rule", "width-even") in changes
+    assert main(["schema", "diff", "tiny@v1", "tiny@v2", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["from"] == "tiny@v1" and out["to"] == "tiny@v2" and len(out["changes"]) == len(changes)
+    assert main(["schema", "diff", "tiny@v1", "tiny@v2"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"tiny@v1 -> tiny@v2: {len(changes)} changes") and "  + video: object" in text
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("build_schema_versions", ROOT / "tools" / "build_schema_versions.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_versions_are_built_from_the_base_and_the_patches(tmp_path):
+    family = tmp_path / "tiny"
+    family.mkdir()
+    (family / "base.schema.json").write_text(json.dumps(V1))
+    (family / "v2.patch.json").write_text(json.dumps(PATCH))
+    (family / "versions.json").write_text(
+        json.dumps(
+            {
+                "versions": [
+                    {"version": "v1", "released": "2026-01-01", "schema": "base.schema.json"},
+                    {"version": "v2", "released": "2026-02-01", "patch": "v2.patch.json", "schema": "v2.schema.json"},
+                ]
+            }
+        )
+    )
+    (built,) = _tool().build(tmp_path).items()
+    assert built[0] == family / "v2.schema.json"
+    schema = json.loads(built[1])
+    assert (
+        schema["properties"]["model"]["properties"]["kind"]["enum"] == ["dense", "moe"]
+        and "video" in schema["properties"]
+    )
+
+
+def test_the_committed_versions_are_built_from_their_patches():
+    stale = [p for p, text in _tool().build().items() if Path(p).read_text(encoding="utf-8") != text]
+    assert stale == [], "run python tools/build_schema_versions.py"
