@@ -145,3 +145,54 @@ def test_versions_are_built_from_the_base_and_the_patches(tmp_path):
 def test_the_committed_versions_are_built_from_their_patches():
     stale = [p for p, text in _tool().build().items() if Path(p).read_text(encoding="utf-8") != text]
     assert stale == [], "run python tools/build_schema_versions.py"
+
+
+def test_a_project_overlay_adds_an_optimizer_name_and_a_key_for_checks_and_editors(tmp_path, capsys):
+    overlay = tmp_path / "acme.json"
+    overlay.write_text(
+        json.dumps(
+            {
+                "family": "kempnerforge@089fbbd",
+                "name": "acme",
+                "patch": [
+                    {
+                        "op": "add",
+                        "path": "/properties/acme",
+                        "value": {
+                            "type": "object",
+                            "description": "Acme's own settings.",
+                            "properties": {"shards": {"type": "integer", "minimum": 1}},
+                            "additionalProperties": False,
+                        },
+                    }
+                ],
+                "registries": {"optimizer.name": ["acme_adamw"]},
+            }
+        )
+    )
+    job = tmp_path / "job.toml"
+    job.write_text('[optimizer]\nname = "acme_adamw"\n\n[acme]\nshards = 4\n')
+    assert main(["check", str(job), "--world-size", "1"]) == 1  # without the overlay: unknown key and name
+    out = capsys.readouterr().out
+    assert "unknown-key" in out and "registry-name-known" in out
+    assert main(["check", str(job), "--world-size", "1", "--overlay", str(overlay)]) == 0
+    capsys.readouterr()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[acme]\nshards = 0\n")
+    assert main(["check", str(bad), "--world-size", "1", "--overlay", str(overlay), "--jobs", "1"]) == 1
+    assert "error[out-of-range]" in capsys.readouterr().out
+    assert main(["schema", "--overlay", str(overlay)]) == 0
+    editor = json.loads(capsys.readouterr().out)
+    assert editor["properties"]["acme"]["properties"]["shards"]["minimum"] == 1
+    assert get_family("kempnerforge@089fbbd+acme").registries["optimizer.name"] == ("acme_adamw",)
+
+
+def test_a_broken_overlay_is_a_usage_error(tmp_path, capsys):
+    overlay = tmp_path / "bad.json"
+    overlay.write_text(
+        json.dumps({"family": "kempnerforge", "name": "x", "patch": [{"op": "remove", "path": "/nope"}]})
+    )
+    job = tmp_path / "job.toml"
+    job.write_text("[model]\ndim = 64\n")
+    assert main(["check", str(job), "--overlay", str(overlay)]) == 2
+    assert "the patch does not apply to kempnerforge@" in capsys.readouterr().err

@@ -7,7 +7,7 @@ one that raises becomes a diagnostic, never a stopped run.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -101,8 +101,10 @@ def check_document(
         if derived is not None:
             sizes = (derived[0],)
             out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, derived[1]))
-    out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken))
-    out.extend(_world_size_rules(doc, [r for r in family.rules if r.needs_world_size], config, broken, sizes))
+    registries = family.registries
+    out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken, None, registries))
+    world_rules = [r for r in family.rules if r.needs_world_size]
+    out.extend(_world_size_rules(doc, world_rules, config, broken, sizes, registries))
     return Result(doc.file, family, out, config, sizes[0] if len(sizes) == 1 else None, doc)
 
 
@@ -128,7 +130,12 @@ def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, st
 
 
 def _world_size_rules(
-    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], sizes: Sequence[int]
+    doc: Document,
+    rules: Sequence[Rule],
+    config: dict[str, Any],
+    broken: list[Path],
+    sizes: Sequence[int],
+    registries: Mapping[str, tuple[str, ...]],
 ) -> Iterator[Diagnostic]:
     """World-size rules at each size: plain at one size; at several, each diagnostic says its size and a
     size where all pass gets a note. Without a size they are skipped, with a note."""
@@ -140,12 +147,12 @@ def _world_size_rules(
         yield Diagnostic(doc.file, None, None, "", "world-size-unknown", Severity.NOTE, message)
         return
     if len(sizes) == 1:
-        yield from run_rules(doc, rules, config, broken, sizes[0])
+        yield from run_rules(doc, rules, config, broken, sizes[0], registries)
         return
     for size in sizes:
         found = [
             replace(d, world_size=size, message=f"at world size {size}: {d.message}")
-            for d in run_rules(doc, rules, config, broken, size)
+            for d in run_rules(doc, rules, config, broken, size, registries)
         ]
         yield from found or [
             Diagnostic(
@@ -167,7 +174,9 @@ def run_rules(
     config: dict[str, Any],
     broken: list[Path],
     world_size: int | None = None,
+    registries: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Iterator[Diagnostic]:
+    """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
     for rule in rules:
         if any(is_prefix(b, p) or is_prefix(p, b) for p in rule.parsed_paths for b in broken):
@@ -177,7 +186,7 @@ def run_rules(
         else:
             values = [seen[p] if p in seen else seen.setdefault(p, get(config, p)) for p in rule.parsed_paths]
         try:
-            violations = list(rule.run(values, world_size))
+            violations = list(rule.run(values, world_size, registries))
         except Exception as exc:  # a rule must not take the whole report down
             yield Diagnostic(
                 doc.file,

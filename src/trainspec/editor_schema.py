@@ -14,6 +14,7 @@ server would silently skip are refused. What validates does not change.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -135,5 +136,5 @@ def editor_schema_text(family_name: str) -> str:
     from .families import get_family
 
     family = get_family(family_name)
-    canonical = json.loads(family.schema_file.read_text(encoding="utf-8"))
+    canonical = copy.deepcopy(family.schema.root)  # with a project overlay's patch applied
     return render(editor_schema(canonical, family.formats, dict(family.legacy_keys)))

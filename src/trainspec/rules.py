@@ -19,7 +19,7 @@ their own place. World-size rules take the world size as a keyword argument
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,14 +45,19 @@ class Rule:
     paths: tuple[str, ...]
     check: Callable[..., Iterable[str | Violation]]
     needs_world_size: bool = False
+    needs_registries: bool = False
     raw: bool = False
     at_launch: bool = False
     summary: str = ""
     doc: str = ""
     parsed_paths: tuple[Path, ...] = field(default=(), compare=False)
 
-    def run(self, values: list[Any], world_size: int | None) -> Iterator[Violation]:
-        kwargs = {"world_size": world_size} if self.needs_world_size else {}
+    def run(
+        self, values: list[Any], world_size: int | None, registries: Mapping[str, tuple[str, ...]] | None = None
+    ) -> Iterator[Violation]:
+        kwargs: dict[str, Any] = {"world_size": world_size} if self.needs_world_size else {}
+        if self.needs_registries:
+            kwargs["registries"] = registries or {}
         for found in self.check(*values, **kwargs):
             yield found if isinstance(found, Violation) else Violation(found)
 
@@ -78,6 +83,7 @@ def rule(
             paths=paths,
             check=fn,
             needs_world_size="world_size" in inspect.signature(fn).parameters,
+            needs_registries="registries" in inspect.signature(fn).parameters,
             raw=raw,
             at_launch=at_launch or "world_size" in inspect.signature(fn).parameters,
             summary=doc.splitlines()[0],

@@ -62,7 +62,10 @@ def register(sub: Any) -> None:
         "--section.key=value are overrides too (KempnerForge style); a bare --section.key means true.",
     )
     p.add_argument("files", nargs="+", metavar="PATH")
-    p.add_argument("--family", help="config family (default: detected from each file)")
+    p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from each file)")
+    p.add_argument(
+        "--overlay", metavar="FILE", help="a project overlay extending a family version (implies its family)"
+    )
     p.add_argument(
         "--world-size",
         type=world_sizes_arg,
@@ -146,6 +149,13 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
     from ..suppressions import matches
 
     families = all_families()
+    if args.overlay is not None:
+        from ..overlay import OverlayError, load_overlay
+
+        try:
+            args.family = load_overlay(args.overlay).id
+        except (OverlayError, UnknownFamily) as exc:
+            return str(exc)
     if args.family is not None:
         try:
             formats = get_family(args.family).formats

@@ -23,19 +23,28 @@ def register(sub: Any) -> None:
         "version A to version B (e.g. kempnerforge@089fbbd kempnerforge@5666d0d): fields added and removed, "
         "changed types, defaults, bounds and allowed values, and rules added, removed and changed.",
     )
-    p.add_argument("names", nargs="+", metavar="FAMILY | diff A B")
+    p.add_argument("names", nargs="*", metavar="FAMILY | diff A B")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output of `diff` (default: text)")
+    p.add_argument("--overlay", metavar="FILE", help="print the editor schema of this project overlay's family")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     names: list[str] = args.names
-    if names[0] == "diff":
+    if args.overlay is not None:
+        from ..overlay import OverlayError, load_overlay
+
+        try:
+            names = [load_overlay(args.overlay).id]
+        except (OverlayError, UnknownFamily) as exc:
+            print(f"trainspec: {exc}", file=sys.stderr)
+            return 2
+    if names and names[0] == "diff":
         if len(names) != 3:
             parser.error("schema diff takes two family versions: trainspec schema diff A B")
         return _diff(names[1], names[2], args.format)
     if len(names) != 1:
-        parser.error("give one family, or `diff A B`")
+        parser.error("give one family (or --overlay FILE), or `diff A B`")
     try:
         family = get_family(names[0])
     except UnknownFamily as exc:

@@ -79,6 +79,10 @@ class Family:
     - `loader_conversion`: what the family's loader makes of a value for a
       field of the given JSON types, as (accepted, converted); None means
       pydantic's lax mode. Type errors then say what the loader would do.
+    - `schema_patch`: JSON Patch operations applied to `schema_file` when it is
+      read: how a project overlay extends a family version (see `overlay`).
+    - `registries`: names a project's plug-ins register, by config path, on
+      top of the family's own (rules that take a `registries` argument get them).
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.
@@ -108,12 +112,21 @@ class Family:
     schema_rule_docs: Mapping[str, str] = field(default_factory=dict)
     checks_file_before_overrides: bool = False
     loader_yaml: str = "1.2"
+    schema_patch: tuple[Mapping[str, Any], ...] = ()
+    registries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     loader_conversion: Callable[[frozenset[str], Any], tuple[bool, Any]] | None = None
     trusted_schema: bool = False
 
     @cached_property
     def schema(self) -> Schema:
-        return Schema.from_text(self.schema_file.read_text(encoding="utf-8"), str(self.schema_file))
+        text = self.schema_file.read_text(encoding="utf-8")
+        if self.schema_patch:
+            import json
+
+            import jsonpatch
+
+            text = json.dumps(jsonpatch.apply_patch(json.loads(text), list(self.schema_patch)))
+        return Schema.from_text(text, str(self.schema_file))
 
     @cached_property
     def validator(self) -> Any:

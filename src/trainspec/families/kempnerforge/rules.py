@@ -7,7 +7,7 @@ Ids follow the reference's names. World-size rules take `world_size`;
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...paths import format_path
@@ -380,12 +380,15 @@ def mot_image_heads_match(
 
 @rule("registry-name-known", "error", *REGISTRIES, "model.num_experts", at_launch=True)
 def registry_name_known(
-    model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int
+    model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int, registries: Mapping[str, Any]
 ) -> Iterator[Violation]:
-    """Component names KempnerForge looks up only when it builds the trainer, after the job was queued."""
-    for (path, names), value in zip(REGISTRIES.items(), (model_type, optimizer, loss_fn, router), strict=True):
+    """Component names KempnerForge looks up only when it builds the trainer, after the job was queued.
+
+    A project whose plug-ins register more names lists them in an overlay (`registries`)."""
+    for (path, builtin), value in zip(REGISTRIES.items(), (model_type, optimizer, loss_fn, router), strict=True):
         if path == "model.moe_router" and num_experts <= 0:
             continue
+        names = (*builtin, *registries.get(path, ()))
         if value not in names:
             yield Violation(f'{path} = "{value}" is not a registered name (registered: {", ".join(names)})', at=path)
 
