@@ -196,3 +196,17 @@ def test_a_broken_overlay_is_a_usage_error(tmp_path, capsys):
     job.write_text("[model]\ndim = 64\n")
     assert main(["check", str(job), "--overlay", str(overlay)]) == 2
     assert "the patch does not apply to kempnerforge@" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("directive", "version"),
+    [
+        ("#:schema ./.trainspec/schemas/kempnerforge@089fbbd.schema.json", "kempnerforge@089fbbd"),
+        ("#:schema ./.trainspec/schemas/kempnerforge.schema.json", "kempnerforge@5666d0d"),
+        ("#:schema urn:trainspec:schema:kempnerforge@089fbbd", "kempnerforge@089fbbd"),
+    ],
+)
+def test_a_schema_directive_naming_a_version_selects_it(tmp_path, directive, version):
+    path = tmp_path / "job.toml"
+    path.write_text(f"{directive}\n[model]\ndim = 64\n")
+    assert check_path(path).family is get_family(version)

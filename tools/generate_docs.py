@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from trainspec.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
-from trainspec.families import Family, every_version, get_family
+from trainspec.families import Family, every_version
 from trainspec.fields import fields
 from trainspec.reporters.text import format_line
 from trainspec.resources import schema_dir
@@ -37,7 +37,7 @@ def builtin_families() -> list[Family]:
 
 def page_name(family: Family) -> str:
     """`<family>.md` for the newest version (what the plain name means), `<family>@<version>.md` for others."""
-    return f"{family.name}.md" if get_family(family.name) is family else f"{family.id}.md"
+    return f"{family.stem()}.md"
 
 
 def _cell(text: str) -> str:

@@ -2,7 +2,8 @@
 
 In order: a schema the file names (a `$schema` key, a yaml-language-server
 modeline, a taplo `#:schema` directive) whose file or `$id` mentions a
-family; otherwise its shape: the families written in the file's format
+family (`kempnerforge@089fbbd.schema.json` names that version, a plain
+`kempnerforge.schema.json` the newest); otherwise its shape: the families written in the file's format
 that know the most of the file's top-level keys, preferring those whose
 required keys are all present. Anything else is ambiguous and
 asks for `--family`.
@@ -35,7 +36,7 @@ def _named_by(reference: str, family: Family) -> bool:
     ref = reference.lower()
     if family.schema.id and ref == family.schema.id.lower():
         return True
-    tokens = re.split(r"[/\\:#?]", ref)
+    tokens = [re.sub(r"@[^./\\]*", "", t) for t in re.split(r"[/\\:#?]", ref)]  # a version names its family too
     return any(
         t == family.name or t.startswith(family.name + ".") or t.endswith("-" + family.name + ".schema.json")
         for t in tokens
@@ -58,7 +59,8 @@ def detect(doc: Document, families: dict[str, Family]) -> tuple[Family | None, s
     if reference:
         named = [f for f in families.values() if _named_by(reference, f) and doc.format in f.formats]
         if len(named) == 1:
-            return named[0], ""
+            versions = [named[0], *named[0].other_versions()]
+            return next((v for v in versions if v.version and v.id.lower() in reference.lower()), named[0]), ""
     data: Any = doc.data
     readers = [f for f in families.values() if doc.format in f.formats]
     if not isinstance(data, dict) or not data:

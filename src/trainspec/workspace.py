@@ -173,7 +173,7 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
         if dropped:
             print(f"trainspec: note: comments in {settings_path} are not kept", file=sys.stderr)
     for family in families:
-        schema = write_schema(root, schema_dir, family.name)
+        schema = write_schema(root, schema_dir, family.stem())
         inside = _under(schema, root)
         ref = "./" + inside.as_posix() if inside is not None else schema.resolve().as_uri()
         family_globs = list(globs) or default_globs(family)
@@ -215,7 +215,7 @@ def family_of(path: Path, family: str | None) -> str:
     found, why = detect(doc, all_families())
     if found is None:
         raise EditorError(f"{path}: {why}")
-    return found.name
+    return found.stem()
 
 
 def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: Path) -> int:

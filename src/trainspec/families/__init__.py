@@ -147,6 +147,10 @@ class Family:
         """`name@version` (just the name for a family without versions): what `--family` selects."""
         return f"{self.name}@{self.version}" if self.version else self.name
 
+    def stem(self) -> str:
+        """How files name this version: the plain name for the newest (what the name selects), else the id."""
+        return self.name if all_families().get(self.name) is self else self.id
+
     def other_versions(self) -> list[Family]:
         """The family's other registered versions, newest first."""
         return [f for f in versions_of(self.name) if f is not self]
