@@ -150,6 +150,14 @@ class ModelConfig(BaseModel):
     """
     Store all experts of a layer in packed (batched) weight tensors instead of separate modules.
     """
+    moe_expert_ffn_multiplier: StrictFloat = 1.0
+    """
+    Width of every routed and shared expert's feed-forward layer relative to the dense FFN width (the expert width is this times the FFN width, rounded to a multiple of 16 and at least 16); 0.5 gives fine-grained experts. For MoE models it must be above 0. Arch moma sizes its experts with it too, but does not check it.
+    """
+    moe_router_z_loss_weight: StrictFloat = 0.0
+    """
+    Coefficient of the router-logit z-loss of MoE layers; 0 = off. For MoE models it must be 0 or more; dense models ignore it.
+    """
 
 
 class TrainConfig(BaseModel):
@@ -182,7 +190,11 @@ class TrainConfig(BaseModel):
     """
     seed: StrictInt = 42
     """
-    Random seed for initialization and data order.
+    Random seed for initialization, and for the data order unless train.data_seed is set.
+    """
+    data_seed: StrictInt | None = None
+    """
+    Random seed for the data order only (shuffling and batch composition); null = train.seed. Initialization still uses train.seed.
     """
     compile_model: StrictBool = True
     """
@@ -508,6 +520,28 @@ class DistributedConfig(BaseModel):
     """
 
 
+class DynCkptWindow(BaseModel):
+    """
+    Dynamic checkpoint window: an opt-in range of steps with a denser save schedule (by default step 0 and every power of two up to step 512); outside it checkpoint.interval applies. Absent or null = no window; an empty table gives a window with every default. Checkpoints saved in the window are never removed by checkpoint.keep_last_n.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    start: Annotated[StrictInt, Field(ge=0)] = 0
+    """
+    First step of the window; 0 also saves the initial weights before the first training step.
+    """
+    stop: StrictInt = 512
+    """
+    Last step of the window (inclusive); must be at least checkpoint.dyn_ckpt_window.start.
+    """
+    strategy: Literal["power2"] = "power2"
+    """
+    Registered window strategy: which steps inside the window are saved. "power2" saves the first step of the window and every step a power of two after it.
+    """
+
+
 class CheckpointConfig(BaseModel):
     """
     Checkpoint saving, retention, resuming and export.
@@ -522,15 +556,22 @@ class CheckpointConfig(BaseModel):
     """
     interval: Annotated[StrictInt, Field(ge=1)] = 1000
     """
-    Save a checkpoint every N steps.
+    Save a checkpoint every N steps (outside checkpoint.dyn_ckpt_window, when one is set).
+    """
+    dyn_ckpt_window: Annotated[
+        DynCkptWindow | None,
+        Field(examples=[{"start": 0, "stop": 1024, "strategy": "power2"}]),
+    ] = None
+    """
+    Dynamic checkpoint window: an opt-in range of steps with a denser save schedule (by default step 0 and every power of two up to step 512); outside it checkpoint.interval applies. Absent or null = no window; an empty table gives a window with every default. Checkpoints saved in the window are never removed by checkpoint.keep_last_n.
     """
     async_mode: Literal["disabled", "async", "async_with_pinned_mem"] = "disabled"
     """
     Asynchronous saving: off, in a background thread, or in the background with pinned host memory.
     """
-    keep_last_n: Annotated[StrictInt, Field(ge=1)] = 3
+    keep_last_n: StrictInt = 3
     """
-    Number of most recent checkpoints to keep; at least 1.
+    Number of most recent checkpoints to keep; 0 or less keeps every checkpoint. Checkpoints saved in checkpoint.dyn_ckpt_window are never removed.
     """
     load_path: StrictStr | None = None
     """
@@ -636,21 +677,21 @@ class VisionEncoderConfig(BaseModel):
     """
     num_tokens: Annotated[StrictInt, Field(ge=0)] = 0
     """
-    Image tokens produced per image; 0 = use the count the encoder reports (the sequence-budget checks then happen at build time). Leave 0 for siglip2 and clip.
+    Image tokens produced per image (per frame, for video); 0 = use the count the encoder reports (the sequence-budget and pooling-grid checks then happen at build time). Leave 0 for siglip2 and clip.
     """
 
 
 class AdapterConfig(BaseModel):
     """
-    Projection from vision-encoder features to the model width; when [vlm] is present and this section is absent, all defaults are used.
+    Projection from vision-encoder features to the model width (the pooling adapters also reduce the tokens per image); when [vlm] is present and this section is absent, all defaults are used.
     """
 
     model_config = ConfigDict(
         extra="forbid",
     )
-    type: Literal["mlp_2layer", "linear"] = "mlp_2layer"
+    type: Literal["mlp_2layer", "linear", "avgpool", "attentional_pool"] = "mlp_2layer"
     """
-    Registered adapter: a two-layer MLP or a single linear projection.
+    Registered adapter: a two-layer MLP or a single linear projection (both keep the encoder's token count), or a pooling adapter that reduces the square patch grid to ceil(side / pool_window)² tokens: average pooling (avgpool) or attention pooling (attentional_pool).
     """
     hidden_dim: Annotated[StrictInt, Field(ge=0)] = 0
     """
@@ -659,6 +700,14 @@ class AdapterConfig(BaseModel):
     activation: Literal["gelu", "silu", "relu"] = "gelu"
     """
     Activation of the mlp_2layer adapter (checked for every adapter type).
+    """
+    pool_window: Annotated[StrictInt, Field(ge=1)] = 2
+    """
+    Side of the square pooling window of avgpool and attentional_pool: each pool_window × pool_window block of patches becomes one token (2 turns 14×14 patches into 7×7 = 49 tokens). Checked for every adapter type.
+    """
+    pool_heads: Annotated[StrictInt, Field(ge=1)] = 16
+    """
+    Attention heads of attentional_pool; must divide the encoder's feature width (checked when the model is built). Checked for every adapter type.
     """
 
 
@@ -840,6 +889,121 @@ class MoTVLM(BaseModel):
     """
 
 
+MomaExpertsPerModalityAdditionalProperty = TypeAliasType(
+    "MomaExpertsPerModalityAdditionalProperty", Annotated[StrictInt, Field(ge=1)]
+)
+
+
+class MoMaVLM(BaseModel):
+    """
+    Mixture of Modality-Aware Experts (MoMa) VLM: attention projections are shared by every modality, and each layer has a group of feed-forward experts per modality; tokens go to their modality's group, where a learned router picks the tokens of each expert. Image tokens sit in front of the text tokens in the residual stream.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    arch: Literal["moma"]
+    """
+    VLM architecture; "moma" selects this variant.
+    """
+    max_text_len: Annotated[StrictInt, Field(ge=1)] = 512
+    """
+    Text tokens per sample (text is padded or truncated to this length); image tokens plus max_text_len must fit model.max_seq_len and train.seq_len.
+    """
+    freeze: Annotated[list[FreezeSpec], Field(validate_default=True)] = [
+        {"module": "vision_encoder", "frozen": True}
+    ]
+    """
+    Freeze specs applied once when the model is built; by default the vision encoder is frozen. A written array replaces the default.
+    """
+    freeze_schedule: Annotated[list[FreezeStage], Field(validate_default=True)] = []
+    """
+    Freeze changes applied during training, with strictly increasing start_step; [] = none.
+    """
+    module_patterns: dict[str, list[StrictStr]] = {
+        "transformer": ["transformer", "transformer.*"],
+        "vision_encoder": ["vision_encoder", "vision_encoder.*"],
+        "adapter": ["adapter", "adapter.*"],
+        "moma": ["transformer.layers", "transformer.layers.*"],
+    }
+    """
+    Module aliases usable in freeze specs, each mapping to glob patterns over parameter names; a written table replaces the whole default map.
+    """
+    moma_modalities: Annotated[list[StrictStr], Field(min_length=2)] = ["image", "text"]
+    """
+    Modalities with their own group of experts; must include "text" and "image", without duplicates (extra modalities are allowed, each with an expert count in vlm.moma_experts_per_modality).
+    """
+    moma_experts_per_modality: Annotated[dict[str, MomaExpertsPerModalityAdditionalProperty], Field(examples=[{"image": 2, "text": 6}])] = {
+        "image": 4,
+        "text": 4,
+    }
+    """
+    Experts per modality, by modality name: its keys must be exactly the modalities of vlm.moma_modalities, each with at least 1 expert (for one dense feed-forward layer per modality, use arch mot). A written table replaces the whole default map.
+    """
+    moma_capacity_factor: Annotated[StrictFloat, Field(ge=0.0)] = 0.0
+    """
+    Share of its modality's tokens each expert takes (expert-choice capacity); 0 = 1 / the modality's expert count (0.25 with 4 experts).
+    """
+    moma_gumbel_noise: StrictBool = True
+    """
+    Add Gumbel-Sigmoid noise to the router scores during training; false gives a deterministic forward pass.
+    """
+
+
+class VideoConfig(BaseModel):
+    """
+    Makes a VLM run train on video clips: each clip is an ordered set of frames, each encoded by the vision encoder like an image, so the visual tokens of a sample are video.max_frames times the tokens per frame. Requires [vlm].
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    data_root: Annotated[StrictStr, Field(examples=["/data/webvid-10m"])] = ""
+    """
+    Root directory of the on-disk video dataset; not checked when the config is loaded.
+    """
+    dataset_type: Literal["webvid"] = "webvid"
+    """
+    Registered video dataset style (the builder that reads data_root): "webvid" reads WebVid-style clips with captions.
+    """
+    dataset_name: StrictStr = "webvid-10M"
+    """
+    Corpus name within the dataset style.
+    """
+    sampling_policy: Literal["uniform"] = "uniform"
+    """
+    Registered sampling policy: how the frame timestamps of a clip are chosen. "uniform" samples at video.fps, keeping the first and last frame.
+    """
+    split: Literal["train", "validation"] = "train"
+    """
+    Dataset split to read.
+    """
+    max_samples: Annotated[StrictInt, Field(ge=0)] = 0
+    """
+    Cap on the number of examples; 0 = all.
+    """
+    max_frames: Annotated[StrictInt, Field(ge=1)] = 16
+    """
+    Frame budget per clip; it multiplies the visual tokens, so max_frames × the tokens per frame + vlm.max_text_len must fit model.max_seq_len and train.seq_len.
+    """
+    min_frames: Annotated[StrictInt, Field(ge=1)] = 4
+    """
+    Shorter clips are padded up to this many frames; must be at most video.max_frames (so a max_frames below the default 4 needs min_frames lowered too).
+    """
+    fps: Annotated[StrictFloat, Field(gt=0.0)] = 2.0
+    """
+    Target sampling rate, in frames per second; above 0.
+    """
+    frame_size: Annotated[StrictInt, Field(ge=1)] = 224
+    """
+    Square size, in pixels, each frame is resized to.
+    """
+    prompt: StrictStr = ""
+    """
+    Optional instruction placed before the target text and excluded from the loss; "" = none.
+    """
+
+
 class DataConfig(BaseModel):
     """
     Training data: single dataset or weighted mixture, tokenizer, loader settings, mixture phases and annealing.
@@ -991,8 +1155,13 @@ class JobConfig(BaseModel):
     Projection from encoder features to the model width; optional, defaults are used for VLM runs when absent.
     """
     vlm: Annotated[
-        JointDecoderVLM | CrossAttentionVLM | MoTVLM | None, Field(discriminator="arch"), NOT_NULL
+        JointDecoderVLM | CrossAttentionVLM | MoTVLM | MoMaVLM | None,
+        Field(discriminator="arch"), NOT_NULL,
     ] = None
     """
-    Makes the run a vision-language run (also requires [vision_encoder]). The valid keys depend on vlm.arch: joint_decoder (the default), cross_attention or mot.
+    Makes the run a vision-language run (also requires [vision_encoder]). The valid keys depend on vlm.arch: joint_decoder (the default), cross_attention, mot or moma.
+    """
+    video: Annotated[VideoConfig | None, NOT_NULL] = None
+    """
+    Video clips for a VLM run (each frame goes through the vision encoder like an image); requires [vlm].
     """

@@ -118,6 +118,10 @@ class ModelConfig(BaseModel):
     """
     Fraction of GPU memory SGLang reserves for weights and KV cache (`--mem-fraction-static`), in (0, 1]. A capture server can override it with `mem_fraction_static`.
     """
+    sglang_disable_radix_cache: StrictBool = True
+    """
+    Start the managed capture servers with SGLang's radix (prefix) cache disabled (`--disable-radix-cache`). true = disabled, the behaviour before this field existed; hybrid targets (attention plus Mamba-style layers) set it to false.
+    """
     sglang_context_length: Annotated[StrictInt | None, Field(gt=0)] = None
     """
     SGLang context length in tokens (positive). null = the model's own. With `managed_local` it must be at least `data.max_length` + 7 (rule managed-context-headroom).
@@ -310,6 +314,10 @@ class TrainingConfig(BaseModel):
     """
     Peak learning rate (> 0).
     """
+    lr_scheduler: Literal["cosine", "constant"] = "cosine"
+    """
+    Learning-rate schedule: `cosine` decays the rate along a cosine curve over the run, `constant` keeps it at `learning_rate`.
+    """
     warmup_ratio: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.015
     """
     Fraction of the schedule spent on learning-rate warmup, in [0, 1].
@@ -454,6 +462,10 @@ class TrainingConfig(BaseModel):
     """
     Random seed.
     """
+    prompt_seed: StrictInt | None = None
+    """
+    Seed for the order in which the training prompts are read. null = the prompt order follows `seed`.
+    """
 
 
 class TrackingConfig(BaseModel):
@@ -551,6 +563,10 @@ class RuntimeConfig(BaseModel):
     producer_lease: Annotated[StrictInt, Field(gt=0)] = 8
     """
     Lease size used for streaming back-pressure of disaggregated producers (positive).
+    """
+    producer_concurrency: Annotated[StrictInt, Field(gt=0)] = 1
+    """
+    How many feature-production tasks a disaggregated producer runs at once (positive). 1 = one at a time.
     """
     in_flight_high_watermark: Annotated[StrictInt, Field(gt=0)] = 256
     """
@@ -767,6 +783,12 @@ class DisaggregatedDeploymentConfig(BaseModel):
     ] = None
     """
     Node-local directory for the online consumer's SQLite/WAL state and rank inboxes; non-empty, no leading or trailing whitespace. null = paths derived from `control_dir`. Online disaggregated runs only; needed for multi-node online runs without `managed_local`.
+    """
+    inbox_server_url: Annotated[
+        StrictStr | None, Field(examples=["http://10.0.0.1:18080"])
+    ] = None
+    """
+    Address of an HTTP relay on trainer rank 0 that serves the per-rank inboxes of an online run, as a bare origin `http://HOST:PORT`: scheme http, an explicit port from 1 to 65535, no user or password, no path (or just `/`), query or fragment. null = no relay. Online disaggregated runs only, with `deployment.trainer.nnodes` of 2 or more.
     """
     backend: Literal["shared_dir", "mooncake"]
     """

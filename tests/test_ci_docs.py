@@ -47,7 +47,13 @@ def test_drift_check_fails_on_stale_missing_and_extra_pages(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "engine.md is stale" in err and "old-family.md belongs to no built-in family" in err
     assert tool.main(["--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["engine.md", "kempnerforge.md", "specforge.md"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "engine.md",
+        "kempnerforge.md",
+        "kempnerforge@089fbbd.md",
+        "specforge.md",
+        "specforge@08eaeac.md",
+    ]
 
 
 def test_family_page_documents_every_field_and_rule():

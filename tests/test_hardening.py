@@ -48,7 +48,7 @@ def test_a_discriminator_of_another_type_is_a_type_error_at_its_line(capsys, wri
     assert code == 1
     (line,) = lines_with(out, "vlm.arch")
     assert line.startswith(f"{path}:2:8: error[wrong-type] `vlm.arch` must be a string")
-    assert '(one of "joint_decoder", "cross_attention", "mot")' in line
+    assert '(one of "joint_decoder", "cross_attention", "mot", "moma")' in line
 
 
 def test_a_discriminator_of_another_type_fails_load_and_check_config_with_diagnostics(write):
@@ -229,7 +229,7 @@ def test_every_problem_of_a_section_that_may_be_null_is_reported_once(capsys):
 
 
 def test_a_section_whose_tag_names_no_variant_still_reports_what_every_variant_rejects(capsys, write):
-    path = write("vlm.toml", '[vision_encoder]\n[vlm]\narch = "moma"\nfreeze_schedule = 5\nmax_text_len = "x"\n')
+    path = write("vlm.toml", '[vision_encoder]\n[vlm]\narch = "perceiver"\nfreeze_schedule = 5\nmax_text_len = "x"\n')
     code, out = run(capsys, "check", str(path))
     assert code == 1 and "failed on this config" not in out
     assert [line.split(" `")[0] for line in lines_with(out, "error[")] == [

@@ -145,7 +145,7 @@ specs = [{module = "adapter"}]
 def _problems(path, world_size):
     return [
         d
-        for d in trainspec.check(path, family="kempnerforge", world_size=world_size)
+        for d in trainspec.check(path, family="kempnerforge@089fbbd", world_size=world_size)
         if d.severity is not trainspec.Severity.NOTE
     ]
 
@@ -160,16 +160,16 @@ def test_rule_fires_alone(write, rule, severity, text, world_size, line, also):
 
 
 def test_every_rule_has_a_case():
-    family = trainspec.families.get_family("kempnerforge") if hasattr(trainspec, "families") else None
+    family = trainspec.families.get_family("kempnerforge@089fbbd") if hasattr(trainspec, "families") else None
     from trainspec.families import get_family
 
-    family = get_family("kempnerforge")
+    family = get_family("kempnerforge@089fbbd")
     assert {r.id for r in family.rules} <= {c[0] for c in CASES}
 
 
 def test_world_size_rules_skipped_with_a_note_without_world_size(write):
     path = write("job.toml", "[distributed]\ndp_shard = 2\n")
-    diagnostics = trainspec.check(path, family="kempnerforge")
+    diagnostics = trainspec.check(path, family="kempnerforge@089fbbd")
     assert [d.rule for d in diagnostics] == ["world-size-unknown"]
     assert "world-size-product" in diagnostics[0].message
     assert "--world-size" in diagnostics[0].message
@@ -241,17 +241,17 @@ def test_kv_heads_are_32_when_absent_and_n_heads_when_null_as_kempnerforge_loads
     assert (refused.rule, refused.line) == ("model-kv-heads-divide-heads", 3)
     assert "model.n_kv_heads = 32 (model.n_kv_heads is 32 when it is not written" in refused.message
     with pytest.raises(trainspec.ConfigError):
-        trainspec.load(small, family="kempnerforge")
+        trainspec.load(small, family="kempnerforge@089fbbd")
     # a multiple of 32: the run starts, as grouped-query attention with 32 kv heads
     wide = write("j3.toml", "[model]\ndim = 8192\nn_heads = 64\n")
     assert [(d.rule, d.severity.value) for d in _problems(wide, None)] == [("model-n-kv-heads-implicit", "warning")]
     with pytest.warns(trainspec.ConfigWarning):
-        assert trainspec.load(wide, family="kempnerforge").model.n_kv_heads == 32
+        assert trainspec.load(wide, family="kempnerforge@089fbbd").model.n_kv_heads == 32
     # explicit null (KempnerForge's CLI None): one kv head per query head; the file alone is still refused
     null = {"model": {"dim": 256, "n_heads": 4, "n_kv_heads": None}}
-    assert [d for d in check_config(null, "kempnerforge") if d.is_error] == []
+    assert [d for d in check_config(null, "kempnerforge@089fbbd") if d.is_error] == []
     with pytest.raises(trainspec.ConfigError, match="override-repairs-file"):
-        trainspec.load(small, family="kempnerforge", overrides=["model.n_kv_heads=null"])
+        trainspec.load(small, family="kempnerforge@089fbbd", overrides=["model.n_kv_heads=null"])
 
 
 def test_value_domain_looks_inside_maps_and_freeze_stages(write):

@@ -67,7 +67,7 @@ def render_fields(schema: Schema) -> list[str]:
     return out
 
 
-def render_rule(info: RuleInfo) -> list[str]:
+def render_rule(info: RuleInfo, family: str | None = None) -> list[str]:
     out = [
         "",
         f"### `{info.id}`",
@@ -82,7 +82,7 @@ def render_rule(info: RuleInfo) -> list[str]:
     lang = "yaml" if example.fmt == "yaml" else example.fmt
     if example.bad is not None:
         out += ["", f"Breaks it (`{example.file(False)}`):", "", f"```{lang}", example.bad.rstrip("\n"), "```"]
-    shown = [format_line(d) for d in run_example(example, fixed=False) if d.rule == info.id]
+    shown = [format_line(d) for d in run_example(example, fixed=False, family=family) if d.rule == info.id]
     out += ["", "```console", f"$ {example.command(False)}", *shown, "```"]
     out += ["", f"Fixed (`{example.file(True)}`):", "", f"```{lang}", example.good.rstrip("\n"), "```"]
     if example.options(True) != example.options(False):
@@ -110,7 +110,7 @@ def family_page(family: Family) -> str:
         "## Rules",
     ]
     for info in family_rules(family):
-        lines += render_rule(info)
+        lines += render_rule(info, family.id)
     return HEADER + "\n".join(lines).rstrip() + "\n"
 
 

@@ -50,7 +50,6 @@ def check_document(
             )
         )
         return Result(doc.file, family, out, document=doc)
-    doc.data.pop("$schema", None)  # names the schema for editors; not config
     for migration in family.migrations if migrate else ():
         found, failed = _guarded(doc, family, "migration", partial(migration, doc))
         out.extend(found or failed)

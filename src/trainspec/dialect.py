@@ -120,12 +120,14 @@ def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -
     if family.loader_conversion is None and family.loader_yaml == "1.2":
         return  # a family that states nothing about its loader
     for i, d in enumerate(found):
-        if d.rule != "wrong-type" or not d.config_path or "loader reads it as" in d.message:
+        if d.rule != "wrong-type" or not d.config_path:
             continue
         try:
             path = parse_path(d.config_path)
         except ValueError:
             continue
+        if path in doc.yaml_1_1:
+            continue  # `loader_readings` says what the loader reads there
         node = family.schema.node_at(path, doc.data)
         value = get(doc.data, path)
         if node is None:

@@ -39,6 +39,8 @@ def note_other_versions(doc: Document, family: Family, found: list[Diagnostic]) 
         value = get(doc.data, path)
         if value is None or isinstance(value, (dict, list)):
             continue
+        if value in _allowed(family, path, doc.data):
+            continue  # the selected version allows the value: the error is about something else
         having = [o for o in others if value in _allowed(o, path, doc.data)]
         if having:
             found[i] = replace(d, message=f"{d.message} ({value!r} {_exists(family, having)})")

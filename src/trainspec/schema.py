@@ -96,7 +96,9 @@ class Schema:
 
     # -- navigation ---------------------------------------------------------------
 
-    def branches(self, node: Node, instance: Any = None, *, every: bool = False) -> Iterator[Node]:
+    def branches(
+        self, node: Node, instance: Any = None, *, every: bool = False, conditional: bool = True
+    ) -> Iterator[Node]:
         """The node and every subschema that applies to the same instance.
 
         A union with an OpenAPI `discriminator` applies only the branch the
@@ -105,17 +107,17 @@ class Schema:
         """
         yield node
         if "$ref" in node:
-            yield from self.branches(self.deref(node), instance, every=every)
+            yield from self.branches(self.deref(node), instance, every=every, conditional=conditional)
         for sub in node.get("allOf", ()):
-            yield from self.branches(sub, instance, every=every)
-        for key in ("then", "else"):
+            yield from self.branches(sub, instance, every=every, conditional=conditional)
+        for key in ("then", "else") if conditional else ():
             if key in node:
                 yield from self.branches(node[key], instance, every=every)
         for key in ("oneOf", "anyOf"):
             if key in node:
                 members = node[key] if every else self.union_members(node, key, instance)
                 for sub in members:
-                    yield from self.branches(sub, instance, every=every)
+                    yield from self.branches(sub, instance, every=every, conditional=conditional)
 
     def union_members(self, node: Node, key: str, instance: Any) -> list[Node]:
         members = [self.deref(m) for m in node[key]]
@@ -196,7 +198,8 @@ class Schema:
         return node
 
     def required(self, node: Node, instance: Any = None) -> set[str]:
-        return {r for sub in self.branches(node, instance) for r in sub.get("required", ())}
+        """Keys the node requires whatever else the config holds (a `then` requires only under its `if`)."""
+        return {r for sub in self.branches(node, instance, conditional=False) for r in sub.get("required", ())}
 
     def has_default(self, node: Node) -> bool:
         return any("default" in sub for sub in self.branches(node))

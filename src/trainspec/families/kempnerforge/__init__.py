@@ -8,8 +8,10 @@ from typing import Any
 
 from ...resources import schema_dir
 from .. import Family
-from .examples import EXAMPLES
+from .examples import EXAMPLES, EXAMPLES_5666D0D
 from .rules import RULES
+from .rules_5666d0d import RULES as RULES_5666D0D
+from .rules_5666d0d import SCHEMA_RULE_DOCS as SCHEMA_RULE_DOCS_5666D0D
 
 DEFAULT_ADAPTER = {"type": "mlp_2layer", "hidden_dim": 0, "activation": "gelu"}
 
@@ -86,6 +88,17 @@ FAMILY = Family(
     loader_conversion=loader_conversion,
 )
 
+POOLING_DEFAULTS_5666D0D = {"pool_window": 2, "pool_heads": 16}
+
+
+def resolve_5666d0d(config: dict[str, Any]) -> None:
+    """As `resolve`; the default adapter of a VLM run also has 5666d0d's pooling fields."""
+    defaulted = isinstance(config.get("vlm"), dict) and "adapter" not in config
+    resolve(config)
+    if defaulted:
+        config["adapter"].update(POOLING_DEFAULTS_5666D0D)
+
+
 FAMILY_5666D0D = replace(
     FAMILY,
     version="5666d0d",
@@ -93,6 +106,10 @@ FAMILY_5666D0D = replace(
     follows="KempnerForge 5666d0d (2026-06-30)",
     schema_file=schema_dir() / "kempnerforge" / "job@5666d0d.schema.json",
     model="trainspec.generated.kempnerforge_5666d0d:JobConfig",
+    rules=RULES_5666D0D,
+    examples=EXAMPLES_5666D0D,
+    schema_rule_docs={**SCHEMA_RULE_DOCS, **SCHEMA_RULE_DOCS_5666D0D},
+    resolve=resolve_5666d0d,
 )
 
 FAMILIES = (FAMILY, FAMILY_5666D0D)

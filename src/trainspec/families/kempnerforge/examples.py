@@ -208,3 +208,72 @@ EXAMPLES.update(
         ),
     }
 )
+
+# -- kempnerforge@5666d0d: the examples above, plus those of its new and changed ids ---------------
+
+MOMA = VLM + '[train]\ncompile_model = false\n\n[vlm]\narch = "moma"\n'
+VIDEO = VLM + "[vlm]\nmax_text_len = 64\n\n[video]\n"
+VLM196 = VLM.replace("num_tokens = 16", "num_tokens = 196")
+POOLED_VIDEO = (
+    VLM196 + '[adapter]\ntype = "avgpool"\npool_window = 2\n\n[vlm]\nmax_text_len = 64\n\n[video]\nmax_frames = 8\n'
+)
+"""196 tokens pooled to 49 per frame, 8 frames: 392 visual tokens + 64 text = 456 (reference §7)."""
+WINDOW = "[checkpoint]\ninterval = 1000\n\n[checkpoint.dyn_ckpt_window]\n"
+
+EXAMPLES_5666D0D: dict[str, Example] = {
+    **EXAMPLES,
+    # rules
+    "checkpoint-dyn-window-range": _pair(WINDOW + "start = 100\nstop = 50\n", WINDOW + "start = 100\nstop = 612\n"),
+    "vlm-moma-experts-missing-modality": _pair(
+        MOMA + "\n[vlm.moma_experts_per_modality]\nimage = 2\n",
+        MOMA + "\n[vlm.moma_experts_per_modality]\nimage = 2\ntext = 4\n",
+    ),
+    "vlm-moma-experts-unknown-modality": _pair(
+        MOMA + "\n[vlm.moma_experts_per_modality]\nimage = 4\ntext = 4\naudio = 2\n",
+        MOMA + 'moma_modalities = ["image", "text", "audio"]\n\n'
+        "[vlm.moma_experts_per_modality]\nimage = 4\ntext = 4\naudio = 2\n",
+    ),
+    "video-frames-order": _pair(VIDEO + "max_frames = 2\n", VIDEO + "max_frames = 2\nmin_frames = 2\n"),
+    "adapter-pool-square-grid": _pair(
+        VLM.replace("num_tokens = 16", "num_tokens = 197") + '[adapter]\ntype = "avgpool"\n\n[vlm]\n',
+        VLM196 + '[adapter]\ntype = "avgpool"\n\n[vlm]\n',
+    ),
+    "adapter-pool-divisible-grid": _pair(
+        VLM196 + '[adapter]\ntype = "attentional_pool"\npool_window = 3\n\n[vlm]\n',
+        VLM196 + '[adapter]\ntype = "attentional_pool"\npool_window = 2\n\n[vlm]\n',
+    ),
+    "vlm-max-seq-len-budget": _pair(
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 400\n\n[train]\nseq_len = 400\n",
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 456\n\n[train]\nseq_len = 456\n",
+    ),
+    "vlm-train-seq-len-budget": _pair(
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 576\n\n[train]\nseq_len = 400\n",
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 576\n\n[train]\nseq_len = 576\n",
+    ),
+    "moma-no-moe": _pair(MOMA + "\n[model]\nnum_experts = 8\n", MOMA + "\n[model]\nnum_experts = 0\n"),
+    "moma-no-ep": _pair(MOMA + "\n[distributed]\nep = 2\n", MOMA + "\n[distributed]\nep = 1\n"),
+    "moma-compile": _pair(
+        VLM + '[vlm]\narch = "moma"\n\n[train]\ncompile_model = true\n',
+        VLM + '[vlm]\narch = "moma"\n\n[train]\ncompile_model = false\n',
+    ),
+    "moma-ac-full": _pair(
+        MOMA.replace("compile_model = false\n", 'compile_model = false\nactivation_checkpointing = "full"\n'),
+        MOMA.replace("compile_model = false\n", 'compile_model = false\nactivation_checkpointing = "selective"\n'),
+    ),
+    "moma-expert-ffn-multiplier": _pair(
+        MOMA + "\n[model]\nmoe_expert_ffn_multiplier = 0.0\n", MOMA + "\n[model]\nmoe_expert_ffn_multiplier = 0.5\n"
+    ),
+    # schema ids
+    "checkpoint-dyn-window-strategy-registered": _pair(
+        WINDOW + 'strategy = "linear"\n', WINDOW + 'strategy = "power2"\n'
+    ),
+    "moma-modalities-shape": _pair(
+        MOMA + 'moma_modalities = ["image", "video"]\n', MOMA + 'moma_modalities = ["image", "text"]\n'
+    ),
+    "video-needs-vlm": _pair("[video]\nmax_frames = 8\n", VIDEO + "max_frames = 8\n"),
+    "video-dataset-type-registered": _pair(VIDEO + 'dataset_type = "kinetics"\n', VIDEO + 'dataset_type = "webvid"\n'),
+    "video-sampling-policy-registered": _pair(
+        VIDEO + 'sampling_policy = "random"\n', VIDEO + 'sampling_policy = "uniform"\n'
+    ),
+}
+"""Every id of kempnerforge@5666d0d: the 089fbbd examples, with the budgets' counting frames and pooling."""

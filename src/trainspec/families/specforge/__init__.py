@@ -9,10 +9,11 @@ from ...paths import format_path
 from ...resources import schema_dir
 from ...validation import show
 from .. import Family
-from .examples import EXAMPLES
+from .examples import EXAMPLES, EXAMPLES_A6B6B02
 from .migrations import LEGACY, NOTICES, migrate_legacy
 from .normalize import normalize
 from .rules import RULES
+from .rules_a6b6b02 import RULES_A6B6B02
 
 
 def world_size_from_config(config: dict[str, Any]) -> tuple[int, str] | None:
@@ -73,6 +74,8 @@ FAMILY_A6B6B02 = replace(
     follows="SpecForge a6b6b02 (config module of 2026-08-08)",
     schema_file=schema_dir() / "specforge" / "run@a6b6b02.schema.json",
     model="trainspec.families.specforge.model:RunConfigA6b6b02",
+    rules=RULES_A6B6B02,
+    examples=EXAMPLES_A6B6B02,
 )
 
 FAMILIES = (FAMILY, FAMILY_A6B6B02)
