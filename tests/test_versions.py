@@ -210,3 +210,12 @@ def test_a_schema_directive_naming_a_version_selects_it(tmp_path, directive, ver
     path = tmp_path / "job.toml"
     path.write_text(f"{directive}\n[model]\ndim = 64\n")
     assert check_path(path).family is get_family(version)
+
+
+@pytest.mark.parametrize("name", ["vlm_7b_moma.toml", "vlm_video_webvid.toml"])
+def test_newer_corpus_under_the_older_version_names_the_version_that_has_it(name):
+    path = ROOT / "tests" / "corpus" / "kempnerforge-5666d0d" / "train" / name
+    found = check_path(path, family="kempnerforge@089fbbd", world_size=4).diagnostics
+    # vlm-needs-hf-data is 089fbbd's own rule (5666d0d exempts video runs): a rule, not a key or value
+    errors = [d for d in found if d.is_error and d.rule != "vlm-needs-hf-data"]
+    assert errors and all("exists in kempnerforge@5666d0d (2026-06-30), a newer version" in d.message for d in errors)

@@ -31,19 +31,26 @@ def note_other_versions(doc: Document, family: Family, found: list[Diagnostic]) 
             path = parse_path(d.config_path)
         except ValueError:
             continue
-        if d.rule == "unknown-key":
-            having = [o for o in others if o.schema.node_at(path, doc.data) is not None]
+        if not _knows(family, path, doc.data):
+            having = [o for o in others if _knows(o, path, doc.data)]
             if having:
                 found[i] = replace(d, message=f"`{d.config_path}` is not in {family.id}; it {_exists(family, having)}")
             continue
         value = get(doc.data, path)
-        if value is None or isinstance(value, (dict, list)):
-            continue
-        if value in _allowed(family, path, doc.data):
-            continue  # the selected version allows the value: the error is about something else
-        having = [o for o in others if value in _allowed(o, path, doc.data)]
-        if having:
-            found[i] = replace(d, message=f"{d.message} ({value!r} {_exists(family, having)})")
+        if value is not None and not isinstance(value, (dict, list)) and value not in _allowed(family, path, doc.data):
+            having = [o for o in others if value in _allowed(o, path, doc.data)]
+            if having:
+                found[i] = replace(d, message=f"{d.message} ({value!r} {_exists(family, having)})")
+
+
+def _knows(version: Family, path: tuple[Any, ...], data: Any) -> bool:
+    """Whether some branch of `version`'s schema has the key at `path` (whatever the config's union tags say)."""
+    if not path or isinstance(path[-1], int):
+        return True
+    parent = version.schema.node_at(path[:-1], data)
+    if parent is None:
+        return False
+    return path[-1] in version.schema.properties(parent, get(data, path[:-1]), every=True)
 
 
 def _allowed(other: Family, path: tuple[Any, ...], data: Any) -> list[Any]:
