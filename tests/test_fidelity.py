@@ -1072,7 +1072,6 @@ KF_CASES = [
         overrides=("--data.datasets[0].weight=2.0",),
         cli=True,
         reason="the key is split at '.', so `datasets[0]` is an unknown key of [data]",
-        bug="trainspec's KempnerForge-style arguments accept [N] indices, which KempnerForge's own CLI does not",
     ),
     # §2.1 TOML and §2.3 closed tables
     kf(

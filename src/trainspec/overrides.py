@@ -86,6 +86,13 @@ def _apply(doc: Document, override: Override, schema: Schema) -> None:
         path = parse_path(path_text)
     except ValueError as exc:
         raise _Refused("override-syntax", str(exc)) from None
+    if override.python and any(isinstance(part, int) for part in path):
+        raise _Refused(
+            "override-unknown-path",
+            f"`{path_text}`: KempnerForge's own command line splits keys at '.' and has no [N] list indices, "
+            "so it refuses this path; write the whole list, or use --set",
+            path_text,
+        )
     node = _resolve(doc.data, path, schema, path_text)
     _refuse_scalars_on_the_way(doc.data, path, path_text)
     parent = schema.node_at(path[:-1], doc.data) or {}
