@@ -1739,8 +1739,6 @@ SF_CASES = [
         "error",
         name="RUN.YAML",
         reason="the extension is matched case-sensitively: RUN.YAML is read as JSON and fails",
-        bug="trainspec matches .YAML case-insensitively (§7 'sane behaviour'), so it accepts a file SpecForge "
-        "cannot read",
     ),
     sf(
         "Q11-other-extension-is-json",

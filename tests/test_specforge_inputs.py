@@ -231,7 +231,8 @@ def test_a_date_is_refused_as_specforge_reads_it_a_quoted_one_is_text(write):
 
 
 def test_extensions(write):
-    assert problems(write("RUN.YAML", OFFLINE)) == []  # matched case-insensitively
+    (upper,) = problems(write("RUN.YAML", OFFLINE))  # read as YAML, but SpecForge reads it as JSON and fails
+    assert (upper.rule, upper.line) == ("loader-format", 1) and "as JSON" in upper.message
     found = only(write("run.txt", OFFLINE))
     assert found.rule == "syntax-error" and "read as JSON" in found.message
 

@@ -191,6 +191,16 @@ suppression comment covers its own line, or, alone on a line, the next line
 that is not a comment. World-size rules are not reported as unused when no
 world size was given.""",
     ),
+    "loader-format": _rule(
+        "error",
+        """The family's own loader picks the file format by another rule than trainspec and cannot parse
+the file that way.
+
+SpecForge reads a file as YAML only when its name ends exactly in lower-case `.yaml`
+or `.yml`; anything else, `RUN.YAML` included, it reads as JSON. trainspec matches
+extensions case-insensitively, so it reads what the trainer would refuse: rename
+the file.""",
+    ),
     "yaml-dialect": _rule(
         "warning",
         """A plain YAML scalar that the family's loader (YAML 1.1) reads as another value than YAML 1.2 does,

@@ -106,6 +106,16 @@ def _check(
         fam = found
     else:
         fam = family
+    read_as = fam.loader_format(file) if fam.loader_format is not None else doc.format
+    if read_as != doc.format:
+        try:
+            parse(file + "." + read_as, text)
+        except ReadError:
+            message = (
+                f"{fam.name}'s loader reads this file by its exact extension as {read_as.upper()}, which it is not, "
+                f"and refuses it (trainspec read it as {doc.format.upper()}); give it a lower-case extension"
+            )
+            doc.problems.append(Diagnostic(file, 1, 1, "", "loader-format", Severity.ERROR, message))
     try:
         alone = doc.snapshot() if overrides and fam.checks_file_before_overrides else None
         result = check_document(doc, fam, overrides, sizes)

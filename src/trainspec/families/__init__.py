@@ -79,6 +79,10 @@ class Family:
     - `loader_conversion`: what the family's loader makes of a value for a
       field of the given JSON types, as (accepted, converted); None means
       pydantic's lax mode. Type errors then say what the loader would do.
+    - `loader_format`: the format the family's loader reads a file name as,
+      when it decides differently from trainspec (SpecForge: only an exact
+      lower-case `.yaml`/`.yml` is YAML); a file it cannot parse that way is
+      an error (`loader-format`).
     - `schema_patch`: JSON Patch operations applied to `schema_file` when it is
       read: how a project overlay extends a family version (see `overlay`).
     - `registries`: names a project's plug-ins register, by config path, on
@@ -115,6 +119,7 @@ class Family:
     schema_patch: tuple[Mapping[str, Any], ...] = ()
     registries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     loader_conversion: Callable[[frozenset[str], Any], tuple[bool, Any]] | None = None
+    loader_format: Callable[[str], str] | None = None
     trusted_schema: bool = False
 
     @cached_property

@@ -64,6 +64,7 @@ FAMILY = Family(
     normalize=normalize,
     world_size_from_config=world_size_from_config,
     checks_file_before_overrides=True,
+    loader_format=lambda name: "yaml" if name.endswith((".yaml", ".yml")) else "json",  # case-sensitive upstream
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
 )
 

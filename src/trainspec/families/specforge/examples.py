@@ -385,6 +385,8 @@ EXAMPLES["yaml-dialect-refused"] = _fix(
     offline(rest="run_id: 2024_01_01\n"), "run_id: 2024_01_01", 'run_id: "2024_01_01"'
 )
 
+EXAMPLES["loader-format"] = Example(offline(), offline(), "yaml", filename="RUN.YAML")
+
 # the legacy migration's ids
 _STATE = "    consumer_state_dir: outputs/qwen3-8b-eagle3/state\n"
 EXAMPLES.update(
