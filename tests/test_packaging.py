@@ -118,7 +118,7 @@ def test_installed_wheel_checks_and_loads_outside_the_repo(installed, tmp_path):
         text=True,
     )
     assert load.returncode == 0, load.stderr
-    assert load.stdout.split() == ["trainspec.generated.kempnerforge", "8", "4", "False"]
+    assert load.stdout.split() == ["trainspec.generated.kempnerforge_5666d0d", "8", "4", "False"]
 
 
 @pytest.mark.external
