@@ -1537,7 +1537,6 @@ SF_CASES = [
         "error",
         overrides=("model.mask_token_id=null",),
         reason="null is never parsed: the text 'null' fails the integer type",
-        bug="trainspec reads `null` as null (§6.3), so it accepts an override SpecForge refuses",
     ),
     sf(
         "Q10-list-on-null-list-field",
@@ -1546,7 +1545,6 @@ SF_CASES = [
         "error",
         overrides=("model.aux_hidden_state_layer_ids=[1,2,3]",),
         reason="the current value is null, so the text is not parsed and fails the list type",
-        bug="trainspec parses `[1,2,3]` whatever the current value (§6.3), so it accepts an override SpecForge refuses",
     ),
     sf(
         "Q10-path-through-null-section",
@@ -1561,7 +1559,6 @@ SF_CASES = [
             "training.role=auto",
         ),
         reason="deployment.disaggregated is null in the dump, so deployment.disaggregated.* is an unknown path",
-        bug="trainspec creates the null section (§6.3), so it accepts overrides SpecForge refuses",
     ),
     sf(
         "Q10-section-value-on-null-section",
@@ -1570,7 +1567,6 @@ SF_CASES = [
         "error",
         overrides=("deployment.mode=disaggregated", f"deployment.disaggregated={DISAGGREGATED}", "training.role=auto"),
         reason="the current value is null, so the text stays a string and fails the section type",
-        bug="trainspec parses the mapping (§6.3), so it accepts an override SpecForge refuses",
     ),
     sf(
         "Q10-switch-to-disaggregated-keeps-role-all",
@@ -1579,8 +1575,6 @@ SF_CASES = [
         "error",
         overrides=(f"deployment={{mode: disaggregated, disaggregated: {DISAGGREGATED}}}",),
         reason="the dump holds the resolved role all, which rule 39 refuses for a disaggregated run",
-        bug="trainspec applies the role default after the overrides (§6.3), so it accepts a switch SpecForge "
-        "refuses unless training.role=auto is also set",
     ),
     sf(
         "Q10-switch-to-disaggregated-with-role",
@@ -1597,7 +1591,6 @@ SF_CASES = [
         "error",
         overrides=("deployment.disaggregated.managed_local.capture_servers[0].port=30001",),
         reason="paths have no list indices: `capture_servers[0]` is an unknown key",
-        bug="trainspec supports [N] indices (§6.3), so it accepts an override SpecForge refuses",
     ),
     sf(
         "Q10-mapping-replaced-whole",

@@ -652,17 +652,21 @@ def test_explicit_wrong_or_null_role_is_not_replaced(write):
     assert [d.rule for d in found] == ["disaggregated-needs-role"]
 
 
-def test_role_default_follows_an_override_of_the_mode(write):
-    """Overrides apply before the role default, so switching a local run to disaggregated needs no role."""
+def test_switching_a_local_run_to_disaggregated_by_override_takes_the_whole_section_and_the_role(write):
+    """SpecForge applies overrides to the loaded config: a path into the null section is unknown there, and the
+    resolved role `all` stays; the documented switch replaces `deployment` and sets the role."""
     path = write("run.yaml", fill(OFFLINE))
-    config = trainspec.load(
-        path,
-        overrides=[
-            "deployment.mode=disaggregated",
-            "deployment.disaggregated.control_dir=/c",
-            "deployment.disaggregated.backend=mooncake",
-        ],
-    )
+    with pytest.raises(trainspec.ConfigError, match="override-refused-by-loader"):
+        trainspec.load(
+            path,
+            overrides=[
+                "deployment.mode=disaggregated",
+                "deployment.disaggregated.control_dir=/c",
+                "deployment.disaggregated.backend=mooncake",
+            ],
+        )
+    section = "deployment={mode: disaggregated, disaggregated: {control_dir: /c, backend: mooncake}}"
+    config = trainspec.load(path, overrides=[section, "training.role=auto"])
     assert config.role == "auto" and config.deployment.disaggregated.control_dir == "/c"
 
 

@@ -191,6 +191,16 @@ suppression comment covers its own line, or, alone on a line, the next line
 that is not a comment. World-size rules are not reported as unused when no
 world size was given.""",
     ),
+    "override-refused-by-loader": _rule(
+        "error",
+        """An override trainspec accepts, but the family's own loader would refuse the launch with.
+
+SpecForge applies its dotted overrides to the loaded config, as text: a key must
+already exist there (a path into a null section, or with a `[N]` index, is unknown),
+`null` stays the text "null", and a list or mapping is read only when the current
+value is one. trainspec's `--set` is kinder, so this reports what SpecForge itself
+would refuse: replace the whole section, or write the value in the file.""",
+    ),
     "loader-format": _rule(
         "error",
         """The family's own loader picks the file format by another rule than trainspec and cannot parse

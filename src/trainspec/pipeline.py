@@ -11,10 +11,12 @@ a run are still checked.
 
 from __future__ import annotations
 
+import copy
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path as FsPath
+from typing import Any
 
 import jsonschema.exceptions
 
@@ -120,14 +122,17 @@ def _check(
         alone = doc.snapshot() if overrides and fam.checks_file_before_overrides else None
         result = check_document(doc, fam, overrides, sizes)
         if alone is not None:
-            result.diagnostics.extend(_repaired_by_overrides(alone, fam, sizes, result))
+            by_itself = check_document(alone, fam, (), sizes)
+            result.diagnostics.extend(_repaired_by_overrides(by_itself, fam, result))
+            if fam.loader_overrides is not None and by_itself.ok and by_itself.config is not None:
+                result.diagnostics.extend(_as_the_loader_overrides(by_itself.config, fam, overrides, sizes, result))
         return result
     except (SchemaError, jsonschema.exceptions.SchemaError) as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
         return Result(file, fam, [Diagnostic(file, None, None, "", "invalid-family-schema", Severity.ERROR, message)])
 
 
-def _repaired_by_overrides(alone: Document, family: Family, sizes: tuple[int, ...], merged: Result) -> list[Diagnostic]:
+def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> list[Diagnostic]:
     """Errors of the file alone that the overrides hide: the family's own loader refuses the launch on them."""
     still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
     launch = {r.id for r in family.rules if r.at_launch}  # applied to the final config anyway
@@ -138,9 +143,37 @@ def _repaired_by_overrides(alone: Document, family: Family, sizes: tuple[int, ..
             message=f"without the overrides this file fails {d.rule}: {d.message}; {family.name} validates the "
             "file before it applies command-line overrides, so it refuses the launch: fix the file itself",
         )
-        for d in check_document(alone, family, (), sizes).diagnostics
+        for d in alone.diagnostics
         if d.is_error and d.rule not in launch and (d.rule, d.config_path) not in still
     ]
+
+
+def _as_the_loader_overrides(
+    loaded: dict[str, Any], family: Family, overrides: list[Override], sizes: tuple[int, ...], merged: Result
+) -> list[Diagnostic]:
+    """What the family's own override handling (applied to the loaded config, as the loader does) refuses
+    that trainspec's overrides accepted: `override-refused-by-loader` errors."""
+    assert family.loader_overrides is not None
+    refused_here = {d.origin for d in merged.diagnostics if d.is_error and d.origin}
+    if any(o.origin in refused_here for o in overrides):
+        return []  # trainspec refuses an override already; the loader's reading of the rest adds nothing sure
+    final, refusals = family.loader_overrides(family, copy.deepcopy(loaded), overrides)
+    origin = "the overrides as " + family.name + " applies them"
+    out = [
+        Diagnostic(merged.file, None, None, "", "override-refused-by-loader", Severity.ERROR, why, origin=o.origin)
+        for o, why in refusals
+    ]
+    still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
+    doc = Document(merged.file, "data", "", final, dict)
+    doc.mark_origin((), origin)
+    for d in check_document(doc, family, (), sizes, migrate=False).diagnostics:
+        if d.is_error and (d.rule, d.config_path) not in still:
+            message = (
+                f"{family.name} applies overrides to the loaded config, as text, and then refuses it: "
+                f"{d.message} (rule {d.rule})"
+            )
+            out.append(replace(d, rule="override-refused-by-loader", message=message))
+    return out
 
 
 def _first_line(exc: Exception) -> str:

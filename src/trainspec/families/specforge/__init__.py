@@ -12,6 +12,7 @@ from .. import Family
 from .examples import EXAMPLES, EXAMPLES_A6B6B02
 from .migrations import LEGACY, NOTICES, migrate_legacy
 from .normalize import normalize
+from .overrides import apply_overrides
 from .rules import RULES
 from .rules_a6b6b02 import RULES_A6B6B02
 
@@ -65,6 +66,7 @@ FAMILY = Family(
     world_size_from_config=world_size_from_config,
     checks_file_before_overrides=True,
     loader_format=lambda name: "yaml" if name.endswith((".yaml", ".yml")) else "json",  # case-sensitive upstream
+    loader_overrides=apply_overrides,
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
 )
 

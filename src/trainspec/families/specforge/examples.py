@@ -385,6 +385,13 @@ EXAMPLES["yaml-dialect-refused"] = _fix(
     offline(rest="run_id: 2024_01_01\n"), "run_id: 2024_01_01", 'run_id: "2024_01_01"'
 )
 
+EXAMPLES["override-refused-by-loader"] = Example(
+    offline(),
+    offline(model="  aux_hidden_state_layer_ids: [1, 2, 3]\n"),
+    "yaml",
+    run=Run(overrides=("model.aux_hidden_state_layer_ids=[1,2,3]",)),
+    fixed_run=Run(),
+)
 EXAMPLES["loader-format"] = Example(offline(), offline(), "yaml", filename="RUN.YAML")
 
 # the legacy migration's ids

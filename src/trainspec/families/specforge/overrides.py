@@ -1,0 +1,65 @@
+"""SpecForge's own dotted overrides, as its loader applies them (reference §6.1).
+
+They edit the loaded config (every default filled, the role resolved), key by
+key: every step but the last must be a mapping, the last key must exist, there
+are no list indices, and the value is kept as text unless the current value is
+a list or mapping and the text starts with `[` or `{` (then it is read as YAML).
+The final validation converts text as pydantic does (`"7"` -> 7). trainspec's
+`--set` is kinder (null, lists on null fields, paths into null sections); this
+says where SpecForge itself would refuse the launch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ...dialect import pydantic_lax
+from ...overrides import Override
+from ...paths import Path
+
+
+def apply_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tuple[dict[str, Any], list[Any]]:
+    """(the config SpecForge ends with, [(override, why SpecForge refuses it)])."""
+    refused: list[tuple[Override, str]] = []
+    for override in overrides:
+        if override.python:
+            continue  # KempnerForge's form: not SpecForge's command line
+        path_text, eq, value = override.text.partition("=")
+        if not eq:
+            continue  # trainspec reports it already
+        why = _apply(family, config, tuple(path_text.split(".")), value)
+        if why:
+            refused.append((override, f"`{path_text}`: {why}"))
+    return config, refused
+
+
+def _apply(family: Any, config: dict[str, Any], path: Path, value: str) -> str:
+    node: Any = config
+    for n, part in enumerate(path[:-1]):
+        node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            where = ".".join(map(str, path[: n + 1]))
+            return f"SpecForge's overrides cannot reach it: `{where}` is not a section of the loaded config (null?)"
+    key = path[-1]
+    if not isinstance(node, dict) or key not in node:
+        return "SpecForge's overrides need a key the loaded config has (and take no [N] list indices)"
+    current = node[key]
+    if isinstance(current, (list, dict)) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            node[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            return f"SpecForge cannot read the value as YAML ({exc.__class__.__name__})"
+        return ""
+    node[key] = _as_validation_converts(family, config, path, value)
+    return ""
+
+
+def _as_validation_converts(family: Any, config: dict[str, Any], path: Path, text: str) -> Any:
+    """The text as SpecForge's (lax) validation converts it for the field's type, else the text."""
+    field = family.schema.node_at(path, config)
+    if field is None:
+        return text
+    accepted, converted = pydantic_lax(frozenset(family.schema.types(field)), text)
+    return converted if accepted else text
