@@ -717,8 +717,6 @@ KF_CASES = [
         cli=True,
         reason="the override only changes the string: the field set stays joint_decoder's, so "
         "cross_attention_n_heads is an unknown key",
-        bug="trainspec dispatches on the final arch (§12 Q13's 'sane behaviour'), so it accepts a key "
-        "KempnerForge refuses as unknown",
     ),
     kf(
         "Q13-cli-arch-switch-keeps-old-budget",
@@ -728,8 +726,6 @@ KF_CASES = [
         overrides=("--vlm.arch=cross_attention", "--model.max_seq_len=600", "--train.seq_len=600"),
         cli=True,
         reason="KempnerForge still counts the 256 image tokens (joint_decoder behaviour): 256 + 512 > 600",
-        bug="trainspec budgets the merged config as cross_attention (0 image tokens), so it accepts a "
-        "sequence length KempnerForge refuses",
     ),
     kf(
         "Q13-cli-arch-switch-old-keys",

@@ -163,14 +163,15 @@ def _as_the_loader_overrides(
         Diagnostic(merged.file, None, None, "", "override-refused-by-loader", Severity.ERROR, why, origin=o.origin)
         for o, why in refusals
     ]
+    if final is None:
+        return out
     still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
     doc = Document(merged.file, "data", "", final, dict)
     doc.mark_origin((), origin)
     for d in check_document(doc, family, (), sizes, migrate=False).diagnostics:
         if d.is_error and (d.rule, d.config_path) not in still:
             message = (
-                f"{family.name} applies overrides to the loaded config, as text, and then refuses it: "
-                f"{d.message} (rule {d.rule})"
+                f"{family.name} applies the overrides to the config it loaded, and refuses the result: {d.message}"
             )
             out.append(replace(d, rule="override-refused-by-loader", message=message))
     return out

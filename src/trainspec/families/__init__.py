@@ -85,7 +85,8 @@ class Family:
       an error (`loader-format`).
     - `loader_overrides`: the family loader's own override handling, applied
       to the loaded config (defaults filled): (family, config, overrides) ->
-      (the config it ends with, [(override, why it is refused)]); what it
+      (the config it ends with, or None when it is the merged one,
+      [(override, why it is refused)]); what it
       refuses that trainspec's `--set` accepted is an error
       (`override-refused-by-loader`).
     - `schema_patch`: JSON Patch operations applied to `schema_file` when it is
@@ -125,7 +126,9 @@ class Family:
     registries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     loader_conversion: Callable[[frozenset[str], Any], tuple[bool, Any]] | None = None
     loader_format: Callable[[str], str] | None = None
-    loader_overrides: Callable[[Family, dict[str, Any], Sequence[Any]], tuple[dict[str, Any], list[Any]]] | None = None
+    loader_overrides: (
+        Callable[[Family, dict[str, Any], Sequence[Any]], tuple[dict[str, Any] | None, list[Any]]] | None
+    ) = None
     trusted_schema: bool = False
 
     @cached_property

@@ -52,6 +52,23 @@ def loader_conversion(types: frozenset[str], value: Any) -> tuple[bool, Any]:
     return False, None
 
 
+def loader_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tuple[dict[str, Any] | None, list[Any]]:
+    """KempnerForge builds the [vlm] variant from the file; a command-line `vlm.arch` changes only the string
+    (reference §12 Q13): the merged config is judged with the file's arch, which keeps deciding the field set
+    and the token budgets. None when no override switches the arch (nothing to judge apart)."""
+    from ...document import Document
+    from ...overrides import apply_overrides
+
+    written = config.get("vlm", {}).get("arch") if isinstance(config.get("vlm"), dict) else None
+    doc = Document("", "data", "", config, dict)
+    apply_overrides(doc, list(overrides), family.schema)
+    merged_vlm = doc.data.get("vlm")
+    if written is None or not isinstance(merged_vlm, dict) or merged_vlm.get("arch") == written:
+        return None, []
+    merged_vlm["arch"] = written
+    return doc.data, []
+
+
 SCHEMA_RULE_DOCS = {
     "adapter-type-registered": "`adapter.type` must name a registered adapter (mlp_2layer, linear).\n\n"
     "KempnerForge looks the name up in its adapter registry when it loads the config.",
@@ -86,6 +103,7 @@ FAMILY = Family(
     formats=frozenset({"toml"}),  # KempnerForge reads TOML only
     resolve=resolve,
     loader_conversion=loader_conversion,
+    loader_overrides=loader_overrides,
 )
 
 POOLING_DEFAULTS_5666D0D = {"pool_window": 2, "pool_heads": 16}

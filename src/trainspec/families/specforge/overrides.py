@@ -20,7 +20,7 @@ from ...overrides import Override
 from ...paths import Path
 
 
-def apply_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tuple[dict[str, Any], list[Any]]:
+def apply_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tuple[dict[str, Any] | None, list[Any]]:
     """(the config SpecForge ends with, [(override, why SpecForge refuses it)])."""
     refused: list[tuple[Override, str]] = []
     for override in overrides:
