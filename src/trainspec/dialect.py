@@ -116,11 +116,12 @@ def _loader_value(family: Family, node: Any, value: Any, data: Any, path: Path) 
 
 
 def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -> None:
-    """Add to each type error in `found` what the family's loader would make of the value, when it accepts it."""
+    """Add to each type error (and refused NaN or infinity) in `found` what the family's loader would make of
+    the value, when it accepts it."""
     if family.loader_conversion is None and family.loader_yaml == "1.2":
         return  # a family that states nothing about its loader
     for i, d in enumerate(found):
-        if d.rule != "wrong-type" or not d.config_path:
+        if d.rule not in ("wrong-type", "non-finite-number") or not d.config_path:
             continue
         try:
             path = parse_path(d.config_path)

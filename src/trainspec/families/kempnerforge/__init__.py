@@ -32,6 +32,10 @@ def loader_conversion(types: frozenset[str], value: Any) -> tuple[bool, Any]:
     a text field, a single value is wrapped into an array."""
     if "string" in types:
         return True, value
+    if isinstance(value, bool) and "integer" in types:
+        return True, value  # kept as a boolean: true acts as 1
+    if isinstance(value, float) and "number" in types:
+        return True, value  # NaN and infinity pass its bound checks
     if "integer" in types:
         if isinstance(value, float) and math.isfinite(value):
             return True, int(value)
