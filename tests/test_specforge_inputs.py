@@ -376,3 +376,9 @@ def test_override_problems_come_with_the_file_problems(write):
         ("wrong-type", "override #2 (--set training.batch_size=x)"),
         ("offline-no-trainer-tp", None),
     }
+
+
+def test_a_top_level_key_written_in_a_section_says_where_it_belongs(write):
+    found = only(write("run.yaml", OFFLINE + "training:\n  run_id: x\n"))
+    assert found.rule == "unknown-key"
+    assert found.message.endswith("it belongs at the top level (`run_id`), not in training")

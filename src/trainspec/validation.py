@@ -453,7 +453,9 @@ def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value
     where = format_path(path) if path else "the top level"
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     exact = [p for p in schema.paths_ending_in(key) if "[0]" not in p and p != format_path((*path, key))]
-    if len(exact) == 1:
+    if len(exact) == 1 and "." not in exact[0]:
+        hint = f"it belongs at the top level (`{exact[0]}`), not in {where}"
+    elif len(exact) == 1:
         hint = f"did you mean `{exact[0]}`?"
     elif close:
         hint = f"did you mean `{close[0]}`?"
