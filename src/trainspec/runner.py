@@ -11,9 +11,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from . import suppressions
@@ -54,11 +54,19 @@ class Options:
     skip_unknown: bool = False
     expanded: frozenset[str] = frozenset()
     """Files found by expanding a directory or glob: those of no known family are skipped."""
+    texts: Mapping[str, str] = field(default_factory=dict)
+    """The text of files not read from disk (`trainspec check -`: the buffer an editor pipes in), by name."""
 
 
 def check_file(file: str, options: Options) -> Result:
     """One file's whole check, as reported (suppressions, selection, severities applied)."""
-    result = check_path(file, family=options.family, overrides=options.overrides, world_size=options.world_sizes)
+    result = check_path(
+        file,
+        family=options.family,
+        overrides=options.overrides,
+        world_size=options.world_sizes,
+        text=options.texts.get(file),
+    )
     if result.family is None and options.family is None:
         unknown = any(d.rule == "unknown-family" for d in result.diagnostics)
         unreadable = any(d.rule == "syntax-error" for d in result.diagnostics)

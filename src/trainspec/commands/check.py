@@ -61,7 +61,12 @@ def register(sub: Any) -> None:
         description="Check config files, directories (recursively) and glob patterns. Extra arguments of the form "
         "--section.key=value are overrides too (KempnerForge style); a bare --section.key means true.",
     )
-    p.add_argument("files", nargs="+", metavar="PATH")
+    p.add_argument("files", nargs="+", metavar="PATH", help="files, directories, globs, or - for standard input")
+    p.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="with `-`: the name the piped config stands for (its extension, directives and reports use it)",
+    )
     p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from each file)")
     p.add_argument(
         "--overlay", metavar="FILE", help="a project overlay extending a family version (implies its family)"
@@ -169,7 +174,14 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
         if not any(matches(i, pattern) for i in ids):
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
     extensions = config_extensions(formats)
-    files, unmatched, expanded = expand(args.files, extensions)
+    texts: dict[str, str] = {}
+    if "-" in args.files:
+        if args.files != ["-"]:
+            return "`-` (a config read from standard input) cannot be mixed with other paths"
+        name = args.stdin_filename or "stdin.yaml"
+        texts[name] = sys.stdin.read().removeprefix("\ufeff")
+        args.files = [name]
+    files, unmatched, expanded = expand(args.files, extensions) if not texts else (args.files, [], frozenset())
     options = Options(
         family=args.family,
         overrides=overrides_from(args, extras, parser),
@@ -179,6 +191,7 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
         warnings_as_errors=args.warnings_as_errors,
         skip_unknown=args.skip_unknown,
         expanded=expanded,
+        texts=texts,
     )
     results = check_files(files, options, args.jobs, Progress.for_stream(len(files), sys.stderr))
     return results + [_nothing_found(arg, extensions) for arg in unmatched]
