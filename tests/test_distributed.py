@@ -201,3 +201,14 @@ def test_a_local_check_that_raises_is_reported_as_verify_failed_on_a_live_group(
         dist.destroy_process_group()
     (failed,) = caught.value.diagnostics
     assert failed.rule == "verify-failed" and "overrides apply when verify is given a path" in failed.message
+
+
+def test_verify_finds_the_version_a_config_was_loaded_as() -> None:
+    import trainspec.distributed as tsd
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        config = trainspec.load(TINY, family="kempnerforge@089fbbd")
+        assert tsd.verify(config) is config
+    finally:
+        dist.destroy_process_group()

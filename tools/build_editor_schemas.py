@@ -32,7 +32,7 @@ def build(base_url: str) -> dict[str, str]:
     is its newest version (what the plain family name means, and what the catalog lists).
     """
     from trainspec.editor_schema import editor_schema, render
-    from trainspec.families import every_version, get_family
+    from trainspec.families import every_version
     from trainspec.resources import schema_dir
     from trainspec.workspace import default_globs
 
@@ -44,7 +44,7 @@ def build(base_url: str) -> dict[str, str]:
         text = render(editor_schema(canonical, family.formats, dict(family.legacy_keys)))
         if family.version:
             files[f"schemas/{family.id}.schema.json"] = text
-        if get_family(family.name) is family:
+        if family.stem() == family.name:  # the newest version
             name = f"schemas/{family.name}.schema.json"
             files[name] = text
             entries.append(

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from .api import check_config, check_path, to_model
+from .api import check_config, check_path, family_of_model, to_model
 from .diagnostics import Diagnostic, Related, Severity
 from .errors import ConfigError, TrainspecError
-from .families import Family, all_families, get_family
+from .families import Family, get_family
 from .paths import Path, format_path
 
 if TYPE_CHECKING:
@@ -322,10 +322,7 @@ def _family_of(model: Any, family: str | Family | None) -> Family:
         return family
     if isinstance(family, str):
         return get_family(family)
-    for fam in all_families().values():
-        if isinstance(model, fam.model_class()):
-            return fam
-    raise TypeError(f"{type(model).__qualname__} is not the model of any trainspec family; pass family=")
+    return family_of_model(type(model))  # every version: a config loaded as an older one is that version's
 
 
 def _canonical(model: Any) -> bytes:
