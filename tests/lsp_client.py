@@ -194,6 +194,42 @@ class LspClient:
             },
         )
 
+    def edit(self, uri: str, changes: list[dict[str, JSON]]) -> None:
+        """Send incremental changes (`{"range": ..., "text": ...}`) to an open document, as typing does."""
+        self._versions[uri] += 1
+        self.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": self._versions[uri]}, "contentChanges": changes},
+        )
+
+    def version(self, uri: str) -> int:
+        return self._versions[uri]
+
+    def published_version(self, uri: str) -> int | None:
+        """The document version of the latest diagnostics published for `uri`."""
+        with self._lock:
+            seen = self._published.get(uri)
+            return seen[1] if seen is not None else None
+
+    def wait_for_version(self, uri: str, version: int) -> list[JSON]:
+        """The diagnostics the server publishes for exactly `version` of `uri` (waits for them)."""
+        deadline = time.monotonic() + self.timeout
+        with self._lock:
+            while True:
+                seen = self._published.get(uri)
+                if seen is not None and seen[1] == version:
+                    return list(seen[2])
+                if self._closed or time.monotonic() > deadline:
+                    raise LspError(f"no diagnostics for version {version} of {uri} ({self.stderr_tail()})")
+                self._lock.wait(timeout=0.05)
+
+    def code_actions(self, uri: str, range_: JSON, diagnostics: list[JSON]) -> list[JSON]:
+        result = self.request(
+            "textDocument/codeAction",
+            {"textDocument": {"uri": uri}, "range": range_, "context": {"diagnostics": diagnostics}},
+        )
+        return list(result or [])
+
     def close(self, uri: str) -> None:
         self._versions.pop(uri, None)
         self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
@@ -273,3 +309,20 @@ def markup_text(value: JSON) -> str:
     if isinstance(value, list):
         return "\n".join(markup_text(v) for v in value)
     return str(value.get("value", ""))
+
+
+def apply_edits(text: str, edits: list[JSON]) -> str:
+    """`text` with LSP TextEdits applied (positions counted in UTF-16 units, as LSP does by default)."""
+    lines = text.split("\n")
+
+    def offset(position: JSON) -> int:
+        line = lines[position["line"]] if position["line"] < len(lines) else ""
+        units, column = 0, 0
+        while column < len(line) and units < position["character"]:
+            units += len(line[column].encode("utf-16-le")) // 2
+            column += 1
+        return sum(len(x) + 1 for x in lines[: position["line"]]) + column
+
+    for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+        text = text[: offset(e["range"]["start"])] + e["newText"] + text[offset(e["range"]["end"]) :]
+    return text

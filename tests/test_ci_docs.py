@@ -70,7 +70,7 @@ def test_family_page_documents_every_field_and_rule():
             assert f"`{path}`" in page, path
     for info in family_rules(family):
         assert f"### `{info.id}`" in page
-    assert "$ trainspec check example.toml\nexample.toml:2:1: error[tp-divides-heads]" in page
+    assert "$ trainspec check example.toml\nexample.toml:6:1: error[tp-divides-heads] distributed.tp = 3" in page
 
 
 @pytest.mark.parametrize("name", ["kempnerforge", "specforge"])

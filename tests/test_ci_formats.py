@@ -45,11 +45,12 @@ def test_github_annotations(capsys, configs):
     code, out = run(capsys, "check", "--format", "github", *configs)
     assert code == 1
     assert out == (
-        "::error file=job.toml,line=2,col=1,title=trainspec [model-heads-divide-dim]::model.dim = 4100 is not "
-        "divisible by model.n_heads = 32 (head_dim would be 128.125)\n"
-        "::error file=job.toml,line=5,col=1,title=trainspec [unknown-key]::unknown key `n_head` in model; "
-        "did you mean `n_heads`?\n"
-        "::warning file=job.toml,line=8,col=1,title=trainspec [value-domain]::optimizer.eps = 0.0 is not positive; "
+        "::error file=job.toml,line=2,endLine=2,col=1,endColumn=10,title=trainspec [model-heads-divide-dim]::"
+        "model.dim = 4100 is not divisible by model.n_heads = 32 (head_dim would be 128.125)\n"
+        "::error file=job.toml,line=5,endLine=5,col=1,endColumn=6,title=trainspec [unknown-key]::unknown key "
+        "`n_head` in model; did you mean `n_heads`?\n"
+        "::warning file=job.toml,line=8,endLine=8,col=1,endColumn=9,title=trainspec [value-domain]::"
+        "optimizer.eps = 0.0 is not positive; "
         "KempnerForge accepts it but the run will misbehave\n"
         f"::notice file=job.toml,title=trainspec [world-size-unknown]::{NOTE}\n"
         f"::notice file=ok%2C1%3A2.toml,title=trainspec [world-size-unknown]::{NOTE}\n"
@@ -138,10 +139,12 @@ def test_sarif_validates_against_the_schema(capsys, configs):
     location = results[0]["locations"][0]["physicalLocation"]
     assert location == {
         "artifactLocation": {"uri": "job.toml", "uriBaseId": "SRCROOT"},
-        "region": {"startLine": 2, "startColumn": 1},
+        "region": {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 11},  # `dim = 4100`
     }
     assert run_["originalUriBaseIds"]["SRCROOT"]["uri"] == Path.cwd().as_uri() + "/"
-    assert results[0]["relatedLocations"][0]["message"]["text"] == "model.n_heads"
+    related = results[0]["relatedLocations"][0]
+    assert related["message"]["text"] == "model.n_heads: n_heads = 32"
+    assert related["physicalLocation"]["region"] == {"startLine": 3, "startColumn": 1, "endLine": 3, "endColumn": 13}
 
 
 def test_sarif_uris_are_relative_to_the_working_directory(capsys, configs, tmp_path):
@@ -172,12 +175,19 @@ def test_sarif_with_no_problems_is_valid(capsys, configs):
     assert sarif_validator().is_valid(log)
 
 
-def test_text_on_a_terminal_shows_the_line_and_a_caret(configs):
+def test_text_on_a_terminal_underlines_the_range_and_labels_related_keys(configs):
     out = io.StringIO()
     get_reporter("text", color="always")([check_file("job.toml", Options())], out)
     lines = out.getvalue().splitlines()
     assert "\033[1;31merror\033[0m" in lines[0]
-    assert lines[1:3] == [" 2 | dim = 4100", "   | \033[1m^\033[0m"]
+    assert lines[1:7] == [
+        "   |",
+        " 2 | dim = 4100",
+        "   | \033[1m^^^^^^^^^^\033[0m",
+        " 3 | n_heads = 32",
+        "   | \033[1m------------\033[0m n_heads = 32",
+        "",
+    ]
 
 
 class Terminal(io.StringIO):
@@ -191,10 +201,13 @@ def test_caret_sits_under_the_column_tabs_included(monkeypatch, tmp_path):
     tty = Terminal()
     result = Result(d.file, None, [d], lines={2: "dim =\t4100"})
     get_reporter("text")([result], tty)
-    assert tty.getvalue().splitlines()[1:3] == [" 2 | dim =\t4100", "   |      \t^"]
+    assert tty.getvalue().splitlines()[1:4] == ["   |", " 2 | dim =\t4100", "   |      \t^"]
     plain = io.StringIO()
-    get_reporter("text", color="never")([result], plain)
-    assert plain.getvalue().count("\n") == 2  # the problem and the summary, no excerpt
+    get_reporter("text", color="never")([result], plain)  # colour off, excerpt kept (as rustc's --color never)
+    assert plain.getvalue() == tty.getvalue()
+    piped = io.StringIO()
+    get_reporter("text")([result], piped)
+    assert piped.getvalue().count("\n") == 2  # the problem and the summary, no excerpt
 
 
 def test_no_color_keeps_excerpts_without_colour(monkeypatch, tmp_path):
@@ -203,7 +216,7 @@ def test_no_color_keeps_excerpts_without_colour(monkeypatch, tmp_path):
     tty = Terminal()
     get_reporter("text")([Result(d.file, None, [d], lines={2: "dim = 4100"})], tty)
     assert "\033[" not in tty.getvalue()
-    assert tty.getvalue().splitlines()[1:3] == [" 2 | dim = 4100", "   |       ^"]
+    assert tty.getvalue().splitlines()[1:4] == ["   |", " 2 | dim = 4100", "   |       ^"]
 
 
 def test_piped_text_stays_one_line_per_problem(capsys, configs):

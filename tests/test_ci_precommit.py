@@ -10,6 +10,7 @@ without an index; everything else is what a user's `pre-commit run` does.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import CORPUS, ROOT
+from .test_project import build_repository
 
 pytestmark = pytest.mark.external  # pre-commit builds a virtualenv
 
@@ -84,3 +86,81 @@ def test_hooks_pass_on_valid_configs_and_fail_on_invalid_ones(project, tmp_path)
     assert "configs/broken.yaml:" in bad.stdout and "training.num_epochs" in bad.stdout
     failed = [line for line in bad.stdout.splitlines() if line.endswith("Failed")]
     assert len(failed) == 3, bad.stdout
+
+
+def test_the_hook_agrees_with_check_in_a_configured_repository(tmp_path):
+    """Every file of a repository with `[tool.trainspec]`: the hook reports what `trainspec check` does."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    build_repository(repo)
+    (repo / ".pre-commit-config.yaml").write_text("repos: []\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    files = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    hooked = try_repo(repo, tmp_path / "home", *files)
+    checked = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", "--format", "github"], cwd=repo, capture_output=True, text=True
+    )
+    assert checked.returncode == 1
+    expected = [line for line in checked.stdout.splitlines() if line.startswith("::")]
+    assert expected and all(line in hooked.stdout for line in expected), hooked.stdout
+    assert "legacy/old.toml" not in hooked.stdout  # excluded by the project, also when pre-commit names it
+    assert "lightning.yaml" not in hooked.stdout and "package.json" not in hooked.stdout
+
+
+def _docs_block(language: str, first_line: str) -> str:
+    """The fenced block of docs/ci.md in `language` whose first line is `first_line`."""
+    text = (ROOT / "docs" / "ci.md").read_text()
+    blocks = re.findall(rf"```{language}\n(.*?)```", text, re.S)
+    return next(b for b in blocks if b.startswith(first_line))
+
+
+def _head() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_the_documented_install_line_installs_from_the_repository(tmp_path):
+    line = _docs_block("bash", "pip install").strip()
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {
+        **os.environ,
+        "TRAINSPEC_REPO": ROOT.as_uri(),
+        "TRAINSPEC_REF": _head(),
+        "PYTHONPATH": os.pathsep.join(site.getsitepackages()),  # the dependencies, without an index
+        "PIP_NO_INDEX": "1",
+        "PIP_NO_BUILD_ISOLATION": "0",
+        "PATH": str(venv / "bin") + os.pathsep + os.environ["PATH"],
+        "VIRTUAL_ENV": str(venv),
+    }
+    installed = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    version = subprocess.run([str(venv / "bin" / "trainspec"), "--version"], env=env, capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("trainspec "), version.stderr
+
+
+def test_the_documented_pre_commit_config_runs(tmp_path):
+    config = _docs_block("yaml", "# .pre-commit-config.yaml")
+    config = re.sub(r"repo: \S+", f"repo: {ROOT}", config)
+    config = re.sub(r"rev: \S+", f"rev: {_head()}", config)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    build_repository(repo)
+    (repo / ".pre-commit-config.yaml").write_text(config)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": os.pathsep.join(site.getsitepackages()),
+        "PIP_NO_BUILD_ISOLATION": "0",
+        "PIP_NO_INDEX": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # the repository holds one broken config
+    assert "configs/kf/nested/bad.toml:55:1: error[tp-divides-heads]" in done.stdout
+    assert "legacy/old.toml" not in done.stdout

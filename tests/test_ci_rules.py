@@ -25,6 +25,7 @@ TESTED_ELSEWHERE = {
     "device-bf16-unsupported": "tests/test_distributed.py",
     "device-fp8-unsupported": "tests/test_distributed.py",
     "device-count-per-node": "tests/test_distributed.py",
+    "invalid-project-config": "tests/test_project.py (needs a project configuration beside the file)",
 }
 """Engine ids no built-in family's config file can produce, each with a test of its own."""
 
@@ -92,12 +93,16 @@ def test_suppression_on_the_line_and_on_the_line_above(capsys, write):
 
 
 def test_yaml_suppression_with_several_ids(capsys, write):
-    path = str(write("job.yaml", "model:\n  dim: 4100  # trainspec: ignore[model-heads-divide-dim, tp-divides]\n"))
-    code, out, _ = run(capsys, "check", path, "--family", "kempnerforge", "--world-size", "4")
+    text = (
+        "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\ntraining:\n"
+        "  sp_ulysses_size: 2  # trainspec: ignore[training-sp-needs-usp, training-usp-batch-size-1]\n"
+    )
+    path = str(write("run.yaml", text))
+    code, out, _ = run(capsys, "check", path, "--family", "specforge", "--ignore", "world-size")
     assert code == 0
-    assert out.replace(path, "job.yaml").splitlines() == [
-        "job.yaml:2:14: warning[unused-suppression] the suppression of `tp-divides` matches no diagnostic on line 2; "
-        "remove it",
+    assert out.replace(path, "run.yaml").splitlines() == [
+        "run.yaml:6:23: warning[unused-suppression] the suppression of `training-usp-batch-size-1` matches no "
+        "diagnostic on line 6; remove it",
         "0 error(s), 1 warning(s) in 1 file",
     ]
 
@@ -180,7 +185,9 @@ def test_rules_text_for_one_family(capsys):
     assert "engine (every family)" in lines
     row = next(line for line in lines if line.split()[0] == "tp-divides-heads")
     assert row.split()[1] == "error"
-    assert row.endswith("Tensor parallelism splits attention heads across ranks.  [model.n_heads, distributed.tp]")
+    assert row.endswith(
+        "Tensor parallelism splits attention heads across ranks.  [model.n_heads, distributed.tp, model.n_kv_heads]"
+    )
     assert "specforge" not in lines
     assert run(capsys, "rules", "nope")[0] == 2
 
@@ -189,12 +196,13 @@ def test_explain_prints_doc_example_output_and_fix(capsys):
     code, out, _ = run(capsys, "explain", "tp-divides-heads")
     assert code == 0
     assert out.startswith(
-        "tp-divides-heads (error, family kempnerforge)\npaths: model.n_heads, distributed.tp\n\n"
+        "tp-divides-heads (error, family kempnerforge)\npaths: model.n_heads, distributed.tp, model.n_kv_heads\n\n"
         "Tensor parallelism splits attention heads across ranks.\n"
     )
     assert (
-        "    $ trainspec check example.toml\n    example.toml:2:1: error[tp-divides-heads] model.n_heads = 32 "
-        "is not divisible by distributed.tp = 3\n" in out
+        "    $ trainspec check example.toml\n    example.toml:6:1: error[tp-divides-heads] distributed.tp = 3 "
+        "must divide model.n_heads = 32 and model.n_kv_heads = 8 (tensor parallelism splits the heads across "
+        "ranks); distributed.tp values that pass: 1, 2, 4 or 8\n" in out
     )
     assert "Fix (example.toml):\n\n    [model]\n" in out and out.rstrip().endswith("tp = 4")
 

@@ -197,3 +197,29 @@ def test_init_takes_an_absolute_schema_dir(inside: bool, tmp_path: Path, capsys:
     assert ref in settings_of(workspace)["yaml.schemas"]
     shown = "editor-schemas/specforge.schema.json" if inside else str(schema)
     assert capsys.readouterr().out == f"wrote {shown}\nwrote .vscode/settings.json\n"
+
+
+def test_annotate_writes_the_schemas_once_at_the_repository_root(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / ".git").mkdir()
+    deep = tmp_path / "configs" / "runs"
+    deep.mkdir(parents=True)
+    path = deep / "run.yaml"
+    path.write_text((CORPUS / "specforge" / "phi4-eagle3-online.yaml").read_text())
+    monkeypatch.chdir(deep)
+    assert main(["editor", "annotate", "run.yaml"]) == 0
+    assert path.read_text().startswith(
+        "# yaml-language-server: $schema=../../.trainspec/schemas/specforge.schema.json\n"
+    )
+    assert (tmp_path / ".trainspec" / "schemas" / "specforge.schema.json").is_file()
+    assert not (deep / ".trainspec").exists()
+
+
+def test_an_existing_trainspec_folder_marks_the_workspace(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / ".git").mkdir()
+    project = tmp_path / "team"
+    (project / ".trainspec").mkdir(parents=True)
+    path = project / "job.toml"
+    path.write_text((CORPUS / "kempnerforge" / "train" / "debug.toml").read_text())
+    monkeypatch.chdir(tmp_path)
+    assert main(["editor", "annotate", str(path)]) == 0
+    assert path.read_text().startswith("#:schema ./.trainspec/schemas/kempnerforge.schema.json\n")

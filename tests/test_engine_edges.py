@@ -32,8 +32,10 @@ def test_a_mistyped_value_gets_only_its_type_error(write):
 
 
 def test_an_infinite_integer_is_reported_once(write):
-    path = write("job.yaml", "model:\n  dim: 1e400\n")
-    assert [d.rule for d in problems(path, family="kempnerforge")] == ["non-finite-number"]
+    path = write(
+        "run.yaml", "model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\ntraining:\n  num_epochs: 1e400\n"
+    )
+    assert [d.rule for d in problems(path, family="specforge")] == ["non-finite-number"]
 
 
 def test_derived_world_size_survives_an_unrelated_error(write):

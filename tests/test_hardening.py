@@ -78,9 +78,10 @@ def test_a_discriminator_of_another_type_fails_load_and_check_config_with_diagno
 )
 def test_an_integer_with_too_many_digits_is_a_located_syntax_error(capsys, write, name, text, line, column):
     path = write(name, text)
-    code, out = run(capsys, "check", str(path), "--family", "kempnerforge")
+    family = "kempnerforge" if name.endswith(".toml") else "specforge"  # the family that reads the format
+    code, out = run(capsys, "check", str(path), "--family", family)
     assert code == 1
-    assert out.startswith(f"{path}:{line}:{column}: error[syntax-error] {TOO_MANY_DIGITS}"), out[:300]
+    assert f"{path}:{line}:{column}: error[syntax-error] {TOO_MANY_DIGITS}" in out, out[:300]
 
 
 @pytest.mark.parametrize(

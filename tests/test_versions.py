@@ -172,7 +172,9 @@ def test_a_project_overlay_adds_an_optimizer_name_and_a_key_for_checks_and_edito
     )
     job = tmp_path / "job.toml"
     job.write_text('[optimizer]\nname = "acme_adamw"\n\n[acme]\nshards = 4\n')
-    assert main(["check", str(job), "--world-size", "1"]) == 1  # without the overlay: unknown key and name
+    assert main(["check", str(job), "--world-size", "1"]) == 2  # without the overlay: half its keys are unknown
+    assert "(unknown top-level keys: `acme`)" in capsys.readouterr().out
+    assert main(["check", str(job), "--world-size", "1", "--family", "kempnerforge"]) == 1
     out = capsys.readouterr().out
     assert "unknown-key" in out and "registry-name-known" in out
     assert main(["check", str(job), "--world-size", "1", "--overlay", str(overlay)]) == 0

@@ -6,6 +6,9 @@ from trainspec.generated.kempnerforge import JobConfig
 cfg = trainspec.load("job.toml", model=JobConfig, world_size=8)   # a JobConfig, or ConfigError
 for d in trainspec.check("job.toml"):                               # every problem at once
     print(d.line, d.rule, d.message)
+trainspec.plan("job.toml", gpus=64)                                 # the layouts that pass at 64 GPUs
+trainspec.sweep("job.toml", ["optimizer.lr=1e-4,3e-4"], world_size=[8, 16])   # every combination
+trainspec.show("job.toml", world_size=8).quantities                 # parameter count, memory per rank
 """
 
 from typing import TYPE_CHECKING, Any
@@ -17,6 +20,8 @@ from .rules import Violation, rule
 
 if TYPE_CHECKING:
     from .api import check, load
+    from .planner import plan
+    from .provenance import show
 
 __all__ = [
     "ConfigError",
@@ -28,16 +33,20 @@ __all__ = [
     "Violation",
     "check",
     "load",
+    "plan",
     "rule",
+    "show",
+    "sweep",
 ]
 __version__ = "0.1.0"
+_ENTRY_POINTS = {"check": "api", "load": "api", "plan": "planner", "show": "provenance", "sweep": "sweeper"}
 
 
 def __getattr__(name: str) -> Any:
-    """`check` and `load` import the checking pipeline on first use, so the command line starts (and
-    handles Ctrl-C) before any of it is imported."""
-    if name in ("check", "load"):
-        from . import api
+    """`check`, `load`, `plan`, `show` and `sweep` import the checking pipeline on first use, so the command
+    line starts (and handles Ctrl-C) before any of it is imported."""
+    if name in _ENTRY_POINTS:
+        import importlib
 
-        return getattr(api, name)
+        return getattr(importlib.import_module(f"{__name__}.{_ENTRY_POINTS[name]}"), name)
     raise AttributeError(f"module 'trainspec' has no attribute {name!r}")

@@ -7,6 +7,7 @@ one that raises becomes a diagnostic, never a stopped run.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -17,11 +18,12 @@ from .dialect import loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
+from .fast_validation import is_plain, surely_valid
 from .other_versions import note_other_versions
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path, is_prefix, parse_path
 from .result import Result
-from .rules import ABSENT, Rule
+from .rules import ABSENT, Rule, Violation
 from .schema import get
 from .validation import findings, show
 
@@ -33,8 +35,14 @@ def check_document(
     world_sizes: Sequence[int] = (),
     *,
     migrate: bool = True,
+    fallback_sizes: bool = False,
 ) -> Result:
-    """Every diagnostic of one document; world-size rules run once per size, everything else once."""
+    """Every diagnostic of one document; world-size rules run once per size, everything else once.
+
+    A config that states its own world size (`Family.world_size_from_config`) is checked at that
+    size; given sizes that differ are one error, unless they are `fallback_sizes` (the command
+    line's, meant for configs that state none), which such a config does not take.
+    """
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
         got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
@@ -58,7 +66,8 @@ def check_document(
         out.extend(_guarded(doc, family, "normalize hook", partial(family.normalize, doc.data))[1])
 
     broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
-    for path, value in _unusable_numbers(doc.data, ()):
+    plain = is_plain(doc.data)  # then no number is unusable, and the compiled validator may answer
+    for path, value in () if plain else _unusable_numbers(doc.data, ()):
         broken.append(path)
         if isinstance(value, float):
             rule = "non-finite-number"
@@ -68,7 +77,9 @@ def check_document(
             _set(doc.data, path, None)  # reported here; the validator would choke on writing it out
         out.append(place(doc, path, rule, Severity.ERROR, message, at_key=False))
     already_reported = set(broken)
-    for finding in findings(family.schema, family.validator, doc.data):
+    validator = family.validator  # built whoever answers: a broken family schema is reported either way
+    valid = plain and surely_valid(family.schema, doc.data)
+    for finding in () if valid else findings(family.schema, validator, doc.data):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:
@@ -95,15 +106,21 @@ def check_document(
     if family.resolve is not None:
         out.extend(_guarded(doc, family, "resolve hook", partial(family.resolve, config))[1])
     sizes = tuple(world_sizes)
-    if not sizes and family.world_size_from_config is not None:
-        derived = _derived_world_size(family, config)
-        if derived is not None:
-            sizes = (derived[0],)
-            out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, derived[1]))
+    others: tuple[int, ...] = ()
+    derived = _derived_world_size(family, config) if family.world_size_from_config is not None else None
+    if derived is not None:
+        others = () if fallback_sizes else tuple(s for s in sizes if s != derived[0])
+        sizes = (derived[0],)
+        if not world_sizes or fallback_sizes:
+            unused = [str(s) for s in world_sizes if s != derived[0]]
+            aside = f"; the world size {', '.join(unused)} given is for configs that state none" if unused else ""
+            out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, derived[1] + aside))
     registries = family.registries
     out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken, None, registries))
     world_rules = [r for r in family.rules if r.needs_world_size]
     out.extend(_world_size_rules(doc, world_rules, config, broken, sizes, registries))
+    if others:
+        out.extend(_disagreeing_sizes(doc, world_rules, config, broken, others, registries, sizes[0]))
     return Result(doc.file, family, out, config, sizes[0] if len(sizes) == 1 else None, doc)
 
 
@@ -167,6 +184,39 @@ def _world_size_rules(
         ]
 
 
+def _disagreeing_sizes(
+    doc: Document,
+    rules: Sequence[Rule],
+    config: dict[str, Any],
+    broken: list[Path],
+    sizes: Sequence[int],
+    registries: Mapping[str, tuple[str, ...]],
+    own: int,
+) -> list[Diagnostic]:
+    """Given sizes other than the one the config states for itself: each rule they break, once.
+
+    The config's own size is the one its launcher starts, so the rules ran there; a size given
+    for the file that differs is one mistake however many such sizes there are.
+    """
+    passing = {(d.rule, d.config_path) for d in run_rules(doc, rules, config, broken, own, registries)}
+    first: dict[tuple[str, str], Diagnostic] = {}
+    also: dict[tuple[str, str], list[int]] = {}
+    for size in sizes:
+        for d in run_rules(doc, rules, config, broken, size, registries):
+            key = (d.rule, d.config_path)
+            if key in passing:
+                continue
+            if key in first:
+                also[key].append(size)
+            else:
+                first[key], also[key] = replace(d, world_size=size), []
+    out = []
+    for key, d in first.items():
+        more = f" (the same at world size {', '.join(map(str, also[key]))})" if also[key] else ""
+        out.append(replace(d, message=d.message + more))
+    return out
+
+
 def run_rules(
     doc: Document,
     rules: Iterable[Rule],
@@ -178,12 +228,14 @@ def run_rules(
     """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
     for rule in rules:
-        if any(is_prefix(b, p) or is_prefix(p, b) for p in rule.parsed_paths for b in broken):
+        stopped = {p for p in rule.parsed_paths for b in broken if is_prefix(b, p) or is_prefix(p, b)}
+        if stopped - rule.optional:
             continue
         if rule.raw:
             values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
         else:
             values = [seen[p] if p in seen else seen.setdefault(p, get(config, p)) for p in rule.parsed_paths]
+        values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
         try:
             violations = list(rule.run(values, world_size, registries))
         except Exception as exc:  # a rule must not take the whole report down
@@ -197,16 +249,58 @@ def run_rules(
                 f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it",
             )
             continue
+        by_path = dict(zip(rule.parsed_paths, values, strict=True))
         for violation in violations:
-            first = _first_written(doc, rule.parsed_paths)
-            at = parse_path(violation.at) if violation.at else first
-            related = tuple(
-                Related(format_path(p), pos.line if pos else None, pos.column if pos else None)
-                for p in rule.parsed_paths
-                if p != at and (doc.is_written(p) or doc.origin_within(p))
-                for pos in [None if doc.origin_within(p) else doc.where(p)]
-            )
-            yield place(doc, at, rule.id, rule.severity, violation.message, related=related, fallback=first)
+            yield _rule_diagnostic(doc, rule, by_path, violation)
+
+
+def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violation: Violation) -> Diagnostic:
+    """A violation placed at its key, with the other keys it names as related locations (each labelled
+    with its value) and, for values that came from overrides, which override set them."""
+    first = _first_written(doc, rule.parsed_paths)
+    at = parse_path(violation.at) if violation.at else first
+    if violation.related is not None:
+        named = [parse_path(p) for p in violation.related]
+    else:
+        named = [p for p in rule.parsed_paths if _mentions(violation.message, p)]
+    related = tuple(
+        _related(doc, p, values.get(p, ABSENT)) for p in named if p != at and (doc.is_written(p) or doc.origin(p))
+    )
+    here = doc.origin(at)
+    overridden = [
+        f"{format_path(p)} = {show(values[p])} comes from {origin}"
+        for p in rule.parsed_paths
+        if (origin := doc.origin(p)) and origin != here and values[p] is not ABSENT and _mentions(violation.message, p)
+    ]
+    message = violation.message + (f" ({'; '.join(overridden)})" if overridden else "")
+    return place(doc, at, rule.id, rule.severity, message, related=related, fallback=first, entry=True)
+
+
+def _mentions(message: str, path: Path) -> bool:
+    """Whether `message` names `path`, in full or by its last key (`tp` in `dp_shard·tp·pp`)."""
+    last = path[-1] if path else ""
+    return format_path(path) in message or (
+        isinstance(last, str) and re.search(rf"(?<![\w.]){re.escape(last)}(?!\w)", message) is not None
+    )
+
+
+def _related(doc: Document, path: Path, value: Any) -> Related:
+    """`path` as a related location, labelled `key = value`, or with the override that set it."""
+    origin = doc.origin(path)
+    found = None if origin else doc.range_of(path, "entry")
+    key = path[-1] if path else ""
+    label = f"{key} = {show(value)}" if not isinstance(value, (dict, list)) and value is not ABSENT else str(key)
+    if origin:
+        label += f", from {origin}"
+    start, end = (found.start, found.end) if found else (None, None)
+    return Related(
+        format_path(path),
+        start.line if start else None,
+        start.column if start else None,
+        end.line if end else None,
+        end.column if end else None,
+        label,
+    )
 
 
 def _first_written(doc: Document, paths: tuple[Path, ...]) -> Path:
@@ -253,27 +347,31 @@ def place(
     related: tuple[Related, ...] = (),
     anchor: Path | None = None,
     fallback: Path | None = None,
+    entry: bool = False,
 ) -> Diagnostic:
     """A diagnostic about `path`, placed where the user can see the cause.
 
     In order: the override `path` came from; `path` itself; `anchor` (for a
     missing key, the key whose value requires it); the nearest written
     ancestor of `path`; `fallback` (another key the rule read); line 1.
+    The range covers the key (`at_key`), the value, or with `entry` both.
     """
+    part = "entry" if entry else "key" if at_key else "value"
     origin = doc.origin(path)
     pos = None
     if origin is None and not doc.is_written(path):
         for other in (anchor, None, fallback):
             if other is None:  # the nearest written ancestor
-                pos = doc.where(path, key=at_key)
+                pos = doc.range_of(path, part)
             elif doc.is_written(other) or doc.origin_within(other):
                 origin = doc.origin_within(other)
-                pos = None if origin else doc.where(other, key=at_key)
+                pos = None if origin else doc.range_of(other, part)
             if origin or pos:
                 break
     elif origin is None:
-        pos = doc.where(path, key=at_key)
-    line, column = (pos.line, pos.column) if pos else (None, None) if origin else (1, 1)
+        pos = doc.range_of(path, part)
+    line, column = (pos.start.line, pos.start.column) if pos else (None, None) if origin else (1, 1)
+    end = pos.end if pos else None
     return Diagnostic(
         doc.file,
         line,
@@ -284,6 +382,8 @@ def place(
         message,
         origin=origin,
         related=related,
+        end_line=end.line if end else None,
+        end_column=end.column if end else None,
     )
 
 

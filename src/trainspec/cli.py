@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-COMMANDS = ("check", "rules", "explain", "migrate", "schema", "editor")
+COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "editor", "lsp", "completion")
 
 
 def versions() -> str:
@@ -74,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     try:
         parser = build_parser()
+        if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (see `trainspec completion`)
+            import argcomplete
+
+            argcomplete.autocomplete(parser)
         held, rest = _dotted_overrides(sys.argv[1:] if argv is None else list(argv))
         args, extras = parser.parse_known_args(rest)
         extras = held + extras

@@ -21,11 +21,28 @@ class Severity(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Related:
-    """Another place a diagnostic involves (e.g. the second key of a rule)."""
+    """Another place a diagnostic involves (e.g. the second key of a rule).
+
+    `label` says in a few words what is there (`n_heads = 40`); reporters print it
+    beside the place. The end is exclusive, as in `Diagnostic`.
+    """
 
     config_path: str
     line: int | None
     column: int | None
+    end_line: int | None = None
+    end_column: int | None = None
+    label: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "config_path": self.config_path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "label": self.label,
+        }
 
 
 @dataclass(frozen=True)
@@ -34,7 +51,9 @@ class Diagnostic:
 
     `line`/`column` are 1-based and point into `file`; both are None when the
     problem has no place in the file (then `origin` says where it came from,
-    e.g. an override on the command line). `world_size` is set when a check
+    e.g. an override on the command line). `end_line`/`end_column` close the
+    range the diagnostic covers (the key or value it is about), exclusive: the
+    position just after its last character. `world_size` is set when a check
     ran at several world sizes and this diagnostic holds at one of them.
     """
 
@@ -48,6 +67,8 @@ class Diagnostic:
     origin: str | None = None
     related: tuple[Related, ...] = field(default=())
     world_size: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
 
     @property
     def is_error(self) -> bool:
@@ -62,6 +83,10 @@ class Diagnostic:
     def one_line(self) -> str:
         """`location: severity[rule] message`, the line every plain output uses."""
         return f"{self.location()}: {self.severity.value}[{self.rule}] {self.message}"
+
+    def lines(self) -> set[int]:
+        """Every line of the file this diagnostic points at: its own and its related locations'."""
+        return {n for n in (self.line, *(r.line for r in self.related)) if n is not None}
 
     def sort_key(self) -> tuple[str, bool, int, int, str, int, str]:
         """By file, then position; diagnostics without a place in the file come last."""
@@ -80,12 +105,14 @@ class Diagnostic:
             "file": self.file,
             "line": self.line,
             "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
             "config_path": self.config_path,
             "rule": self.rule,
             "severity": self.severity.value,
             "message": self.message,
             "origin": self.origin,
-            "related": [{"config_path": r.config_path, "line": r.line, "column": r.column} for r in self.related],
+            "related": [r.to_dict() for r in self.related],
         }
         if self.world_size is not None:
             out["world_size"] = self.world_size

@@ -1,7 +1,7 @@
 """Which files `trainspec check` reads: the paths given, with directories and globs expanded.
 
 A file named on the command line is always checked, whatever its extension.
-A directory (walked recursively, skipping hidden entries and node_modules)
+A directory (walked recursively, skipping hidden entries, node_modules and pyproject.toml)
 or a glob pattern contributes only files whose extension a known family is
 written in, so `trainspec check configs/` does not trip over a README; of
 those, the runner skips files that belong to no known family (a
@@ -16,6 +16,9 @@ import os
 from collections.abc import Iterator, Sequence
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+PROJECT_FILES = frozenset({"pyproject.toml"})
+"""Never a training config: a walk leaves it out rather than list it as skipped (hidden files,
+such as `.trainspec.toml`, are left out anyway)."""
 
 
 def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], list[str], frozenset[str]]:
@@ -62,5 +65,5 @@ def _walk(top: str, extensions: frozenset[str]) -> Iterator[str]:
     for root, dirs, names in os.walk(top):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
         for name in sorted(names):
-            if not name.startswith(".") and _is_config(name, extensions):
+            if not name.startswith(".") and name not in PROJECT_FILES and _is_config(name, extensions):
                 yield os.path.join(root, name)

@@ -24,10 +24,24 @@ class Pos:
 
 @dataclass(frozen=True)
 class Span:
-    """Where a mapping key and its value start (the key is None for list items)."""
+    """Where a mapping key and its value start (the key is None for list items), and where each ends.
+
+    An end is the position just after the last character (exclusive), on the same line or a later
+    one; None when the reader did not record it.
+    """
 
     key: Pos | None
     value: Pos | None
+    key_end: Pos | None = None
+    value_end: Pos | None = None
+
+
+@dataclass(frozen=True)
+class Range:
+    """A stretch of the file: from `start` to `end` (exclusive), both 1-based."""
+
+    start: Pos
+    end: Pos | None
 
 
 Positions = dict[Path, Span]
@@ -109,6 +123,22 @@ class Document:
             if span is not None:
                 first, second = (span.key, span.value) if key else (span.value, span.key)
                 return first or second
+        return None
+
+    def range_of(self, path: Path, part: str = "key") -> Range | None:
+        """Where `path` is written, else its nearest written ancestor: its "key", its "value", or
+        the whole "entry" (key and value). A part the reader has no position for falls back to the
+        other (a list item has no key)."""
+        positions = self.positions
+        for n in range(len(path), 0, -1):
+            span = positions.get(path[:n])
+            if span is None:
+                continue
+            key = Range(span.key, span.key_end) if span.key else None
+            value = Range(span.value, span.value_end) if span.value else None
+            if part == "entry" and key and value:
+                return Range(key.start, value.end or key.end)
+            return (value or key) if part == "value" else (key or value)
         return None
 
     def is_written(self, path: Path) -> bool:

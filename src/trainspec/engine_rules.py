@@ -31,7 +31,10 @@ ENGINE_RULES: dict[str, EngineRule] = {
         """The file is not valid TOML, YAML or JSON (or not UTF-8 text).
 
 Nothing else can be checked until the file parses; the diagnostic points at the
-place the parser gave up, which may be just after the real mistake.""",
+place the parser gave up, which may be just after the real mistake. The message
+says what was expected there (for a YAML indentation mistake, which lines set the
+indentation it breaks) and that checking stopped there, so more problems may
+follow once it is fixed.""",
     ),
     "duplicate-key": _rule(
         "error",
@@ -73,10 +76,39 @@ files are still checked.""",
         "error",
         """trainspec cannot tell which config family the file belongs to.
 
-The family is taken from `--family`, from a schema the file names (`$schema`,
-a yaml-language-server modeline, a taplo `#:schema` line), or else from its
-top-level keys. When none of these decides, pass `--family`. trainspec exits
-with status 2; `--skip-unknown` skips such files instead.""",
+The family is taken from a file directive (`# trainspec: family=NAME`), `--family`,
+the project configuration, a schema the file names (`$schema`, a
+yaml-language-server modeline, a taplo `#:schema` line), or else from its keys:
+a family claims a file only when it reads its format, knows almost every
+top-level key (and most keys of those sections) and finds what it requires. A
+file named on the command line that no family claims is this error (exit status
+2), saying why; a file found by a directory walk or glob is listed as skipped
+instead, and `--skip-unknown` skips named files too.""",
+    ),
+    "wrong-format": _rule(
+        "error",
+        """The file is written in a format its config family does not read.
+
+KempnerForge reads TOML only; SpecForge reads YAML and JSON. The family came from
+`--family`, the project configuration or a file directive; the family's own loader
+would refuse the file. A directory walk or glob lists such a file as skipped instead.""",
+    ),
+    "invalid-project-config": _rule(
+        "error",
+        """The project configuration (`[tool.trainspec]` in pyproject.toml, or a `.trainspec.toml`)
+that governs the file cannot be used.
+
+The message names the setting, its line and what is expected; `docs/project.md`
+describes every setting. trainspec exits with status 2 until it is fixed (or pass
+`--isolated` to ignore project configurations).""",
+    ),
+    "invalid-directive": _rule(
+        "error",
+        """A `# trainspec:` directive line that trainspec cannot read.
+
+A directive sets the file's own world sizes and family:
+`# trainspec: world-size=8,16 family=kempnerforge@5666d0d`, on a line of its own.
+Suppressions are written `# trainspec: ignore[rule-id]`.""",
     ),
     "invalid-family-schema": _rule(
         "error",
@@ -91,7 +123,11 @@ with status 2. trainspec's own schemas are checked by its tests.""",
         """A key the schema does not know at that place: usually a typo or a key in
 the wrong section.
 
-The message suggests the closest known key, or the section where the key belongs.""",
+The message suggests a known key only when it is close to the written one (or the
+written one starts it), or names the section where the key belongs; a table with
+many keys is not listed inline, the family's reference page lists them. Keys of a
+section written without the section's header (an upstream preset pasted without
+`[model]`) are one error, at the first of them, naming the header to add.""",
     ),
     "missing-key": _rule(
         "error",
@@ -179,7 +215,9 @@ Pass `--world-size N` (or several: `--world-size 8,16,64`) to check them.""",
         """The world size was taken from the config itself (e.g. nodes ×
 processes per node).
 
-World-size rules then run at that size; `--world-size` overrides it. (The example
+World-size rules run at that size, the one the trainer's launcher starts. A world size given for
+the file (`--world-size`, the project configuration or a file directive) that differs breaks the
+family's topology rule; that is reported once, however many such sizes were given. (The example
 is a SpecForge run, whose trainer topology states its world size.)""",
     ),
     "unused-suppression": _rule(
@@ -188,8 +226,9 @@ is a SpecForge run, whose trainer topology states its world size.)""",
 
 Either the problem was fixed (remove the comment) or the id is wrong. A
 suppression comment covers its own line, or, alone on a line, the next line
-that is not a comment. World-size rules are not reported as unused when no
-world size was given.""",
+that is not a comment; it suppresses a diagnostic on any line the diagnostic
+points at (its own place or a related key it names). World-size rules are not
+reported as unused when no world size was given.""",
     ),
     "override-refused-by-loader": _rule(
         "error",

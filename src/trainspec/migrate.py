@@ -50,14 +50,15 @@ class Migration:
         return any(d.is_error for d in self.diagnostics)
 
 
-def migrate(file: str, family_name: str | None = None) -> Migration:
-    """The migrated text of `file` (nothing is written); raises MigrateError for usage problems.
+def migrate(file: str, family_name: str | None = None, text: str | None = None) -> Migration:
+    """The migrated text of `file`, or of `text` read as that file (nothing is written); raises
+    MigrateError for usage problems.
 
     A ReadError (file missing, unreadable, unparsable) is raised as it is.
     """
     from .yaml_roundtrip import YAMLError, keep_trailing_comments, mappings, round_trip
 
-    text = read_text(file)
+    text = read_text(file) if text is None else text
     doc = parse(file, text)
     family = get_family(family_name) if family_name else detect(doc, all_families())[0]
     if family is None:

@@ -25,7 +25,7 @@ from .paths import Path, format_path, parse_path
 from .readers import ReadError
 from .readers import yaml as yaml_reader
 from .schema import Node, Schema, get
-from .validation import show
+from .validation import closest, show
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,13 @@ class Override:
     index: int
     text: str
     python: bool = False
+    source: str = ""
+    """Where the override is written when not on the command line (a project configuration)."""
 
     @property
     def origin(self) -> str:
+        if self.source:
+            return f"override `{self.text}` of {self.source}"
         return f"override #{self.index} ({'--' if self.python else '--set '}{self.text})"
 
 
@@ -131,9 +135,25 @@ def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
 
 def _unknown(path_text: str, schema: Schema) -> str:
     plain = re.sub(r"\[\d+\]", "[0]", path_text)
-    close = difflib.get_close_matches(plain, schema.paths, n=1, cutoff=0.5)
-    hint = f"; did you mean `{close[0]}`?" if close else ""
+    parent, _, last = plain.rpartition(".")
+    siblings = {p.rpartition(".")[2]: p for p in schema.paths if p.rpartition(".")[0] == parent}
+    key = closest(last, sorted(siblings))  # a typo in the key (`model.n_head`)
+    close = siblings[key] if key is not None else None
+    if close is None:  # the same key in another section (`train.lr` for `optimizer.lr`)
+        homes = [p for p in schema.paths if p.rpartition(".")[2] == last]
+        close = homes[0] if len(homes) == 1 else None
+    if close is None:  # the whole path misread, sections and all (`training.deployment_mode`)
+        others = [p for p in schema.paths if not plain.startswith(p + ".") and p not in siblings.values()]
+        scores = {p: difflib.SequenceMatcher(None, plain, p).ratio() for p in others}
+        best = max(scores, key=lambda p: scores[p], default=None)
+        close = best if best is not None and scores[best] >= PATH_SIMILAR else None
+    hint = f"; did you mean `{close}`?" if close else ""
     return f"`{path_text}` is not a config path{hint}"
+
+
+PATH_SIMILAR = 0.7
+"""How alike a whole written path and a known one must be for a "did you mean" (paths share their
+section names, so a whole-path likeness needs less than a single key's)."""
 
 
 def _typed_value(

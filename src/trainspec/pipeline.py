@@ -1,4 +1,4 @@
-"""One file, start to end: read -> detect the family -> check the document -> the file alone.
+"""One file, start to end: read -> directives -> detect the family -> check the document -> the file alone.
 
 Everything a file needs is done here once, whatever the number of world
 sizes: it is read and parsed once, validated and defaulted once. Only when
@@ -23,8 +23,10 @@ import jsonschema.exceptions
 from .checker import check_document
 from .detect import detect
 from .diagnostics import Diagnostic, Severity
+from .directives import read_directives
 from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
+from .formats import FORMATS
 from .overrides import Override
 from .readers import ReadError, parse, read_text
 from .result import Result
@@ -54,15 +56,18 @@ def check_path(
     overrides: Iterable[str | Override] = (),
     world_size: int | Sequence[int] | None = None,
     text: str | None = None,
+    fallback_sizes: bool = False,
 ) -> Result:
     """Check one file (or `text` as if read from it); problems come back as diagnostics, never raised.
 
     Raises ValueError for a world size below 1 (a caller's mistake, not the config's).
+    `fallback_sizes`: the world sizes are for files that state none (see `checker.check_document`);
+    a file directive's sizes never are.
     """
     sizes = world_sizes_of(world_size)
     file = str(path)
     try:
-        return _check(file, family, as_overrides(overrides), sizes, text)
+        return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes)
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
         return Result(file, None, [Diagnostic(file, 1, 1, "", "syntax-error", Severity.ERROR, message)])
@@ -82,7 +87,12 @@ def internal_error(file: str, exc: BaseException) -> Diagnostic:
 
 
 def _check(
-    file: str, family: str | Family | None, overrides: list[Override], sizes: tuple[int, ...], text: str | None
+    file: str,
+    family: str | Family | None,
+    overrides: list[Override],
+    sizes: tuple[int, ...],
+    text: str | None,
+    fallback_sizes: bool = False,
 ) -> Result:
     lines: dict[int, str] = {}
     try:
@@ -95,6 +105,12 @@ def _check(
                 enumerate(text.splitlines()[exc.diagnostic.line - 1 : exc.diagnostic.line], exc.diagnostic.line)
             )
         return Result(file, None, [exc.diagnostic], lines=lines)
+    if "trainspec:" in text and FORMATS[doc.format].comments:
+        directives, problems = read_directives(file, text)
+        doc.problems.extend(problems)
+        family = directives.family or family
+        if directives.world_sizes:
+            sizes, fallback_sizes = directives.world_sizes, False
     if isinstance(family, str):
         try:
             fam = get_family(family)
@@ -108,6 +124,11 @@ def _check(
         fam = found
     else:
         fam = family
+    if doc.format not in fam.formats:
+        formats = " or ".join(sorted(f.upper() for f in fam.formats))
+        message = f"{fam.name} reads {formats} files, not {doc.format.upper()}; its loader refuses this file"
+        wrong = Diagnostic(file, 1, 1, "", "wrong-format", Severity.ERROR, message)
+        return Result(file, None, [*doc.problems, wrong], document=doc)
     read_as = fam.loader_format(file) if fam.loader_format is not None else doc.format
     if read_as != doc.format:
         try:
@@ -120,7 +141,7 @@ def _check(
             doc.problems.append(Diagnostic(file, 1, 1, "", "loader-format", Severity.ERROR, message))
     try:
         alone = doc.snapshot() if overrides and fam.checks_file_before_overrides else None
-        result = check_document(doc, fam, overrides, sizes)
+        result = check_document(doc, fam, overrides, sizes, fallback_sizes=fallback_sizes)
         if alone is not None:
             by_itself = check_document(alone, fam, (), sizes)
             result.diagnostics.extend(_repaired_by_overrides(by_itself, fam, result))

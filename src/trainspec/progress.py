@@ -33,6 +33,13 @@ class Progress:
             self.stream.write(f"\rtrainspec: checked {self.done}/{self.total} files")
             self.stream.flush()
 
+    def clear(self) -> None:
+        """Take the line off the screen so output can be written; the next advance writes it again."""
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.last = 0.0
+
     def close(self) -> None:
         if self.shown:
             self.stream.write("\r\033[K")

@@ -19,8 +19,8 @@ class Result:
     `world_size` is the size the world-size rules ran at when there was one
     (given, or derived from the config). `lines` holds the source lines the
     diagnostics point at, so a reporter can quote them without reading the
-    file again. `skipped` marks a file a directory walk found that belongs to
-    no family: it is left out of reports.
+    file again. `skipped` says why a file a directory walk or glob found was not
+    checked (it belongs to no known family); reports list it apart, never as a problem.
     """
 
     file: str
@@ -30,7 +30,7 @@ class Result:
     world_size: int | None = None
     document: Document | None = field(default=None, repr=False, compare=False)
     lines: dict[int, str] = field(default_factory=dict, repr=False)
-    skipped: bool = False
+    skipped: str = ""
 
     @property
     def ok(self) -> bool:
@@ -41,6 +41,6 @@ class Result:
         lines = dict(self.lines)
         if self.document is not None:
             text = self.document.text.splitlines()
-            wanted = {d.line for d in self.diagnostics if d.line is not None and 0 < d.line <= len(text)}
+            wanted = {n for d in self.diagnostics for n in d.lines() if 0 < n <= len(text)}
             lines.update((n, text[n - 1]) for n in wanted)
         return replace(self, config=None, document=None, lines=lines)

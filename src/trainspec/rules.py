@@ -12,13 +12,17 @@ the keys involved, and list every rule with what it touches.
             yield f"model.n_heads = {n_heads} is not divisible by distributed.tp = {tp}"
 
 A rule yields messages (placed at its first path) or `Violation`s that name
-their own place. World-size rules take the world size as a keyword argument
-`world_size` and are skipped, with a note, when none is known.
+their own place. The other paths a message names become its related
+locations. World-size rules take the world size as a keyword argument
+`world_size` and are skipped, with a note, when none is known. A path
+declared `optional` does not stop the rule when it failed the schema: the
+rule receives ABSENT for it and checks the rest.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,10 +36,14 @@ ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__":
 
 @dataclass(frozen=True)
 class Violation:
-    """A rule's finding; `at` names the config path to point at (default: the rule's first path)."""
+    """A rule's finding; `at` names the config path to point at (default: the rule's first path).
+
+    `related` names the other paths to show beside it; by default, the rule's paths the message names.
+    """
 
     message: str
     at: str | None = None
+    related: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,7 @@ class Rule:
     summary: str = ""
     doc: str = ""
     parsed_paths: tuple[Path, ...] = field(default=(), compare=False)
+    optional: frozenset[Path] = field(default=frozenset(), compare=False)
 
     def run(
         self, values: list[Any], world_size: int | None, registries: Mapping[str, tuple[str, ...]] | None = None
@@ -68,10 +77,14 @@ def rule(
     *paths: str,
     raw: bool = False,
     at_launch: bool = False,
+    optional: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Iterable[str | Violation]]], Rule]:
     """Declare a rule. `raw=True` passes the values as written (ABSENT when not written);
     `at_launch=True` marks a rule the family's own trainer applies at launch, to the final config
-    (after overrides), rather than when it loads the file."""
+    (after overrides), rather than when it loads the file; `optional` names paths (among `paths`)
+    the rule still runs without, when their values failed the schema (it receives ABSENT)."""
+    if not set(optional) <= set(paths):
+        raise ValueError(f"rule {rule_id}: optional paths must be among its paths")
 
     def wrap(fn: Callable[..., Iterable[str | Violation]]) -> Rule:
         doc = inspect.getdoc(fn) or ""
@@ -89,6 +102,23 @@ def rule(
             summary=doc.splitlines()[0],
             doc=doc,
             parsed_paths=tuple(parse_path(p) for p in paths),
+            optional=frozenset(parse_path(p) for p in optional),
         )
 
     return wrap
+
+
+def passing_divisors(*numbers: int) -> str:
+    """The values that divide every one of `numbers`, in words: `1, 2, 4 or 8`.
+
+    A long list keeps its first few and its last (`1, 2, 3, 4, 6, 8, … or 96`); past 10**8 the
+    divisors are not searched for (`a divisor of 123456789012`).
+    """
+    g = math.gcd(*numbers)
+    if g > 10**8 or g < 1:
+        return f"a divisor of {g}" if g else "any"
+    small = [d for d in range(1, math.isqrt(g) + 1) if g % d == 0]
+    shown = [str(v) for v in sorted({*small, *(g // d for d in small)})]
+    if len(shown) > 8:
+        shown = [*shown[:6], "…", shown[-1]]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"

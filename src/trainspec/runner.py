@@ -11,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -20,11 +20,13 @@ from . import suppressions
 from .catalogue import engine_rules, family_rules
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
-from .families import Family, all_families, get_family
+from .families import Family, UnknownFamily, all_families, get_family
 from .formats import FORMATS, JSON
+from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .pipeline import check_path
 from .progress import Progress
+from .project import ProjectError, find_project
 from .result import Result
 
 FILE_LEVEL = frozenset(
@@ -33,8 +35,10 @@ FILE_LEVEL = frozenset(
         "file-not-readable",
         "syntax-error",
         "unknown-family",
+        "wrong-format",
         "not-a-mapping",
         "invalid-family-schema",
+        "invalid-project-config",
     }
 )
 """The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
@@ -56,22 +60,66 @@ class Options:
     """Files found by expanding a directory or glob: those of no known family are skipped."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The text of files not read from disk (`trainspec check -`: the buffer an editor pipes in), by name."""
+    use_project: bool = False
+    """Apply the project configuration that governs each file (see `project`)."""
+    fallback_sizes: bool = False
+    """`world_sizes` are for files that state none (the command line's): a config that fixes its own
+    world size (a SpecForge trainer topology) keeps it, instead of failing at sizes meant for others."""
+
+    def for_file(self, file: str) -> Options:
+        """These options with the project configuration of `file` merged in (see `docs/project.md`).
+
+        World sizes: the file's glob, else the command line, else the project default (a file
+        directive, read later, outranks all three). Family: the command line, else the glob, else
+        the project default. Overrides: the project's, then the glob's, then the command line's.
+        `--select` replaces the project's; every `ignore` adds up.
+        """
+        project = find_project(file) if self.use_project else None
+        if project is None:
+            return self
+        entry = project.entry_for(file)
+        mine = project.settings_for(file)
+        family = self.family
+        if family is None and mine.overlay is not None:
+            family = load_overlay(mine.overlay).id
+        source = project.source.name
+        own = entry.settings.world_sizes if entry else ()
+        return replace(
+            self,
+            family=family or mine.family,
+            world_sizes=own or self.world_sizes or mine.world_sizes,
+            fallback_sizes=self.fallback_sizes and not own,
+            overrides=(*(Override(0, text, source=source) for text in mine.overrides), *self.overrides),
+            select=self.select or mine.select or (),
+            ignore=(*mine.ignore, *self.ignore),
+            warnings_as_errors=self.warnings_as_errors or project.warnings_as_errors,
+        )
 
 
 def check_file(file: str, options: Options) -> Result:
     """One file's whole check, as reported (suppressions, selection, severities applied)."""
+    try:
+        options = options.for_file(file)
+    except (ProjectError, OverlayError, UnknownFamily) as exc:
+        return Result(file, None, _project_problems(file, exc))
     result = check_path(
         file,
         family=options.family,
         overrides=options.overrides,
         world_size=options.world_sizes,
         text=options.texts.get(file),
+        fallback_sizes=options.fallback_sizes,
     )
+    wrong = next((d.message for d in result.diagnostics if d.rule == "wrong-format"), "")
+    if wrong and file in options.expanded:
+        return Result(file, None, [], skipped=wrong)
     if result.family is None and options.family is None:
-        unknown = any(d.rule == "unknown-family" for d in result.diagnostics)
-        unreadable = any(d.rule == "syntax-error" for d in result.diagnostics)
-        if (unknown and file in options.expanded) or (options.skip_unknown and (unknown or unreadable)):
-            return Result(file, None, [], skipped=True)
+        unknown = next((d.message for d in result.diagnostics if d.rule == "unknown-family"), "")
+        unreadable = next((d.message for d in result.diagnostics if d.rule == "syntax-error"), "")
+        if unknown and file in options.expanded:
+            return Result(file, None, [], skipped=unknown)
+        if options.skip_unknown and (unknown or unreadable):
+            return Result(file, None, [], skipped=unknown or f"unreadable: {unreadable}")
     found = result.diagnostics
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
@@ -80,6 +128,13 @@ def check_file(file: str, options: Options) -> Result:
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
     return replace(result, diagnostics=kept).for_report()
+
+
+def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
+    """A project configuration (or an overlay it names) that cannot be used: reported on the file it governs."""
+    if isinstance(exc, ProjectError):
+        return exc.diagnostics
+    return [Diagnostic(file, None, None, "", "invalid-project-config", Severity.ERROR, str(exc))]
 
 
 def selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
@@ -119,23 +174,34 @@ def default_jobs(files: int) -> int:
 def check_files(
     files: Sequence[str], options: Options, jobs: int | None = None, progress: Progress | None = None
 ) -> list[Result]:
-    """Results in the order of `files` (skipped files left out), whatever `jobs` is.
+    """Results in the order of `files` (skipped files left out), whatever `jobs` is."""
+    return [r for r in iter_check_files(files, options, jobs, progress) if not r.skipped]
+
+
+def iter_check_files(
+    files: Sequence[str], options: Options, jobs: int | None = None, progress: Progress | None = None
+) -> Iterator[Result]:
+    """Each file's result as soon as its turn in the order of `files` comes, skipped files included.
 
     Workers send back `Result.for_report()`s: no config or document crosses processes, and a
-    family travels by name.
+    family travels by name. Nothing is kept once it is yielded, so memory does not grow with the
+    number of files.
     """
     jobs = min(jobs or default_jobs(len(files)), len(files)) or 1
     work = partial(check_file, options=options)
-    if jobs == 1:
-        done = [_tick(progress, work(f)) for f in files]
-    else:
-        _prepare(options)
-        chunk = max(1, min(16, len(files) // (jobs * 8)))
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
-            done = [_tick(progress, c) for c in pool.map(work, files, chunksize=chunk)]
-    if progress is not None:
-        progress.close()
-    return [r for r in done if not r.skipped]
+    try:
+        if jobs == 1:
+            for file in files:
+                yield _tick(progress, work(file))
+        else:
+            _prepare(options)
+            chunk = max(1, min(16, len(files) // (jobs * 8)))
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
+                for checked in pool.map(work, files, chunksize=chunk):
+                    yield _tick(progress, checked)
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def _prepare(options: Options) -> None:

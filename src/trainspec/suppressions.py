@@ -2,7 +2,9 @@
 
 Written at the end of a line, a comment suppresses the listed rules on that
 line; written alone on a line, it suppresses them on the next line that is
-not itself a comment. An id may be a prefix (`world-size` covers every
+not itself a comment. A diagnostic is on every line it points at: its own
+and those of its related locations (`tp-divides-heads` is on the `tp` line
+and on the `n_heads` line alike). An id may be a prefix (`world-size` covers every
 `world-size-*` rule). This runs after the checker, on its diagnostics, so
 rules never need to know about comments; and it reports every listed id that
 suppressed nothing (`unused-suppression`), so stale comments do not pile up.
@@ -30,6 +32,8 @@ class Suppression:
     column: int
     target_line: int
     ids: tuple[str, ...]
+    end_column: int | None = None
+    """Just after the comment's closing `]`."""
 
 
 def matches(rule_id: str, pattern: str) -> bool:
@@ -72,7 +76,7 @@ def find(text: str) -> list[Suppression]:
                 ),
                 n + 1,
             )
-        found.append(Suppression(n, m.start() + 1, target, ids))
+        found.append(Suppression(n, m.start() + 1, target, ids, m.end() + 1))
     return found
 
 
@@ -96,8 +100,9 @@ def apply(
     used: set[tuple[int, str]] = set()
     kept = []
     for d in diagnostics:
+        lines = d.lines()
         hits = [
-            (s.comment_line, i) for s in suppressions if s.target_line == d.line for i in s.ids if matches(d.rule, i)
+            (s.comment_line, i) for s in suppressions if s.target_line in lines for i in s.ids if matches(d.rule, i)
         ]
         used.update(hits)
         if not hits:
@@ -112,5 +117,17 @@ def apply(
                 message = f"the suppression of `{rule_id}` matches no diagnostic on line {s.target_line}; remove it"
             else:
                 continue
-            kept.append(Diagnostic(file, s.comment_line, s.column, "", UNUSED, Severity.WARNING, message))
+            kept.append(
+                Diagnostic(
+                    file,
+                    s.comment_line,
+                    s.column,
+                    "",
+                    UNUSED,
+                    Severity.WARNING,
+                    message,
+                    end_line=s.comment_line,
+                    end_column=s.end_column,
+                )
+            )
     return kept

@@ -119,10 +119,14 @@ class Finding:
         severity: Severity = Severity.ERROR,
         anchor: Path | None = None,
         wrong_type: bool = False,
+        missing: bool = False,
+        headerless: bool = False,
     ):
         self.path = path
         self.anchor = anchor
         self.wrong_type = wrong_type
+        self.missing = missing
+        self.headerless = headerless
         self.rule = rule
         self.message = message
         self.at_key = at_key
@@ -171,7 +175,8 @@ def _described(value: Any) -> str:
 
 
 def findings(schema: Schema, validator: Any, data: Any) -> list[Finding]:
-    """Every schema problem of `data`, each once; a value of the wrong type gets only its type error.
+    """Every schema problem of `data`, each once; a value of the wrong type gets only its type error,
+    and a section whose keys are written without its header only that error (not "missing").
 
     (Explaining an error of `required` names every missing key, and jsonschema reports one such
     error per missing key.)
@@ -179,7 +184,12 @@ def findings(schema: Schema, validator: Any, data: Any) -> list[Finding]:
     explained = (f for error in validator.iter_errors(data) for f in _explain(schema, error, data))
     found = list({(f.path, f.rule, f.message): f for f in explained}.values())
     mistyped = {f.path for f in found if f.wrong_type}
-    return [f for f in found if f.wrong_type or f.at_key or f.path not in mistyped]
+    headerless = {f.path for f in found if f.headerless}  # its error already says to write the section
+    return [
+        f
+        for f in found
+        if (f.wrong_type or f.at_key or f.path not in mistyped) and not (f.missing and f.path in headerless)
+    ]
 
 
 def _rule_for(schema: Schema, error: ValidationError) -> str | None:
@@ -225,11 +235,17 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
     if keyword in ("additionalProperties", "unevaluatedProperties"):
         node = schema.node_at(path, data) or {}
         allowed = schema.properties(node, value)
-        for key in value:
-            if key not in allowed:
-                yield Finding(
-                    (*path, key), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True
-                )
+        unknown = [key for key in value if key not in allowed]
+        for section, keys in _headerless(schema, path, unknown, value):
+            # about the missing section (rules reading it are skipped: its values are all elsewhere),
+            # placed at its first key
+            message = _without_header(path, section, keys)
+            yield Finding((*path, section), rule, message, at_key=True, anchor=(*path, keys[0]), headerless=True)
+            unknown = [key for key in unknown if key not in keys]
+        for key in unknown:
+            yield Finding(
+                (*path, key), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True
+            )
         return
     condition = _condition(schema, error)
     said = _describe_condition(*condition) if condition else ""
@@ -244,6 +260,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
                     f"`{format_path((*path, key))}` is required{because} but missing",
                     at_key=True,
                     anchor=(*path, trigger[0]) if trigger else None,
+                    missing=True,
                 )
         return
     if keyword in ("oneOf", "anyOf"):
@@ -260,9 +277,9 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         )
         return
     if keyword == "enum":
-        options = ", ".join(show(v) for v in error.validator_value)
-        close = difflib.get_close_matches(str(value), [str(v) for v in error.validator_value], n=1)
-        hint = f"; did you mean {show(close[0])}?" if close else ""
+        options = _listed([show(v) for v in error.validator_value])
+        close = closest(str(value), [str(v) for v in error.validator_value])
+        hint = f"; did you mean {show(close)}?" if close else ""
         yield Finding(path, rule, f"`{where}` = {show(value)} is not one of {options}{hint}", at_key=False)
         return
     if keyword == "const":
@@ -449,21 +466,88 @@ def _union_summary(schema: Schema, node: Node, value: Any) -> str:
     return "must be " + " or ".join(parts) if parts else ""
 
 
+SIMILAR = 0.75
+"""How alike (difflib's ratio) a written name and a known one must be for a "did you mean"."""
+
+MOST_LISTED = 8
+"""Names listed inline at most; a longer list is cut, and a message points to where all are."""
+
+
+def closest(name: str, known: list[str]) -> str | None:
+    """The known name `name` most likely misspells: one at least SIMILAR to it, else one it starts
+    (`warmup` for `warmup_steps`, from four characters on); else None."""
+    if not known:
+        return None
+    score = {k: difflib.SequenceMatcher(None, name, k).ratio() for k in known}
+    prefixed = [k for k in known if len(name) >= 4 and k.startswith(name)]
+    candidates = [k for k in known if score[k] >= SIMILAR] or prefixed
+    return max(candidates, key=lambda k: score[k]) if candidates else None
+
+
+def _listed(names: list[str]) -> str:
+    """`a, b, c`; past MOST_LISTED names, the first few and how many more."""
+    if len(names) <= MOST_LISTED:
+        return ", ".join(names)
+    return ", ".join(names[: MOST_LISTED - 2]) + f" and {len(names) - MOST_LISTED + 2} more"
+
+
+def _headerless(schema: Schema, path: Path, unknown: list[str], value: Any) -> Iterator[tuple[str, list[str]]]:
+    """Sections whose keys are written (two or more of them) in the table above, without their header.
+
+    A key that could belong to several such sections goes with the one that gathers the most keys.
+    """
+    prefix = format_path(path) + "." if path else ""
+    known = set(schema.paths)
+    sections = _sections(schema, path, value)
+    homes = {key: {s for s in sections if f"{prefix}{format_path((s, key))}" in known} for key in unknown}
+    while True:
+        counts: dict[str, int] = {}
+        for candidates in homes.values():
+            for s in candidates:
+                counts[s] = counts.get(s, 0) + 1
+        best = max(counts, key=lambda s: counts[s], default=None)
+        if best is None or counts[best] < 2:
+            return
+        keys = [k for k in unknown if best in homes.get(k, ())]
+        yield best, keys
+        for k in keys:
+            homes.pop(k)
+
+
+def _sections(schema: Schema, path: Path, value: Any) -> list[str]:
+    """The sections (keys with keys of their own) the schema allows at `path` and the config does not write."""
+    prefix = format_path(path) + "." if path else ""
+    names = {p[len(prefix) :].split(".")[0] for p in schema.paths if p.startswith(prefix) and "." in p[len(prefix) :]}
+    return sorted(n for n in names if n not in value and "[" not in n)
+
+
+def _without_header(path: Path, section: str, keys: list[str]) -> str:
+    """One error for the keys of `section` written without its header."""
+    where = f"directly in `{format_path(path)}`" if path else "at the top level"
+    header = format_path((*path, section))
+    named = _listed([f"`{k}`" for k in keys])
+    return (
+        f"{len(keys)} keys of the `{header}` section ({named}) are written {where}, without the section's "
+        f"header; add the header on the line before `{keys[0]}` (`[{header}]` in TOML; in YAML, "
+        f"`{section}:` with these keys indented under it)"
+    )
+
+
 def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node) -> str:
     where = format_path(path) if path else "the top level"
-    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    close = closest(key, allowed)
     exact = [p for p in schema.paths_ending_in(key) if "[0]" not in p and p != format_path((*path, key))]
     if len(exact) == 1 and "." not in exact[0]:
         hint = f"it belongs at the top level (`{exact[0]}`), not in {where}"
     elif len(exact) == 1:
         hint = f"did you mean `{exact[0]}`?"
     elif close:
-        hint = f"did you mean `{close[0]}`?"
+        hint = f"did you mean `{close}`?"
     else:
         elsewhere = [p for p in schema.paths_ending_in(key) if "[0]" not in p]
         here = format_path((*path, key))
         if here in elsewhere:
-            hint = "that key belongs to another variant; valid keys here: " + ", ".join(allowed)
+            hint = "that key belongs to another variant; " + _valid_keys(schema, path, allowed, "valid keys here: ")
         elif elsewhere:
             hint = (
                 f"did you mean `{elsewhere[0]}`?"
@@ -471,13 +555,27 @@ def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value
                 else "it belongs in " + ", ".join(f"`{p}`" for p in elsewhere[:3])
             )
         else:
-            hint = "valid keys: " + ", ".join(allowed) if allowed else "this table takes no keys"
+            hint = _valid_keys(schema, path, allowed, "valid keys: ") if allowed else "this table takes no keys"
     variant = ""
     found = schema.discriminated(node, value)
     if found:
         prop, _branch = found
         variant = f" (for {prop} = {show(value.get(prop, _default_disc(schema, node, prop)))})"
     return f"unknown key `{key}` in {where}{variant}; {hint}"
+
+
+def _valid_keys(schema: Schema, path: Path, allowed: list[str], lead: str) -> str:
+    """`lead` and the keys a table takes when they are few; else how many, none of them close, and the
+    reference page that lists them (for trainspec's own families)."""
+    if len(allowed) <= MOST_LISTED:
+        return lead + ", ".join(allowed)
+    where = f"`{format_path(path)}`" if path else "the top level"
+    family = schema.id.removeprefix(_TRAINSPEC_SCHEMA).split("@")[0] if schema.id.startswith(_TRAINSPEC_SCHEMA) else ""
+    page = f"; docs/reference/{family}.md#{path[0]} lists them" if family and path and isinstance(path[0], str) else ""
+    return f"none of the {len(allowed)} keys of {where} is close{page}"
+
+
+_TRAINSPEC_SCHEMA = "urn:trainspec:schema:"
 
 
 def _default_disc(schema: Schema, node: Node, prop: str) -> Any:

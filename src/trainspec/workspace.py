@@ -212,14 +212,34 @@ def family_of(path: Path, family: str | None) -> str:
         doc = read(str(path))
     except ReadError as exc:
         raise EditorError(f"{path}: {exc.diagnostic.message}") from exc
-    found, why = detect(doc, all_families())
+    found, why = detect(doc, all_families(), by_reference=False)
     if found is None:
         raise EditorError(f"{path}: {why}")
     return found.stem()
 
 
-def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: Path) -> int:
+WORKSPACE_MARKERS = (".trainspec", ".git", ".hg", ".vscode")
+"""What marks a workspace root, in order of preference: trainspec's own folder, a repository, VS Code settings."""
+
+
+def workspace_root(start: Path) -> Path:
+    """The folder an editor opens for files under `start`: the nearest one above holding `.trainspec/`,
+    else the nearest holding a repository or VS Code settings, else the folder itself, so every file
+    of a repository shares one copy of the schemas."""
+    folder = Path(os.path.abspath(start))
+    if not folder.is_dir():
+        folder = folder.parent
+    for marker in WORKSPACE_MARKERS:
+        for candidate in (folder, *folder.parents):
+            if (candidate / marker).exists():
+                return candidate
+    return folder
+
+
+def annotate(files: Sequence[Path], family: str | None, root: Path | None, schema_dir: Path) -> int:
     """Annotate each file; a file that cannot be annotated is reported and the others still are.
+
+    Without a `root`, each file's workspace root (`workspace_root`) holds the schemas.
 
     A file is rewritten like `trainspec migrate` rewrites one (`safe_write`): a symbolic link's
     target is annotated, and its byte-order mark, mode and owner are kept.
@@ -227,7 +247,7 @@ def annotate(files: Sequence[Path], family: str | None, root: Path, schema_dir: 
     failed = 0
     for path in files:
         try:
-            _annotate_one(path, family, root, schema_dir)
+            _annotate_one(path, family, root or workspace_root(path), schema_dir)
         except (EditorError, WriteRefused) as exc:
             print(f"trainspec: {exc}", file=sys.stderr)
             failed += 1

@@ -8,46 +8,46 @@ unreadable file, or a file of no known family).
 from __future__ import annotations
 
 import argparse
+import itertools
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic
 from ..reporters import NAMES as REPORT_FORMATS
+from ..world_sizes import parse_world_size, parse_world_sizes
 
 if TYPE_CHECKING:
     from ..overrides import Override
+    from ..progress import Progress
     from ..result import Result
 
-MAX_WORLD_SIZES = 65536
-"""More sizes than any cluster has ranks to try: a typo such as `1..1000000000` is refused, not enumerated."""
-
-USAGE_RULES = frozenset({"file-not-found", "file-not-readable", "unknown-family", "invalid-family-schema"})
+USAGE_RULES = frozenset(
+    {
+        "file-not-found",
+        "file-not-readable",
+        "unknown-family",
+        "wrong-format",
+        "invalid-family-schema",
+        "invalid-project-config",
+    }
+)
 
 
 def world_size_arg(text: str) -> int:
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+        return parse_world_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def world_sizes_arg(text: str) -> tuple[int, ...]:
     """`8`, `8,16,64`, or a range `1..64` (both ends included); ranges and sizes mix (`8,16..18`)."""
-    sizes: list[int] = []
-    for part in text.split(","):
-        first, dots, last = part.strip().partition("..")
-        low = world_size_arg(first.strip())
-        high = world_size_arg(last.strip()) if dots else low
-        if high < low:
-            raise argparse.ArgumentTypeError(f"the range {part.strip()!r} is empty (its end is below its start)")
-        if high - low >= MAX_WORLD_SIZES or len(sizes) + high - low >= MAX_WORLD_SIZES:
-            raise argparse.ArgumentTypeError(f"at most {MAX_WORLD_SIZES} world sizes at once")
-        sizes.extend(range(low, high + 1))
-    return tuple(dict.fromkeys(sizes))
+    try:
+        return parse_world_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def jobs_arg(text: str) -> int:
@@ -61,13 +61,19 @@ def register(sub: Any) -> None:
         description="Check config files, directories (recursively) and glob patterns. Extra arguments of the form "
         "--section.key=value are overrides too (KempnerForge style); a bare --section.key means true.",
     )
-    p.add_argument("files", nargs="+", metavar="PATH", help="files, directories, globs, or - for standard input")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="PATH",
+        help="files, directories, globs, or - for standard input (none: every file the project configuration names)",
+    )
     p.add_argument(
         "--stdin-filename",
         metavar="PATH",
         help="with `-`: the name the piped config stands for (its extension, directives and reports use it)",
     )
-    p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from each file)")
+    family = p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from each file)")
+    family.completer = family_ids  # read by argcomplete
     p.add_argument(
         "--overlay", metavar="FILE", help="a project overlay extending a family version (implies its family)"
     )
@@ -121,7 +127,31 @@ def register(sub: Any) -> None:
         action="store_true",
         help="skip files of no known family instead of reporting them (for hooks that see every file)",
     )
+    p.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply the project configuration's `exclude` to files named on the command line too (for hooks)",
+    )
+    p.add_argument(
+        "--isolated",
+        action="store_true",
+        help="ignore project configurations (pyproject.toml [tool.trainspec], .trainspec.toml)",
+    )
+    p.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="PATH=V1,V2,...",
+        help="check every combination of these values (repeatable) in one process; reports the failing variants",
+    )
     p.set_defaults(run=run, accepts_extras=True)
+
+
+def family_ids(**_: Any) -> list[str]:
+    """Every installed family and family version, for shell completion."""
+    from ..families import every_version
+
+    return sorted({f.name for f in every_version().values()} | {f.id for f in every_version().values()})
 
 
 def overrides_from(
@@ -143,14 +173,17 @@ def split_ids(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(i.strip() for v in values for i in v.split(",") if i.strip())
 
 
-def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> list[Result] | str:
-    """The results for the files the arguments name, or a usage problem as a sentence."""
+def collect(
+    args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[Iterator[Result], Progress | None] | str:
+    """The results for the files the arguments name (streamed, in order), or a usage problem as a sentence."""
     from ..catalogue import catalogue
     from ..discovery import expand
     from ..families import UnknownFamily, all_families, get_family
+    from ..formats import FORMATS
     from ..formats import extensions as config_extensions
     from ..progress import Progress
-    from ..runner import Options, check_files
+    from ..runner import Options, iter_check_files
     from ..suppressions import matches
 
     families = all_families()
@@ -163,17 +196,15 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
             return str(exc)
     if args.family is not None:
         try:
-            formats = get_family(args.family).formats
+            get_family(args.family)
         except UnknownFamily as exc:
             return str(exc)
-    else:
-        formats = frozenset(f for family in families.values() for f in family.formats)
     select, ignore = split_ids(args.select), split_ids(args.ignore)
     ids = [r.id for r in catalogue(families)]
     for pattern in (*select, *ignore):
         if not any(matches(i, pattern) for i in ids):
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
-    extensions = config_extensions(formats)
+    extensions = config_extensions(FORMATS)
     texts: dict[str, str] = {}
     if "-" in args.files:
         if args.files != ["-"]:
@@ -181,7 +212,18 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
         name = args.stdin_filename or "stdin.yaml"
         texts[name] = sys.stdin.read().removeprefix("\ufeff")
         args.files = [name]
-    files, unmatched, expanded = expand(args.files, extensions) if not texts else (args.files, [], frozenset())
+    unmatched: list[str] = []
+    if texts:
+        files, expanded = args.files, frozenset[str]()
+    elif args.files:
+        files, unmatched, expanded = expand(args.files, extensions)
+    else:
+        configured = _configured_files(args.isolated)
+        if isinstance(configured, str):
+            return configured
+        files, expanded = configured, frozenset(configured)
+    if not args.isolated:
+        files = [f for f in files if (f not in expanded and not args.force_exclude) or not _excluded(f)]
     options = Options(
         family=args.family,
         overrides=overrides_from(args, extras, parser),
@@ -192,15 +234,53 @@ def collect(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Ar
         skip_unknown=args.skip_unknown,
         expanded=expanded,
         texts=texts,
+        use_project=not args.isolated,
+        fallback_sizes=True,
     )
-    results = check_files(files, options, args.jobs, Progress.for_stream(len(files), sys.stderr))
-    return results + [_nothing_found(arg, extensions) for arg in unmatched]
+    progress = Progress.for_stream(len(files), sys.stderr)
+    results = iter_check_files(files, options, args.jobs, progress)
+    return itertools.chain(results, (_nothing_found(arg, extensions) for arg in unmatched)), progress
+
+
+def _configured_files(isolated: bool) -> list[str] | str:
+    """Every file the project configuration of the working directory names, or why there are none."""
+    from ..project import ProjectError, find_project
+
+    if isolated:
+        return "no paths given; name the files to check (--isolated ignores the project configuration)"
+    try:
+        project = find_project(os.getcwd())
+    except ProjectError as exc:
+        return "the project configuration cannot be used:\n" + "\n".join(_located(d) for d in exc.diagnostics)
+    if project is None:
+        return (
+            "no paths given, and no project configuration here or above (`[tool.trainspec]` in pyproject.toml, "
+            "or a .trainspec.toml, with `[[configs]]` globs); name the files to check"
+        )
+    files = project.files()
+    if not files:
+        return f"no paths given, and the `configs` globs of {project.source} match no file"
+    return files
+
+
+def _located(d: Diagnostic) -> str:
+    where = ":".join(str(p) for p in (d.file, d.line, d.column) if p is not None)
+    return f"  {where}: {d.message}"
+
+
+def _excluded(file: str) -> bool:
+    """Whether the project configuration of a file found by a walk or glob excludes it."""
+    from ..project import ProjectError, find_project
+
+    try:
+        project = find_project(file)
+    except ProjectError:
+        return False  # checking the file reports the configuration's problems
+    return project is not None and project.excluded(file)
 
 
 def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
     """A directory or pattern that holds no config file: as a missing file would be."""
-    import os
-
     from ..diagnostics import Severity
     from ..result import Result
 
@@ -210,14 +290,26 @@ def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    if args.sweep:
+        from .check_sweep import run_sweep
+
+        selection = (split_ids(args.select), split_ids(args.ignore))
+        return run_sweep(args, overrides_from(args, extras, parser), selection, USAGE_RULES, parser)
     from ..reporters import get_reporter
 
-    results = collect(args, extras, parser)
-    if isinstance(results, str):
-        print(f"trainspec: {results}", file=sys.stderr)
+    found = collect(args, extras, parser)
+    if isinstance(found, str):
+        print(f"trainspec: {found}", file=sys.stderr)
         return 2
-    get_reporter(args.format, color=args.color)(results, sys.stdout)
-    diagnostics = [d for r in results for d in r.diagnostics]
-    if any(d.rule in USAGE_RULES for d in diagnostics):
-        return 2
-    return 1 if any(d.is_error for d in diagnostics) else 0
+    results, progress = found
+    seen: set[str] = set()
+
+    def watched() -> Iterator[Result]:
+        for result in results:
+            seen.update("usage" if d.rule in USAGE_RULES else "error" for d in result.diagnostics if d.is_error)
+            if progress is not None and result.diagnostics:
+                progress.clear()  # the line is written again on the next file
+            yield result
+
+    get_reporter(args.format, color=args.color)(watched(), sys.stdout)
+    return 2 if "usage" in seen else 1 if "error" in seen else 0

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..families import UnknownFamily, all_families, get_family
 from ..safe_write import WriteRefused
-from ..workspace import SCHEMA_DIR, EditorError, annotate, init
+from ..workspace import SCHEMA_DIR, EditorError, annotate, init, workspace_root
 
 
 def register(sub: Any) -> None:
@@ -38,7 +38,12 @@ def register(sub: Any) -> None:
     a.add_argument("files", nargs="+", metavar="FILE")
     a.add_argument("--family", help="config family (default: detected from each file)")
     for q in (i, a):
-        q.add_argument("--root", type=Path, default=Path("."), help="workspace root (default: .)")
+        q.add_argument(
+            "--root",
+            type=Path,
+            help="workspace root (default: the nearest folder above holding .trainspec/, else a repository root, "
+            "else the file's own folder; for init, from the working directory)",
+        )
         q.add_argument(
             "--schema-dir",
             type=Path,
@@ -56,7 +61,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             if args.globs and args.family is None:
                 raise EditorError("give --family for the globs")
             families = [get_family(args.family)] if args.family else list(all_families().values())
-            init(args.root, families, args.globs, args.schema_dir)
+            init(args.root or workspace_root(Path.cwd()), families, args.globs, args.schema_dir)
         elif annotate([Path(f) for f in args.files], args.family, args.root, args.schema_dir):
             return 2
     except (EditorError, UnknownFamily, WriteRefused) as exc:

@@ -21,6 +21,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..document import Document
 from ..errors import TrainspecError
 from ..examples import Example
+from ..layout import Derive, LayoutSpace
 from ..rules import Rule
 from ..schema import Schema
 
@@ -96,6 +97,10 @@ class Family:
     - `trusted_schema`: skip the meta-schema check of `schema_file` when the
       validator is built (it costs about 0.1 s a process); for families whose
       own tests check the schema, as trainspec's do.
+    - `layout`: the config paths that choose the parallel layout and the candidates
+      worth trying at a world size (`trainspec plan`); None: the family declares none.
+    - `derive`: quantities computed from the resolved config at a world size
+      (head dim, parameter count, memory per rank: `trainspec show`).
     - `examples`: for each rule id (the family's rules and its schema's
       `x-trainspec-rule` ids), a config that breaks it and the fixed config;
       `trainspec explain` and the reference docs show them, and a test runs them.
@@ -130,6 +135,8 @@ class Family:
         Callable[[Family, dict[str, Any], Sequence[Any]], tuple[dict[str, Any] | None, list[Any]]] | None
     ) = None
     trusted_schema: bool = False
+    layout: LayoutSpace | None = None
+    derive: Derive | None = None
 
     @cached_property
     def schema(self) -> Schema:

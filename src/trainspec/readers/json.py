@@ -13,11 +13,11 @@ import re
 import sys
 from typing import Any
 
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import too_many_digits
 from ..document import Document, LineIndex, Pos, Positions, Span
 from ..paths import Path, format_path
-from . import ReadError, file_error
+from . import ReadError, file_error, syntax
 
 _SCALAR = re.compile(r"[^,\]}\s]+")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
@@ -38,7 +38,7 @@ def parse(file: str, text: str) -> Document:
     except json.JSONDecodeError as exc:
         hint = "" if file.lower().endswith(".json") else " (files that are not .toml, .yaml or .yml are read as JSON)"
         raise ReadError(
-            file_error(file, "syntax-error", f"invalid JSON: {exc.msg}{hint}", exc.lineno, exc.colno)
+            file_error(file, "syntax-error", syntax.json(exc.msg, text, exc.pos) + hint, exc.lineno, exc.colno)
         ) from None
     except ValueError:  # the standard library's int() of an integer too long to write in decimal
         raise ReadError(_too_long(file, text)) from None
@@ -75,9 +75,20 @@ def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
             "duplicate-key",
             Severity.ERROR,
             f"duplicate key `{path[-1]}` (first written at line {first.line}); keep one of them",
+            related=(_first_written(scanner, path),),
+            end_line=end.line,
+            end_column=end.column,
         )
-        for path, pos, first in scanner.duplicates
+        for path, pos, end, first in scanner.duplicates
     ]
+
+
+def _first_written(scanner: _Scanner, path: Path) -> Related:
+    """Where a key that is written again was first written."""
+    span = scanner.out[path]
+    assert span.key is not None
+    end = span.key_end or span.key
+    return Related(format_path(path), span.key.line, span.key.column, end.line, end.column, "first written here")
 
 
 def locate(text: str) -> Positions:
@@ -94,7 +105,8 @@ class _Scanner:
         self.i = 0
         self.pos = LineIndex(text).pos
         self.out: Positions = {}
-        self.duplicates: list[tuple[Path, Pos, Pos]] = []
+        self.duplicates: list[tuple[Path, Pos, Pos, Pos]] = []
+        """(path, where the repeated key starts, where it ends, where the first one starts)"""
 
     def ws(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t\r\n":
@@ -104,11 +116,22 @@ class _Scanner:
         self.ws()
         self.value((), None)
 
-    def value(self, path: Path, key: int | None) -> None:
+    def value(self, path: Path, key: tuple[int, int] | None) -> None:
+        """Scan the value at the cursor; `key` is where its key starts and ends."""
+        start = self.i
+        first = path not in self.out
+        self.scan(path)
+        if first:
+            self.out[path] = Span(
+                self.pos(key[0]) if key is not None else None,
+                self.pos(start),
+                self.pos(key[1]) if key is not None else None,
+                self.pos(self.i),
+            )
+
+    def scan(self, path: Path) -> None:
         s = self.s
         start = self.i
-        if path not in self.out:
-            self.out[path] = Span(self.pos(key) if key is not None else None, self.pos(start))
         c = s[start]
         if c == "{":
             self.i += 1
@@ -132,8 +155,8 @@ class _Scanner:
                 if child in self.out and self.out[child].key is not None:
                     first = self.out[child].key
                     assert first is not None
-                    self.duplicates.append((child, self.pos(key_start), first))
-                self.value(child, key_start)
+                    self.duplicates.append((child, self.pos(key_start), self.pos(m.end()), first))
+                self.value(child, (key_start, m.end()))
         elif c == "[":
             self.i += 1
             index = 0

@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import in_digit_limit, too_many_digits
 from ..document import Document, Pos, Positions, Span, Unreadable
 from ..paths import Path, format_path
-from . import ReadError, file_error
+from . import ReadError, file_error, syntax
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PLAIN = "tag:trainspec:plain"
@@ -127,7 +127,10 @@ def parse(file: str, text: str) -> Document:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "cannot parse"
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise ReadError(file_error(file, "syntax-error", f"invalid YAML: {problem}", line, col)) from None
+        message = (
+            syntax.yaml(problem, text, line, col) if line and col else f"invalid YAML: {problem}; {syntax.STOPPED}"
+        )
+        raise ReadError(file_error(file, "syntax-error", message, line, col)) from None
     except yaml.YAMLError as exc:
         raise ReadError(file_error(file, "syntax-error", f"invalid YAML: {exc}")) from None
     if len(nodes) > 1:
@@ -184,7 +187,12 @@ class _Builder:
         if self.count > MAX_VALUES:
             raise _TooLarge
         if path not in self.positions:
-            self.positions[path] = Span(_pos(key.start_mark) if key is not None else None, _pos(node.start_mark))
+            self.positions[path] = Span(
+                _pos(key.start_mark) if key is not None else None,
+                _pos(node.start_mark),
+                _pos(key.end_mark) if key is not None else None,
+                _pos(node.end_mark),
+            )
         if isinstance(node, yaml.MappingNode):
             return self.mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
@@ -217,6 +225,9 @@ class _Builder:
                         "duplicate-key",
                         Severity.ERROR,
                         f"duplicate key `{key}` (first written at line {first.line + 1}); keep one of them",
+                        related=(self.first_written(seen[key], (*path, key)),),
+                        end_line=key_node.end_mark.line + 1,
+                        end_column=key_node.end_mark.column + 1,
                     )
                 )
                 continue
@@ -228,6 +239,14 @@ class _Builder:
                     for k, v in self.mapping(item, path).items():
                         out.setdefault(k, v)
         return out
+
+    @staticmethod
+    def first_written(key_node: Any, path: Path) -> Related:
+        """Where a key that is written again was first written."""
+        start, end = key_node.start_mark, key_node.end_mark
+        return Related(
+            format_path(path), start.line + 1, start.column + 1, end.line + 1, end.column + 1, "first written here"
+        )
 
     def key_text(self, key_node: Any, key: Any, path: Path) -> str | None:
         """Scalar keys that read as numbers or booleans are kept as the text written."""

@@ -2,14 +2,17 @@
 
 text (people), json (scripts), github (workflow annotations), sarif (code
 scanning) and junit (CI test reports). Each is a function
-`report(results, out)`; `get_reporter` picks one by name.
+`report(results, out)` over an iterable of results, which may include
+skipped files; text and github print each file's diagnostics as soon as its
+result arrives, the others build one document at the end. `get_reporter`
+picks one by name.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TextIO
@@ -17,7 +20,7 @@ from typing import TextIO
 from ..diagnostics import Diagnostic, Severity
 from ..result import Result
 
-Reporter = Callable[[Sequence[Result], TextIO], None]
+Reporter = Callable[[Iterable[Result], TextIO], None]
 
 NAMES = ("text", "json", "github", "sarif", "junit")
 """The reporters, each a module of this package: `--format` offers exactly these."""
@@ -27,22 +30,68 @@ def sorted_diagnostics(results: Sequence[Result]) -> list[Diagnostic]:
     return sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
 
 
-def counts(results: Sequence[Result]) -> dict[str, int]:
-    ds = [d for r in results for d in r.diagnostics]
-    return {
-        "files": len(results),
-        "errors": sum(d.severity is Severity.ERROR for d in ds),
-        "warnings": sum(d.severity is Severity.WARNING for d in ds),
-        "files_with_errors": sum(not r.ok for r in results),
-    }
+class Tally:
+    """Counts for the summary line, kept as results stream past (nothing else is held)."""
+
+    def __init__(self) -> None:
+        self.files = self.errors = self.warnings = self.files_with_errors = 0
+        self.skipped: list[tuple[str, str]] = []
+
+    def add(self, result: Result) -> Result:
+        if result.skipped:
+            self.skipped.append((result.file, result.skipped))
+            return result
+        self.files += 1
+        self.errors += sum(d.severity is Severity.ERROR for d in result.diagnostics)
+        self.warnings += sum(d.severity is Severity.WARNING for d in result.diagnostics)
+        self.files_with_errors += not result.ok
+        return result
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "files": self.files,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "files_with_errors": self.files_with_errors,
+            "skipped": len(self.skipped),
+        }
+
+    def summary(self) -> str:
+        files = f"{self.files} file{'s' if self.files != 1 else ''}"
+        line = (
+            f"{self.errors} error(s), {self.warnings} warning(s) in {files}"
+            if self.errors or self.warnings
+            else f"{files} checked, no problems"
+        )
+        if self.skipped:
+            paths = ", ".join(relative_path(file) for file, _ in self.skipped[:SKIPS_LISTED])
+            more = f" and {len(self.skipped) - SKIPS_LISTED} more" if len(self.skipped) > SKIPS_LISTED else ""
+            line += f"; {len(self.skipped)} skipped, no known family: {paths}{more}"
+        return line
 
 
-def summary(results: Sequence[Result]) -> str:
-    c = counts(results)
-    files = f"{c['files']} file{'s' if c['files'] != 1 else ''}"
-    if c["errors"] or c["warnings"]:
-        return f"{c['errors']} error(s), {c['warnings']} warning(s) in {files}"
-    return f"{files} checked, no problems"
+SKIPS_LISTED = 10
+"""Skipped files named in the summary line; JSON lists them all, with the reason for each."""
+
+
+def tally(results: Iterable[Result]) -> Tally:
+    counted = Tally()
+    for result in results:
+        counted.add(result)
+    return counted
+
+
+def counts(results: Iterable[Result]) -> dict[str, int]:
+    return tally(results).counts()
+
+
+def summary(results: Iterable[Result]) -> str:
+    return tally(results).summary()
+
+
+def checked(results: Iterable[Result]) -> list[Result]:
+    """The results of files that were checked (skipped ones left out)."""
+    return [r for r in results if not r.skipped]
 
 
 def relative_path(file: str) -> str:

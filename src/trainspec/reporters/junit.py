@@ -7,16 +7,17 @@ failing tests. Warnings and notes go to the testcase's system-out.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import TextIO
 
 from ..diagnostics import Diagnostic
 from ..result import Result
-from . import relative_path
+from . import checked, relative_path
 from .text import format_line
 
 
-def report(results: Sequence[Result], out: TextIO) -> None:
+def report(results: Iterable[Result], out: TextIO) -> None:
+    results = checked(results)
     failed = sum(not r.ok for r in results)
     root = ET.Element("testsuites", name="trainspec", tests=str(len(results)), failures=str(failed), errors="0")
     suite = ET.SubElement(

@@ -3,8 +3,9 @@
 One run; `tool.driver.rules` describes every rule the results use (id,
 short and full description, help text, default level), and each result
 points at its file (a URI relative to the working directory, resolved
-through the `SRCROOT` base) and line. Files without a line are reported on
-line 1, since code scanning needs a region to show an alert.
+through the `SRCROOT` base) and region (its start and, where known, its end).
+Files without a line are reported on line 1, since code scanning needs a
+region to show an alert.
 
 `helpUri` must be an absolute URL, so it is given only where one is known:
 a family's `docs_url` (its reference page), else the package's
@@ -14,7 +15,7 @@ a family's `docs_url` (its reference page), else the package's
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -26,15 +27,15 @@ from ..catalogue import RuleInfo, lookup
 from ..diagnostics import Diagnostic, Severity
 from ..families import Family
 from ..result import Result
-from . import relative_path
+from . import checked, relative_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 
 
-def report(results: Sequence[Result], out: TextIO) -> None:
-    json.dump(build(results), out, indent=2, ensure_ascii=False)
+def report(results: Iterable[Result], out: TextIO) -> None:
+    json.dump(build(checked(results)), out, indent=2, ensure_ascii=False)
     out.write("\n")
 
 
@@ -125,10 +126,15 @@ def _documentation_url() -> str:
     return next((u.split(",", 1)[1].strip() for u in urls if u.split(",", 1)[0].strip().lower() == "documentation"), "")
 
 
-def _location(file: str, line: int | None, column: int | None) -> dict[str, Any]:
+def _location(
+    file: str, line: int | None, column: int | None, end_line: int | None = None, end_column: int | None = None
+) -> dict[str, Any]:
     region: dict[str, int] = {"startLine": line or 1}
     if line is not None and column is not None:
         region["startColumn"] = column
+        if end_line is not None and end_column is not None and (end_line, end_column) > (line, column):
+            region["endLine"] = end_line
+            region["endColumn"] = end_column  # SARIF's end column is the one after the region, as ours
     path = relative_path(file)
     if Path(path).is_absolute():
         artifact = {"uri": Path(path).as_uri()}
@@ -144,10 +150,14 @@ def result(d: Diagnostic, index: int) -> dict[str, Any]:
         "ruleIndex": index,
         "level": LEVELS[d.severity],
         "message": {"text": message},
-        "locations": [_location(d.file, d.line, d.column)],
+        "locations": [_location(d.file, d.line, d.column, d.end_line, d.end_column)],
     }
     related = [
-        {"id": n, **_location(d.file, r.line, r.column), "message": {"text": r.config_path}}
+        {
+            "id": n,
+            **_location(d.file, r.line, r.column, r.end_line, r.end_column),
+            "message": {"text": f"{r.config_path}: {r.label}" if r.label else r.config_path},
+        }
         for n, r in enumerate(d.related)
         if r.line is not None
     ]

@@ -1,20 +1,23 @@
 """One line per problem, `file:line:col: severity[rule-id] message`, then a summary.
 
-On a terminal (or with `--color always`) each located problem is followed by
-its source line with a caret under the column, and colour is used unless
-`--color never` or NO_COLOR (https://no-color.org) says otherwise. Piped
-output stays one line per problem, for grep and editors.
+On a terminal, or with `--color always` or `--color never`, each located
+problem is followed by the lines it points at, as rustc shows them: its own
+range underlined with `^`, each related place with `-` and a short label
+(`n_heads = 40`). Colour is used on a terminal or with `--color always`,
+unless `--color never` or NO_COLOR (https://no-color.org) says otherwise.
+Piped output with `--color auto` stays one line per problem, for grep and editors.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
 from ..diagnostics import Diagnostic, Severity
 from ..result import Result
-from . import sorted_diagnostics, summary
+from . import Tally
 
 _RESET = "\033[0m"
 _BOLD = "\033[1m"
@@ -30,29 +33,77 @@ def format_line(d: Diagnostic, color: bool = False) -> str:
     return f"{_BOLD}{where}{_RESET}: {level}{_DIM}[{d.rule}]{_RESET} {d.message}"
 
 
-def excerpt(line_text: str, line: int, column: int, color: bool = False) -> list[str]:
-    """The source line, numbered, and a caret under `column` (tabs kept so the caret lines up)."""
-    number = str(line)
-    pad = "".join(c if c == "\t" else " " for c in line_text[: max(column - 1, 0)])
-    caret = f"{_BOLD}^{_RESET}" if color else "^"
-    return [f" {number} | {line_text}", f" {' ' * len(number)} | {pad}{caret}"]
+@dataclass(frozen=True)
+class Mark:
+    """One place to underline in an excerpt: `^` for the diagnostic's own, `-` with a label for a related one."""
+
+    line: int
+    column: int
+    end_line: int | None
+    end_column: int | None
+    char: str
+    label: str = ""
+
+    def width(self, text: str) -> int:
+        """How many characters to underline: to the end of the range, or of the line for a range
+        that goes on to later lines; at least one."""
+        stop = self.end_column - 1 if self.end_line == self.line and self.end_column else len(text.rstrip())
+        return max(stop - (self.column - 1), 1) if self.end_line is not None else 1
+
+
+def marks(d: Diagnostic) -> list[Mark]:
+    """The diagnostic's own place and each related place in the file, in line order."""
+    found = []
+    if d.line is not None and d.column is not None:
+        found.append(Mark(d.line, d.column, d.end_line, d.end_column, "^"))
+    for r in d.related:
+        if r.line is not None and r.column is not None and (r.line, r.column) != (d.line, d.column):
+            found.append(Mark(r.line, r.column, r.end_line, r.end_column, "-", r.label or r.config_path))
+    return sorted(found, key=lambda m: (m.line, m.column))
+
+
+def excerpt(lines: dict[int, str], found: Sequence[Mark], color: bool = False) -> list[str]:
+    """Each marked source line, numbered, with its marks underlined below it (tabs kept so they line up);
+    `...` stands for the lines skipped between two marked ones."""
+    shown = [m for m in found if m.line in lines]
+    if not shown:
+        return []
+    gutter = " " * len(str(max(m.line for m in shown)))
+    out = [f" {gutter} |"]
+    previous = None
+    for m in shown:
+        text = lines[m.line]
+        if m.line != previous:
+            if previous is not None and m.line > previous + 1:
+                out.append(f" {gutter} ...")
+            out.append(f" {str(m.line).rjust(len(gutter))} | {text}")
+            previous = m.line
+        pad = "".join(c if c == "\t" else " " for c in text[: max(m.column - 1, 0)])
+        under = m.char * m.width(text)
+        if color:
+            under = f"{_BOLD}{under}{_RESET}"
+        out.append(f" {gutter} | {pad}{under}" + (f" {m.label}" if m.label else ""))
+    return out
 
 
 def use_color(choice: str, out: TextIO) -> tuple[bool, bool]:
     """(show excerpts, use colour) for `--color choice` writing to `out`."""
     tty = bool(getattr(out, "isatty", lambda: False)())
-    excerpts = choice == "always" or (choice == "auto" and tty)
+    excerpts = choice != "auto" or tty
     colour = choice == "always" or (choice == "auto" and tty and not os.environ.get("NO_COLOR"))
     return excerpts, colour
 
 
-def report(results: Sequence[Result], out: TextIO, *, color: str = "auto") -> None:
+def report(results: Iterable[Result], out: TextIO, *, color: str = "auto") -> None:
+    """Each file's diagnostics as soon as its result arrives, then the summary."""
     excerpts, colour = use_color(color, out)
-    lines = {(r.file, n): text for r in results for n, text in r.lines.items()}
-    for d in sorted_diagnostics(results):
-        out.write(format_line(d, colour) + "\n")
-        if excerpts and d.line is not None and d.column is not None:
-            text = lines.get((d.file, d.line))
-            if text is not None:
-                out.write("\n".join(excerpt(text, d.line, d.column, colour)) + "\n")
-    out.write(summary(results) + "\n")
+    counted = Tally()
+    for result in results:
+        for d in sorted(counted.add(result).diagnostics, key=Diagnostic.sort_key):
+            out.write(format_line(d, colour) + "\n")
+            if excerpts:
+                quoted = {m.line: result.lines[m.line] for m in marks(d) if m.line in result.lines}
+                shown = excerpt(quoted, marks(d), colour)
+                out.write("".join(line + "\n" for line in shown) + ("\n" if shown else ""))
+        out.flush()
+    out.write(counted.summary() + "\n")

@@ -9,6 +9,7 @@ from typing import Any
 from ...resources import schema_dir
 from .. import Family
 from .examples import EXAMPLES, EXAMPLES_5666D0D
+from .layout import LAYOUT, derive
 from .rules import RULES
 from .rules_5666d0d import RULES as RULES_5666D0D
 from .rules_5666d0d import SCHEMA_RULE_DOCS as SCHEMA_RULE_DOCS_5666D0D
@@ -108,6 +109,8 @@ FAMILY = Family(
     resolve=resolve,
     loader_conversion=loader_conversion,
     loader_overrides=loader_overrides,
+    layout=LAYOUT,
+    derive=derive,
 )
 
 POOLING_DEFAULTS_5666D0D = {"pool_window": 2, "pool_heads": 16}

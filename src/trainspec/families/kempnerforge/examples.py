@@ -147,7 +147,7 @@ EXAMPLES: dict[str, Example] = {
     ),
 }
 
-KF_YAML = Run(family="kempnerforge")
+AS_KEMPNERFORGE = Run(family="kempnerforge")
 DIM = "[model]\ndim = 4096\n"
 
 # the engine's own ids, shown on KempnerForge configs
@@ -163,12 +163,17 @@ EXAMPLES.update(
             fixed_run=Run(world_sizes=(4,)),
         ),
         "syntax-error": Example("[model\ndim = 4096\n", "[model]\ndim = 4096\n"),
-        "duplicate-key": Example("model:\n  dim: 4096\n  dim: 2048\n", "model:\n  dim: 4096\n", "yaml", KF_YAML),
-        "unsupported-yaml": Example("model:\n  dim: !!python/int 4096\n", "model:\n  dim: 4096\n", "yaml", KF_YAML),
-        "not-a-mapping": Example("- model\n- train\n", "model:\n  dim: 4096\n", "yaml", KF_YAML),
+        "wrong-format": Example(
+            '{"model": {"dim": 4096}}\n', "[model]\ndim = 4096\n", run=AS_KEMPNERFORGE, filename="example.json"
+        ),
+        "invalid-directive": Example(
+            "# trainspec: world-size=eight\n[model]\ndim = 4096\n", "# trainspec: world-size=8\n[model]\ndim = 4096\n"
+        ),
         "file-not-found": Example(None, "[model]\ndim = 4096\n"),
         "file-not-readable": Example(None, "[model]\ndim = 4096\n", filename="x" * 300 + ".toml"),
-        "unknown-family": Example("[trainer]\nsteps = 10\n", "[train]\nmax_steps = 10\n"),
+        "unknown-family": Example(
+            "[trainer]\nmax_epochs = 3\n\n[callbacks]\nearly_stopping = true\n", "[train]\nmax_steps = 10\n"
+        ),
         "unknown-key": Example("[model]\nn_head = 32\n", "[model]\nn_heads = 32\n"),
         "missing-key": Example(
             VLM + "[vlm]\n\n[[vlm.freeze]]\nfrozen = true\n",

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...paths import format_path
-from ...rules import ABSENT, Violation, rule
+from ...rules import ABSENT, Violation, passing_divisors, rule
 from ...validation import show
 
 HF_ENCODERS = ("siglip2", "clip")
@@ -59,7 +59,8 @@ def kv_heads_divide_heads(n_kv_heads: int, n_heads: int) -> Iterator[str]:
             if n_kv_heads == 32
             else ""
         )
-        yield f"model.n_heads = {show(n_heads)} is not divisible by model.n_kv_heads = {n_kv_heads}{implicit}"
+        fits = "" if implicit else f"; model.n_kv_heads values that pass: {passing_divisors(n_heads)}"
+        yield f"model.n_heads = {show(n_heads)} is not divisible by model.n_kv_heads = {n_kv_heads}{implicit}{fits}"
 
 
 @rule("model-moe-top-k-le-experts", "error", "model.moe_top_k", "model.num_experts")
@@ -165,7 +166,8 @@ def auto_shard_divisible(
     if dp_shard == -1 and world_size % other:
         yield Violation(
             f"world size {world_size} is not divisible by dp_replicate·tp·pp·cp·ep = "
-            f"{dp_replicate}·{tp}·{pp}·{cp}·{ep} = {show(other)}, so distributed.dp_shard = -1 cannot be resolved",
+            f"{dp_replicate}·{tp}·{pp}·{cp}·{ep} = {show(other)}, so distributed.dp_shard = -1 cannot be resolved; "
+            f"products of these degrees that pass: {passing_divisors(world_size)}",
             at="distributed.dp_shard",
         )
 
@@ -225,18 +227,61 @@ def moe_compile(compile_model: bool, num_experts: int) -> Iterator[str]:
         )
 
 
-@rule("tp-divides-heads", "error", "model.n_heads", "distributed.tp", at_launch=True)
-def tp_divides_heads(n_heads: int, tp: int) -> Iterator[str]:
-    """Tensor parallelism splits attention heads across ranks."""
+def _tp_fits(heads: int, other_heads: Any) -> str:
+    """The tp values that divide `heads` and (when its value is usable) `other_heads`."""
+    counts = (heads, other_heads) if isinstance(other_heads, int) and other_heads > 0 else (heads,)
+    return f"distributed.tp values that pass: {passing_divisors(*counts)}"
+
+
+@rule(
+    "tp-divides-heads",
+    "error",
+    "model.n_heads",
+    "distributed.tp",
+    "model.n_kv_heads",
+    at_launch=True,
+    optional=("model.n_kv_heads",),
+)
+def tp_divides_heads(n_heads: int, tp: int, n_kv_heads: Any) -> Iterator[Violation]:
+    """Tensor parallelism splits attention heads across ranks.
+
+    distributed.tp must divide model.n_heads. When it divides neither model.n_heads nor
+    model.n_kv_heads, this one error names both constraints (and `tp-divides-kv-heads` stays
+    quiet): one degree, one fix. It points at distributed.tp, the value to change, and lists
+    the values that would pass.
+    """
     if tp > 1 and n_heads % tp:
-        yield f"model.n_heads = {n_heads} is not divisible by distributed.tp = {tp}"
+        kv_fails = isinstance(n_kv_heads, int) and n_kv_heads % tp != 0
+        also = f" and model.n_kv_heads = {n_kv_heads}" if kv_fails else ""
+        yield Violation(
+            f"distributed.tp = {tp} must divide model.n_heads = {n_heads}{also} (tensor parallelism splits the "
+            f"heads across ranks); {_tp_fits(n_heads, n_kv_heads)}",
+            at="distributed.tp",
+        )
 
 
-@rule("tp-divides-kv-heads", "error", "model.n_kv_heads", "distributed.tp", at_launch=True)
-def tp_divides_kv_heads(n_kv_heads: int, tp: int) -> Iterator[str]:
-    """Tensor parallelism splits kv heads across ranks too."""
-    if tp > 1 and n_kv_heads % tp:
-        yield f"model.n_kv_heads = {n_kv_heads} is not divisible by distributed.tp = {tp}"
+@rule(
+    "tp-divides-kv-heads",
+    "error",
+    "model.n_kv_heads",
+    "distributed.tp",
+    "model.n_heads",
+    at_launch=True,
+    optional=("model.n_heads",),
+)
+def tp_divides_kv_heads(n_kv_heads: int, tp: int, n_heads: Any) -> Iterator[Violation]:
+    """Tensor parallelism splits kv heads across ranks too.
+
+    distributed.tp must divide model.n_kv_heads. This is reported on its own when tp divides
+    model.n_heads; when it divides neither, the one `tp-divides-heads` error names both.
+    """
+    heads_fail = isinstance(n_heads, int) and n_heads % tp != 0
+    if tp > 1 and n_kv_heads % tp and not heads_fail:
+        yield Violation(
+            f"distributed.tp = {tp} must divide model.n_kv_heads = {n_kv_heads} (tensor parallelism splits the "
+            f"kv heads across ranks); {_tp_fits(n_kv_heads, n_heads)}",
+            at="distributed.tp",
+        )
 
 
 @rule("fp8-no-tp", "error", "train.mixed_precision", "distributed.tp", at_launch=True)
@@ -266,11 +311,15 @@ def ep_needs_moe(ep: int, num_experts: int) -> Iterator[str]:
         yield f"distributed.ep = {ep} needs an MoE model, but model.num_experts = {num_experts}"
 
 
-@rule("ep-divides-experts", "error", "model.num_experts", "distributed.ep", at_launch=True)
-def ep_divides_experts(num_experts: int, ep: int) -> Iterator[str]:
-    """Each expert-parallel rank holds num_experts / ep experts."""
+@rule("ep-divides-experts", "error", "distributed.ep", "model.num_experts", at_launch=True)
+def ep_divides_experts(ep: int, num_experts: int) -> Iterator[Violation]:
+    """Each expert-parallel rank holds num_experts / ep experts, so ep must divide model.num_experts."""
     if ep > 1 and num_experts > 0 and num_experts % ep:
-        yield f"model.num_experts = {num_experts} is not divisible by distributed.ep = {ep}"
+        yield Violation(
+            f"distributed.ep = {ep} must divide model.num_experts = {num_experts} (each expert-parallel rank "
+            f"holds the same number of experts); distributed.ep values that pass: {passing_divisors(num_experts)}",
+            at="distributed.ep",
+        )
 
 
 @rule(

@@ -10,6 +10,7 @@ from ...resources import schema_dir
 from ...validation import show
 from .. import Family
 from .examples import EXAMPLES, EXAMPLES_A6B6B02
+from .layout import LAYOUT, derive
 from .migrations import LEGACY, NOTICES, migrate_legacy
 from .normalize import normalize
 from .overrides import apply_overrides
@@ -67,6 +68,8 @@ FAMILY = Family(
     checks_file_before_overrides=True,
     loader_format=lambda name: "yaml" if name.endswith((".yaml", ".yml")) else "json",  # case-sensitive upstream
     loader_overrides=apply_overrides,
+    layout=LAYOUT,
+    derive=derive,
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
 )
 

@@ -392,6 +392,11 @@ EXAMPLES["override-refused-by-loader"] = Example(
     run=Run(overrides=("model.aux_hidden_state_layer_ids=[1,2,3]",)),
     fixed_run=Run(),
 )
+# the engine's ids for YAML the reader refuses
+EXAMPLES["duplicate-key"] = _fix(offline(training="  num_epochs: 1\n  num_epochs: 2\n"), "  num_epochs: 1\n", "")
+EXAMPLES["unsupported-yaml"] = _fix(offline(training="  num_epochs: !!python/int 2\n"), "!!python/int ", "")
+EXAMPLES["not-a-mapping"] = Example("- model\n- data\n", offline(), "yaml")
+
 EXAMPLES["loader-format"] = Example(offline(), offline(), "yaml", filename="RUN.YAML")
 
 # the legacy migration's ids

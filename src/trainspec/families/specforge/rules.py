@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...rules import Violation, rule
+from ...rules import Violation, passing_divisors, rule
 from ...validation import show
 
 DIS = "deployment.disaggregated"
@@ -49,7 +49,7 @@ CONTEXT_HEADROOM = 7
 
 
 def data_mode(train: str, prompts: str, hidden: str) -> str | None:
-    """ "offline" or "online" when exactly one source is filled (rule 2 holds), else None."""
+    """ "offline" or "online" when exactly one source is filled, else None."""
     filled = [bool(train), bool(prompts), bool(hidden)]
     if sum(filled) != 1:
         return None
@@ -70,7 +70,7 @@ def _items(values: list[Any] | None) -> list[dict[str, Any]]:
 
 @rule("data-exactly-one-source", "error", *SOURCES)
 def exactly_one_source(train: str, prompts: str, hidden: str) -> Iterator[Violation]:
-    """A run reads exactly one data source; an empty string counts as unset (rule 2)."""
+    """A run reads exactly one data source; an empty string counts as unset."""
     filled = [(p, v) for p, v in zip(SOURCES, (train, prompts, hidden), strict=True) if v]
     if len(filled) == 1:
         return
@@ -87,7 +87,7 @@ def exactly_one_source(train: str, prompts: str, hidden: str) -> Iterator[Violat
 
 @rule("training-down-sample-ratio-min-range", "error", "training.down_sample_ratio_min", "training.down_sample_ratio")
 def down_sample_ratio_min_range(ratio_min: float, ratio: float) -> Iterator[str]:
-    """The lower end of the down-sampling range cannot exceed its upper end (rule 5, upper bound)."""
+    """The lower end of the down-sampling range cannot exceed its upper end."""
     if ratio_min > ratio:
         yield (
             f"training.down_sample_ratio_min = {show(ratio_min)} must not exceed "
@@ -97,7 +97,7 @@ def down_sample_ratio_min_range(ratio_min: float, ratio: float) -> Iterator[str]
 
 @rule("training-usp-batch-size-1", "error", "training.batch_size", "training.attention_backend")
 def usp_batch_size_1(batch_size: int, backend: str) -> Iterator[str]:
-    """The usp attention backend splits one sequence across ranks, so it trains one sample per step (rule 6)."""
+    """The usp attention backend splits one sequence across ranks, so it trains one sample per step."""
     if backend == "usp" and batch_size != 1:
         yield f'training.batch_size = {batch_size} but training.attention_backend = "usp" needs batch_size 1'
 
@@ -106,7 +106,7 @@ def usp_batch_size_1(batch_size: int, backend: str) -> Iterator[str]:
     "training-usp-needs-sp", "error", "training.attention_backend", "training.sp_ulysses_size", "training.sp_ring_size"
 )
 def usp_needs_sp(backend: str, ulysses: int, ring: int) -> Iterator[str]:
-    """usp is sequence parallelism; without an sp degree above 1 there is nothing to split (rule 7)."""
+    """usp is sequence parallelism; without an sp degree above 1 there is nothing to split."""
     if backend == "usp" and ulysses * ring <= 1:
         yield (
             f'training.attention_backend = "usp" needs sequence parallelism, but training.sp_ulysses_size = '
@@ -118,7 +118,7 @@ def usp_needs_sp(backend: str, ulysses: int, ring: int) -> Iterator[str]:
     "training-sp-needs-usp", "error", "training.sp_ulysses_size", "training.sp_ring_size", "training.attention_backend"
 )
 def sp_needs_usp(ulysses: int, ring: int, backend: str) -> Iterator[Violation]:
-    """Only the usp attention backend implements sequence parallelism (rule 8)."""
+    """Only the usp attention backend implements sequence parallelism."""
     if backend != "usp" and ulysses * ring != 1:
         at = "training.sp_ulysses_size" if ulysses != 1 else "training.sp_ring_size"
         yield Violation(
@@ -132,7 +132,7 @@ def sp_needs_usp(ulysses: int, ring: int, backend: str) -> Iterator[Violation]:
     "runtime-in-flight-watermark-order", "error", "runtime.in_flight_low_watermark", "runtime.in_flight_high_watermark"
 )
 def in_flight_watermark_order(low: int, high: int) -> Iterator[str]:
-    """Back-pressure resumes below the low watermark, so it must not be above the high one (rule 9)."""
+    """Back-pressure resumes below the low watermark, so it must not be above the high one."""
     if low > high:
         yield (f"runtime.in_flight_low_watermark = {low} is above runtime.in_flight_high_watermark = {high}")
 
@@ -144,7 +144,7 @@ def in_flight_watermark_order(low: int, high: int) -> Iterator[str]:
     "runtime.resident_high_watermark_bytes",
 )
 def resident_low_needs_high(low: int | None, high: int | None) -> Iterator[str]:
-    """A low resident watermark only makes sense under a high one (rule 10)."""
+    """A low resident watermark only makes sense under a high one."""
     if low is not None and high is None:
         yield (
             f"runtime.resident_low_watermark_bytes = {low} is set but "
@@ -159,7 +159,7 @@ def resident_low_needs_high(low: int | None, high: int | None) -> Iterator[str]:
     "runtime.resident_high_watermark_bytes",
 )
 def resident_watermark_order(low: int | None, high: int | None) -> Iterator[str]:
-    """The resident low watermark must not be above the high one (rule 11)."""
+    """The resident low watermark must not be above the high one."""
     if low is not None and high is not None and low > high:
         yield (f"runtime.resident_low_watermark_bytes = {low} is above runtime.resident_high_watermark_bytes = {high}")
 
@@ -171,7 +171,7 @@ def resident_watermark_order(low: int | None, high: int | None) -> Iterator[str]
     "runtime.resident_high_watermark_bytes",
 )
 def store_covers_resident_high(store: int | None, high: int | None) -> Iterator[str]:
-    """The feature store must be able to hold what the high watermark lets in (rule 12)."""
+    """The feature store must be able to hold what the high watermark lets in."""
     if store is not None and high is not None and store < high:
         yield (
             f"runtime.feature_store_max_resident_bytes = {store} is below "
@@ -181,7 +181,7 @@ def store_covers_resident_high(store: int | None, high: int | None) -> Iterator[
 
 @rule("trainer-node-rank-below-nnodes", "error", "deployment.trainer.node_rank", "deployment.trainer.nnodes")
 def node_rank_below_nnodes(node_rank: int | None, nnodes: int) -> Iterator[str]:
-    """Node ranks count from 0, so a node's rank is below the node count (rule 13)."""
+    """Node ranks count from 0, so a node's rank is below the node count."""
     if node_rank is not None and node_rank >= nnodes:
         yield (
             f"deployment.trainer.node_rank = {node_rank} must be below deployment.trainer.nnodes = {nnodes} "
@@ -191,7 +191,7 @@ def node_rank_below_nnodes(node_rank: int | None, nnodes: int) -> Iterator[str]:
 
 @rule("trainer-master-addr-multinode", "error", "deployment.trainer.master_addr", "deployment.trainer.nnodes")
 def master_addr_multinode(master_addr: str | None, nnodes: int) -> Iterator[str]:
-    """Several trainer nodes must agree on a rendezvous host (rule 14)."""
+    """Several trainer nodes must agree on a rendezvous host."""
     if nnodes > 1 and not master_addr:
         yield (
             f"deployment.trainer.nnodes = {nnodes} needs deployment.trainer.master_addr, the host every node "
@@ -201,7 +201,7 @@ def master_addr_multinode(master_addr: str | None, nnodes: int) -> Iterator[str]
 
 @rule("mooncake-ports-distinct", "error", *(f"{MC}.{p}" for p in MOONCAKE_PORTS))
 def mooncake_ports_distinct(rpc: int | None, metadata: int | None, metrics: int | None) -> Iterator[Violation]:
-    """The managed Mooncake master opens three listeners, which need three ports (rule 15)."""
+    """The managed Mooncake master opens three listeners, which need three ports."""
     fields: dict[int | None, list[str]] = {}
     for name, port in zip(MOONCAKE_PORTS, (rpc, metadata, metrics), strict=True):
         fields.setdefault(port, []).append(name)
@@ -216,7 +216,7 @@ def mooncake_ports_distinct(rpc: int | None, metadata: int | None, metrics: int 
 
 @rule("capture-tp-matches-devices", "error", CS)
 def capture_tp_matches_devices(servers: list[dict[str, Any]] | None) -> Iterator[Violation]:
-    """A capture server runs one tensor-parallel rank per visible device (rule 19)."""
+    """A capture server runs one tensor-parallel rank per visible device."""
     for i, server in enumerate(_items(servers)):
         devices, tp = server.get("cuda_visible_devices") or [], server.get("tp_size", 1)
         if len(devices) != tp:
@@ -229,7 +229,7 @@ def capture_tp_matches_devices(servers: list[dict[str, Any]] | None) -> Iterator
 
 @rule("managed-capture-ports-unique", "error", CS)
 def capture_ports_unique(servers: list[dict[str, Any]] | None) -> Iterator[Violation]:
-    """Each managed capture server listens on its own port (rule 22)."""
+    """Each managed capture server listens on its own port."""
     owner: dict[int, int] = {}
     for k, server in enumerate(_items(servers)):
         port = server.get("port")
@@ -247,7 +247,7 @@ def capture_ports_unique(servers: list[dict[str, Any]] | None) -> Iterator[Viola
 def ports_disjoint(
     rpc: int | None, metadata: int | None, metrics: int | None, servers: list[dict[str, Any]] | None
 ) -> Iterator[Violation]:
-    """The managed Mooncake master and capture servers share one host, so their ports must not overlap (rule 23)."""
+    """The managed Mooncake master and capture servers share one host, so their ports must not overlap."""
     mooncake = {port: name for name, port in zip(MOONCAKE_PORTS, (rpc, metadata, metrics), strict=True)}
     clashes = sorted(
         (port, i) for i, s in enumerate(_items(servers)) if isinstance(port := s.get("port"), int) and port in mooncake
@@ -263,7 +263,7 @@ def ports_disjoint(
 
 @rule("managed-capture-devices-unshared", "error", CS)
 def capture_devices_unshared(servers: list[dict[str, Any]] | None) -> Iterator[Violation]:
-    """Two capture servers cannot share a GPU (rule 24)."""
+    """Two capture servers cannot share a GPU."""
     owner: dict[str, int] = {}
     for k, server in enumerate(_items(servers)):
         for token in server.get("cuda_visible_devices") or []:
@@ -278,7 +278,7 @@ def capture_devices_unshared(servers: list[dict[str, Any]] | None) -> Iterator[V
 
 @rule("managed-devices-disjoint", "error", f"{ML}.trainer_cuda_visible_devices", CS)
 def devices_disjoint(trainer: list[str] | None, servers: list[dict[str, Any]] | None) -> Iterator[str]:
-    """The trainer and the capture servers need separate GPUs (rule 25)."""
+    """The trainer and the capture servers need separate GPUs."""
     mine = set(trainer or [])
     for i, server in enumerate(_items(servers)):
         shared = sorted(mine & set(server.get("cuda_visible_devices") or []))
@@ -291,7 +291,7 @@ def devices_disjoint(trainer: list[str] | None, servers: list[dict[str, Any]] | 
 
 @rule("disaggregated-shared-dir-needs-store-root", "error", f"{DIS}.store_root", f"{DIS}.backend")
 def shared_dir_needs_store_root(store_root: str | None, backend: str | None) -> Iterator[str]:
-    """The shared_dir backend exchanges features through a directory (rule 28)."""
+    """The shared_dir backend exchanges features through a directory."""
     if backend == "shared_dir" and not store_root:
         yield (
             f'{DIS}.backend = "shared_dir" needs {DIS}.store_root, the shared directory, but it is '
@@ -301,21 +301,21 @@ def shared_dir_needs_store_root(store_root: str | None, backend: str | None) -> 
 
 @rule("managed-needs-mooncake-backend", "error", f"{DIS}.backend", ML)
 def managed_needs_mooncake(backend: str | None, managed: Any) -> Iterator[str]:
-    """The managed local stack starts a Mooncake master, so it only works with the mooncake backend (rule 29)."""
+    """The managed local stack starts a Mooncake master, so it only works with the mooncake backend."""
     if managed is not None and backend != "mooncake":
         yield f'{ML} runs a Mooncake store, so {DIS}.backend must be "mooncake", not {show(backend)}'
 
 
 @rule("managed-no-store-root", "error", f"{DIS}.store_root", ML)
 def managed_no_store_root(store_root: str | None, managed: Any) -> Iterator[str]:
-    """With managed_local there is no shared directory to point at (rule 30)."""
+    """With managed_local there is no shared directory to point at."""
     if managed is not None and store_root:
         yield f"{DIS}.store_root = {show(store_root)} cannot be used with {ML}; remove it"
 
 
 @rule("managed-no-server-urls", "error", f"{DIS}.server_urls", ML)
 def managed_no_server_urls(urls: list[str] | None, managed: Any) -> Iterator[str]:
-    """managed_local starts the capture servers itself and derives their URLs (rule 31)."""
+    """managed_local starts the capture servers itself and derives their URLs."""
     if managed is not None and urls:
         yield (
             f"{DIS}.server_urls = {show(urls)} cannot be used with {ML}, which derives the URLs of the capture "
@@ -325,7 +325,7 @@ def managed_no_server_urls(urls: list[str] | None, managed: Any) -> Iterator[str
 
 @rule("managed-no-mooncake-endpoints", "error", *(f"{DIS}.{e}" for e in ENDPOINTS), ML)
 def managed_no_mooncake_endpoints(*values: Any) -> Iterator[Violation]:
-    """managed_local configures its own Mooncake endpoints (rule 32); an empty string counts as unset."""
+    """managed_local configures its own Mooncake endpoints; an empty string counts as unset."""
     *endpoints, managed = values
     filled = [(f"{DIS}.{e}", v) for e, v in zip(ENDPOINTS, endpoints, strict=True) if v]
     if managed is not None and filled:
@@ -339,7 +339,7 @@ def managed_no_mooncake_endpoints(*values: Any) -> Iterator[Violation]:
 
 @rule("managed-no-producer-segment-size", "error", f"{DIS}.producer_segment_size", ML)
 def managed_no_producer_segment_size(size: int | None, managed: Any) -> Iterator[str]:
-    """managed_local sizes Mooncake segments itself (rule 33)."""
+    """managed_local sizes Mooncake segments itself."""
     if managed is not None and size is not None:
         yield (
             f"{DIS}.producer_segment_size = {size} cannot be used with {ML}; use {MC}.global_segment_size_bytes instead"
@@ -351,7 +351,7 @@ def managed_no_producer_segment_size(size: int | None, managed: Any) -> Iterator
 
 @rule("online-needs-disaggregated", "error", "deployment.mode", *SOURCES)
 def online_needs_disaggregated(dmode: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """Online data is captured from a live target by separate servers, which only a disaggregated run has (rule 36)."""
+    """Online data is captured from a live target by separate servers, which only a disaggregated run has."""
     if data_mode(train, prompts, hidden) == "online" and dmode != "disaggregated":
         yield (
             f"{online_source(train, prompts)} is an online source, which captures hidden states from capture "
@@ -362,7 +362,7 @@ def online_needs_disaggregated(dmode: str, train: str, prompts: str, hidden: str
 
 @rule("role-needs-disaggregated", "error", "training.role", "deployment.mode")
 def role_needs_disaggregated(role: str, dmode: str) -> Iterator[str]:
-    """Roles other than `all` split the work between processes of a disaggregated run (rule 38)."""
+    """Roles other than `all` split the work between processes of a disaggregated run."""
     if role != "all" and dmode != "disaggregated":
         yield (
             f'training.role = {show(role)} needs deployment.mode = "disaggregated" (it is {show(dmode)}); '
@@ -372,7 +372,7 @@ def role_needs_disaggregated(role: str, dmode: str) -> Iterator[str]:
 
 @rule("disaggregated-needs-role", "error", "training.role", "deployment.mode")
 def disaggregated_needs_role(role: str, dmode: str) -> Iterator[str]:
-    """A disaggregated run needs a role that says which side a process plays (rule 39)."""
+    """A disaggregated run needs a role that says which side a process plays."""
     if dmode == "disaggregated" and role == "all":
         yield (
             'training.role = "all" cannot be used with deployment.mode = "disaggregated"; use "auto", '
@@ -382,7 +382,7 @@ def disaggregated_needs_role(role: str, dmode: str) -> Iterator[str]:
 
 @rule("warm-start-excludes-resume", "error", "model.draft_checkpoint_path", "training.resume_from")
 def warm_start_excludes_resume(checkpoint: str | None, resume: str | None) -> Iterator[str]:
-    """A warm start and a resume both decide where the draft weights come from (rule 40); "" counts as set."""
+    """A warm start and a resume both decide where the draft weights come from; "" counts as set."""
     if checkpoint is not None and resume is not None:
         yield (
             f"model.draft_checkpoint_path = {show(checkpoint)} and training.resume_from = {show(resume)} "
@@ -393,14 +393,14 @@ def warm_start_excludes_resume(checkpoint: str | None, resume: str | None) -> It
 
 @rule("producer-no-profiling", "error", "profiling.enabled", "training.role")
 def producer_no_profiling(enabled: bool, role: str) -> Iterator[str]:
-    """The profiler traces training steps, which a producer does not run (rule 41)."""
+    """The profiler traces training steps, which a producer does not run."""
     if role == "producer" and enabled:
         yield 'profiling.enabled = true cannot be used with training.role = "producer", which runs no training steps'
 
 
 @rule("eval-source-and-interval-together", "error", "data.eval_hidden_states_path", "training.eval_interval")
 def eval_source_and_interval(eval_path: str, interval: int) -> Iterator[Violation]:
-    """Evaluation needs both its features and an interval; either alone is a mistake (rule 43)."""
+    """Evaluation needs both its features and an interval; either alone is a mistake."""
     if eval_path and interval <= 0:
         yield Violation(
             f"data.eval_hidden_states_path = {show(eval_path)} is set but training.eval_interval = "
@@ -417,7 +417,7 @@ def eval_source_and_interval(eval_path: str, interval: int) -> Iterator[Violatio
 
 @rule("eval-source-needs-offline", "error", "data.eval_hidden_states_path", *SOURCES)
 def eval_source_needs_offline(eval_path: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """Evaluation reads precomputed features, which only offline runs use (rule 44)."""
+    """Evaluation reads precomputed features, which only offline runs use."""
     if eval_path and data_mode(train, prompts, hidden) == "online":
         yield (
             f"data.eval_hidden_states_path = {show(eval_path)} needs an offline run, but "
@@ -432,7 +432,7 @@ def eval_source_needs_offline(eval_path: str, train: str, prompts: str, hidden: 
     "training.compact_teacher",
 )
 def chunk_needs_compact_teacher(chunk: int | None, compact: bool) -> Iterator[str]:
-    """The chunk size tunes the compact teacher and does nothing without it (rule 45)."""
+    """The chunk size tunes the compact teacher and does nothing without it."""
     if not compact and chunk is not None:
         yield (
             f"training.compact_teacher_chunk_size = {chunk} needs training.compact_teacher = true "
@@ -442,7 +442,7 @@ def chunk_needs_compact_teacher(chunk: int | None, compact: bool) -> Iterator[st
 
 @rule("online-disaggregated-needs-mooncake", "error", f"{DIS}.backend", "deployment.mode", *SOURCES)
 def online_needs_mooncake(backend: str | None, dmode: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """Online capture streams features through Mooncake (rule 46)."""
+    """Online capture streams features through Mooncake."""
     if data_mode(train, prompts, hidden) == "online" and dmode == "disaggregated" and backend != "mooncake":
         yield (
             f"{DIS}.backend = {show(backend)} but {online_source(train, prompts)} is an online source, "
@@ -452,7 +452,7 @@ def online_needs_mooncake(backend: str | None, dmode: str, train: str, prompts: 
 
 @rule("consumer-state-dir-online-only", "error", f"{DIS}.consumer_state_dir", *SOURCES)
 def consumer_state_dir_online_only(state_dir: str | None, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """The consumer state database tracks online capture; offline runs have none (rule 47).
+    """The consumer state database tracks online capture; offline runs have none.
 
     Its other half (a local deployment) cannot fire here: a `disaggregated`
     section under a local mode already fails deployment-disaggregated-needs-mode.
@@ -476,7 +476,7 @@ def consumer_state_dir_online_only(state_dir: str | None, train: str, prompts: s
 def multinode_needs_state_dir(
     state_dir: str | None, nnodes: int, dmode: str, managed: Any, train: str, prompts: str, hidden: str
 ) -> Iterator[str]:
-    """Each trainer node keeps the online consumer's SQLite database (WAL mode) on a local disk (rule 48)."""
+    """Each trainer node keeps the online consumer's SQLite database (WAL mode) on a local disk."""
     if (
         data_mode(train, prompts, hidden) == "online"
         and dmode == "disaggregated"
@@ -492,7 +492,7 @@ def multinode_needs_state_dir(
 
 @rule("managed-online-only", "error", ML, *SOURCES)
 def managed_online_only(managed: Any, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """managed_local starts capture servers, which only online runs use (rule 49)."""
+    """managed_local starts capture servers, which only online runs use."""
     if managed is not None and data_mode(train, prompts, hidden) == "offline":
         yield (
             f"{ML} starts capture servers for online data, but data.hidden_states_path = {show(hidden)} "
@@ -502,28 +502,28 @@ def managed_online_only(managed: Any, train: str, prompts: str, hidden: str) -> 
 
 @rule("managed-single-node", "error", "deployment.trainer.nnodes", ML)
 def managed_single_node(nnodes: int, managed: Any) -> Iterator[str]:
-    """managed_local runs the whole stack on one host (rule 50)."""
+    """managed_local runs the whole stack on one host."""
     if managed is not None and nnodes != 1:
         yield f"deployment.trainer.nnodes = {nnodes} but {ML} runs everything on one node; it needs nnodes = 1"
 
 
 @rule("managed-role-auto", "error", "training.role", ML)
 def managed_role_auto(role: str, managed: Any) -> Iterator[str]:
-    """managed_local launches both sides itself, so the process role is decided for it (rule 51)."""
+    """managed_local launches both sides itself, so the process role is decided for it."""
     if managed is not None and role != "auto":
         yield f'training.role = {show(role)} cannot be used with {ML}, which needs "auto" (or no role)'
 
 
 @rule("managed-no-resume", "error", "training.resume_from", ML)
 def managed_no_resume(resume: str | None, managed: Any) -> Iterator[str]:
-    """The managed stack cannot resume a run (rule 52); "" counts as set."""
+    """The managed stack cannot resume a run; "" counts as set."""
     if managed is not None and resume is not None:
         yield f"training.resume_from = {show(resume)} cannot be used with {ML}, which always starts fresh"
 
 
 @rule("managed-context-headroom", "error", "model.sglang_context_length", "data.max_length", ML)
 def managed_context_headroom(context: int | None, max_length: int, managed: Any) -> Iterator[str]:
-    """A capture server's context must hold a full-length prompt plus SGLang's reserved slots (rule 53)."""
+    """A capture server's context must hold a full-length prompt plus SGLang's reserved slots."""
     need = max_length + CONTEXT_HEADROOM
     if managed is not None and context is not None and context < need:
         yield (
@@ -534,7 +534,7 @@ def managed_context_headroom(context: int | None, max_length: int, managed: Any)
 
 @rule("managed-no-sglang-dp", "error", "model.sglang_enable_dp_attention", "model.sglang_enable_dp_lm_head", ML)
 def managed_no_sglang_dp(dp_attention: bool, dp_lm_head: bool, managed: Any) -> Iterator[Violation]:
-    """Managed capture servers run plain tensor parallelism, without SGLang's data-parallel options (rule 54)."""
+    """Managed capture servers run plain tensor parallelism, without SGLang's data-parallel options."""
     on = [
         p
         for p, v in (("model.sglang_enable_dp_attention", dp_attention), ("model.sglang_enable_dp_lm_head", dp_lm_head))
@@ -551,7 +551,7 @@ def managed_no_sglang_dp(dp_attention: bool, dp_lm_head: bool, managed: Any) -> 
     "deployment.trainer.nproc_per_node",
 )
 def trainer_devices_match_nproc(devices: list[str] | None, nproc: int) -> Iterator[str]:
-    """managed_local starts one trainer process per listed device (rule 55)."""
+    """managed_local starts one trainer process per listed device."""
     if devices is not None and len(devices) != nproc:
         yield (
             f"{ML}.trainer_cuda_visible_devices lists {len(devices)} device{'s' if len(devices) != 1 else ''} "
@@ -561,7 +561,7 @@ def trainer_devices_match_nproc(devices: list[str] | None, nproc: int) -> Iterat
 
 @rule("managed-ep-divides-tp", "error", "model.sglang_ep_size", CS)
 def ep_divides_tp(ep: int, servers: list[dict[str, Any]] | None) -> Iterator[str]:
-    """Expert parallelism on a capture server splits its tensor-parallel group (rule 56)."""
+    """Expert parallelism on a capture server splits its tensor-parallel group."""
     bad = [(i, s.get("tp_size", 1)) for i, s in enumerate(_items(servers)) if s.get("tp_size", 1) % ep]
     if bad:
         sizes = ", ".join(str(t) for t in sorted({t for _, t in bad}))
@@ -574,14 +574,14 @@ def ep_divides_tp(ep: int, servers: list[dict[str, Any]] | None) -> Iterator[str
 
 @rule("producer-no-resume", "error", "training.resume_from", "training.role")
 def producer_no_resume(resume: str | None, role: str) -> Iterator[str]:
-    """A producer holds no training state to resume (rule 57); "" counts as set."""
+    """A producer holds no training state to resume; "" counts as set."""
     if role == "producer" and resume is not None:
         yield f'training.resume_from = {show(resume)} cannot be used with training.role = "producer"'
 
 
 @rule("usp-needs-offline", "error", "training.attention_backend", *SOURCES)
 def usp_needs_offline(backend: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """Sequence-parallel training is only supported on precomputed features (rule 58)."""
+    """Sequence-parallel training is only supported on precomputed features."""
     if backend == "usp" and data_mode(train, prompts, hidden) == "online":
         yield (
             f'training.attention_backend = "usp" needs an offline run (data.hidden_states_path), but '
@@ -591,14 +591,14 @@ def usp_needs_offline(backend: str, train: str, prompts: str, hidden: str) -> It
 
 @rule("offline-no-trainer-tp", "error", "training.tp_size", *SOURCES)
 def offline_no_trainer_tp(tp: int, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """The draft trainer does not shard the draft with tensor parallelism (rule 59)."""
+    """The draft trainer does not shard the draft with tensor parallelism."""
     if tp != 1 and data_mode(train, prompts, hidden) == "offline":
         yield f"training.tp_size = {tp} must be 1 for an offline run (data.hidden_states_path is set)"
 
 
 @rule("online-disaggregated-pure-dp", "error", "training.tp_size", "deployment.mode", *SOURCES)
 def online_pure_dp(tp: int, dmode: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """Online disaggregated trainers are pure data parallel; target TP belongs on the capture servers (rule 60)."""
+    """Online disaggregated trainers are pure data parallel; target TP belongs on the capture servers."""
     if tp != 1 and dmode == "disaggregated" and data_mode(train, prompts, hidden) == "online":
         yield (
             f"training.tp_size = {tp} must be 1 for an online disaggregated run: the trainer is pure data "
@@ -611,12 +611,13 @@ def online_pure_dp(tp: int, dmode: str, train: str, prompts: str, hidden: str) -
 
 @rule("world-size-divisible-by-sp", "error", "training.sp_ulysses_size", "training.sp_ring_size")
 def divisible_by_sp(ulysses: int, ring: int, *, world_size: int) -> Iterator[str]:
-    """Sequence-parallel groups tile the ranks, so their size must divide the world size (rule 63)."""
+    """Sequence-parallel groups tile the ranks, so their size must divide the world size."""
     sp = ulysses * ring
     if world_size % sp:
         yield (
             f"world size {world_size} is not divisible by the sequence-parallel size training.sp_ulysses_size "
-            f"× training.sp_ring_size = {ulysses} × {ring} = {show(sp)}"
+            f"× training.sp_ring_size = {ulysses} × {ring} = {show(sp)}; sequence-parallel sizes that pass: "
+            f"{passing_divisors(world_size)}"
         )
 
 

@@ -86,7 +86,7 @@ def _host_port_problems(authority: str) -> list[str]:
 
 @rule("inbox-server-url-origin", "error", INBOX)
 def inbox_server_url_origin(url: str | None) -> Iterator[str]:
-    """The inbox relay's address is a bare HTTP origin, `http://HOST:PORT` (reference §9.2, N1).
+    """The inbox relay's address is a bare HTTP origin, `http://HOST:PORT`.
 
     The scheme is http (in any case), the host is not empty, the port is
     written and is a decimal number from 1 to 65535; no user or password, no
@@ -101,7 +101,7 @@ def inbox_server_url_origin(url: str | None) -> Iterator[str]:
 
 @rule("inbox-server-url-online-only", "error", INBOX, *SOURCES)
 def inbox_server_url_online_only(url: str | None, train: str, prompts: str, hidden: str) -> Iterator[str]:
-    """The inbox relay serves the inboxes of online capture, which offline runs do not have (reference §9.2, N2)."""
+    """The inbox relay serves the inboxes of online capture, which offline runs do not have."""
     if url is not None and data_mode(train, prompts, hidden) == "offline":
         yield (
             f"{INBOX} = {show(url)} is only for online disaggregated runs, but data.hidden_states_path = "

@@ -1,0 +1,157 @@
+"""`trainspec plan CONFIG --gpus N[,M...]`: every parallel layout the config's family accepts, ranked.
+
+`--apply N` writes the N-th layout into the file, keeping its comments, once
+the rewritten file (with the same `--set`s) checks clean at that size.
+Exit status: 0 at least one layout at every size (or the layout written), 1 a
+size without one (or errors no layout changes), 2 usage problems (no layout
+declared, bad arguments, a file that cannot be rewritten).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .check import world_size_arg, world_sizes_arg
+
+if TYPE_CHECKING:
+    from ..planner import Plan
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "plan",
+        help="list the parallel layouts that pass every rule at a number of GPUs",
+        description="List every parallel layout of the config's family that passes its rules at each number "
+        "of GPUs, best first, each as the --set overrides that select it from the file.",
+    )
+    p.add_argument("file", metavar="CONFIG")
+    p.add_argument(
+        "--gpus", type=world_sizes_arg, required=True, metavar="N[,M|A..B...]", help="world sizes to plan for"
+    )
+    p.add_argument("--gpus-per-node", type=world_size_arg, metavar="K", help="GPUs in one node (ranks TP within one)")
+    p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from the file)")
+    p.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", help="override a value first"
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--apply", type=world_size_arg, metavar="N", help="write the N-th layout listed into the file (one --gpus)"
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    from ..planner import PlanError, plan
+
+    if args.apply is not None and len(args.gpus) != 1:
+        parser.error("--apply writes the layout of one world size: give --gpus a single number")
+    try:
+        plans = plan(
+            args.file, args.gpus, family=args.family, overrides=args.overrides, gpus_per_node=args.gpus_per_node
+        )
+    except PlanError as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    if args.apply is not None:
+        return apply(plans[0], args.apply, args.overrides)
+    if args.format == "json":
+        json.dump({"version": 1, "plans": [as_json(p, args.gpus_per_node) for p in plans]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for found in plans:
+            sys.stdout.write(as_text(found, args.gpus_per_node))
+    return 0 if all(p.layouts for p in plans) else 1
+
+
+def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
+    assert found.family.layout is not None
+    return {
+        "file": found.file,
+        "family": found.family.id,
+        "world_size": found.world_size,
+        "gpus_per_node": gpus_per_node,
+        "heuristic": found.family.layout.heuristic,
+        "nearest": _nearest_rank(found),
+        "layouts": [
+            {"values": layout.values, "overrides": list(layout.overrides), "warnings": list(layout.warnings)}
+            for layout in found.layouts
+        ],
+        "blocking": [d.to_dict() for d in found.blocking],
+    }
+
+
+def as_text(found: Plan, gpus_per_node: int | None) -> str:
+    assert found.family.layout is not None
+    per_node = f", {gpus_per_node} per node" if gpus_per_node else ""
+    head = f"{found.file} at {found.world_size} GPUs{per_node} ({found.family.id}): "
+    if found.blocking:
+        lines = [head + "errors no layout changes; fix them first"]
+        lines += [f"  {d.one_line()}" for d in found.blocking]
+        return "\n".join(lines) + "\n"
+    if not found.layouts:
+        return head + "no layout passes every rule\n"
+    lines = [head + f"{len(found.layouts)} layout(s) pass, best first", f"ranked by: {found.family.layout.heuristic}"]
+    lines.append(f"closest to the file: layout {_nearest_rank(found)}")
+    width = len(str(len(found.layouts)))
+    for n, layout in enumerate(found.layouts, 1):
+        shape = " ".join(f"{path.rpartition('.')[2]}={value}" for path, value in layout.values.items())
+        select = " ".join(f"--set {o}" for o in layout.overrides) or "(the file as it is)"
+        lines.append(f"  {n:>{width}}. {shape}   {select}")
+        lines += [f"  {'':>{width}}  warning: {w}" for w in layout.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def _nearest_rank(found: Plan) -> int | None:
+    """The 1-based place of the layout that changes the fewest of the file's values."""
+    from ..planner import nearest
+
+    closest = nearest(found)
+    return None if closest is None else found.layouts.index(closest) + 1
+
+
+def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
+    """Write the `rank`-th layout into the file, if the result checks clean at the plan's world size."""
+    from pathlib import Path
+
+    from ..paths import parse_path
+    from ..pipeline import check_path
+    from ..rewrite import RewriteError, set_values
+    from ..safe_write import WriteRefused, write_text
+
+    if found.blocking or not found.layouts:
+        sys.stderr.write(as_text(found, None))
+        return 1
+    if rank > len(found.layouts):
+        print(
+            f"trainspec: there is no layout {rank} at {found.world_size} GPUs ({len(found.layouts)} pass)",
+            file=sys.stderr,
+        )
+        return 2
+    layout = found.layouts[rank - 1]
+    changes = {parse_path(path): layout.values[path] for path in (o.partition("=")[0] for o in layout.overrides)}
+    text = Path(found.file).read_text(encoding="utf-8")
+    try:
+        new = set_values(found.file, text, changes)
+    except RewriteError as exc:
+        print(f"trainspec: {found.file}: {exc}", file=sys.stderr)
+        return 2
+    checked = check_path(found.file, text=new, family=found.family, overrides=overrides, world_size=found.world_size)
+    errors = [d for d in checked.diagnostics if d.is_error]
+    if errors:
+        for d in errors:
+            print(d.one_line(), file=sys.stderr)
+        print(f"trainspec: {found.file}: the rewritten file does not check clean; nothing was written", file=sys.stderr)
+        return 1
+    if new != text:
+        try:
+            write_text(Path(found.file), new, expected=text)
+        except WriteRefused as exc:
+            print(f"trainspec: {exc}", file=sys.stderr)
+            return 2
+    what = " ".join(layout.overrides) or "nothing to change"
+    print(f"{found.file}: layout {rank} at {found.world_size} GPUs written ({what})")
+    return 0

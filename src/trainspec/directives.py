@@ -1,0 +1,61 @@
+"""File directives: a config's own `# trainspec: world-size=12 family=NAME@VERSION` comment line.
+
+A directive speaks for the one file it is in, so it outranks the project configuration and
+the command line (see `docs/project.md`). Only formats with comments carry directives;
+suppressions (`# trainspec: ignore[...]`) are read by `suppressions`, not here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .diagnostics import Diagnostic, Severity
+from .world_sizes import parse_world_sizes
+
+_LINE = re.compile(r"^\s*#\s*trainspec:(?!\s*ignore\[)\s*(.*?)\s*$")
+_SETTING = re.compile(r"([\w-]+)=(\S+)")
+KEYS = ("world-size", "family")
+
+
+@dataclass(frozen=True)
+class Directives:
+    world_sizes: tuple[int, ...] = ()
+    family: str | None = None
+
+
+def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]:
+    """The settings a file's directive lines give, and an error for each one that cannot be used."""
+    sizes: tuple[int, ...] = ()
+    family: str | None = None
+    problems: list[Diagnostic] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        found = _LINE.match(line)
+        if found is None:
+            continue
+        column = found.start(1) + 1
+        body = found.group(1)
+        settings = _SETTING.findall(body)
+        leftover = _SETTING.sub("", body).strip()
+        if leftover or not settings:
+            problems.append(_invalid(file, number, column, f"cannot read `{body}`"))
+            continue
+        for key, value in settings:
+            if key == "world-size":
+                try:
+                    sizes = parse_world_sizes(value)
+                except ValueError as exc:
+                    problems.append(_invalid(file, number, column, f"world-size {exc}"))
+            elif key == "family":
+                family = value
+            else:
+                problems.append(_invalid(file, number, column, f"unknown setting `{key}`"))
+    return Directives(sizes, family), problems
+
+
+def _invalid(file: str, line: int, column: int, why: str) -> Diagnostic:
+    message = (
+        f"file directive: {why}; write `# trainspec: world-size=8,16 family=NAME[@VERSION]` "
+        "(either setting alone is fine) on a line of its own"
+    )
+    return Diagnostic(file, line, column, "", "invalid-directive", Severity.ERROR, message)

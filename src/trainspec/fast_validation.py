@@ -1,0 +1,216 @@
+"""A compiled validator that answers one question fast: is this config valid?
+
+Most configs are valid, and python-jsonschema takes far longer to say so than
+the file takes to parse. jsonschema-rs answers in microseconds, but it reads a
+few things differently, so it may only ever confirm validity; python-jsonschema
+stays the validator of record, asked whenever the answer is not a sure yes, and
+it explains every error. The answer is a sure yes only when:
+
+- the data is plain JSON (exact dict with text keys, list, text, bool, null, an
+  integer within 64 bits, a finite float): anything else (dates, NaN) python-jsonschema
+  judges, and
+- the schema uses only keywords whose meaning the two validators share (a schema with
+  another one gets no compiled validator), with two of them rewritten: integers are
+  strict (2.0 is not an integer, as in trainspec's validator and the models), and a
+  `pattern` is matched by Python's `re` exactly as `validation` does.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from typing import Any
+
+from .schema import Schema
+from .validation import _python_pattern
+
+_STRICT_INTEGER = "trainspec-strict-integer"
+_PATTERN = "trainspec-pattern"
+
+_SUBSCHEMA = frozenset({"items", "additionalProperties", "not", "if", "then", "else", "contains"})
+_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
+_SUBSCHEMA_MAPS = frozenset({"properties", "$defs"})
+_CHECKED = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "required",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "uniqueItems",
+        "pattern",
+        "$ref",
+        "$id",
+        "$schema",
+    }
+)
+"""Keywords whose meaning both validators share (`tests/test_fast_validator.py` holds them to it)."""
+_DRAFT_2020_12 = frozenset(
+    {
+        "$anchor",
+        "$comment",
+        "$dynamicAnchor",
+        "$dynamicRef",
+        "$recursiveAnchor",
+        "$recursiveRef",
+        "$vocabulary",
+        "additionalItems",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "definitions",
+        "dependencies",
+        "dependentRequired",
+        "dependentSchemas",
+        "format",
+        "maxContains",
+        "maxProperties",
+        "minContains",
+        "minProperties",
+        "multipleOf",
+        "patternProperties",
+        "prefixItems",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
+"""Draft 2020-12 (and older) keywords not in the shared set: a schema using one gets no compiled validator."""
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class _StrictInteger:
+    """`type: integer` as trainspec reads it: a float is never an integer, even 2.0."""
+
+    def __init__(self, parent_schema: dict[str, Any], value: Any, schema_path: list[str | int]) -> None:
+        pass
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, float):
+            raise ValueError("a float is not an integer")
+
+
+class _Pattern:
+    """`pattern` through Python's `re`, with `$` the end of the text (see `validation._python_pattern`)."""
+
+    def __init__(self, parent_schema: dict[str, Any], value: str, schema_path: list[str | int]) -> None:
+        self.search = re.compile(_python_pattern(value)).search
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, str) and not self.search(instance):
+            raise ValueError("does not match the pattern")
+
+
+def _rewrite(node: Any) -> Any:
+    """The schema node as the compiled validator gets it; _Unsupported for a keyword outside the shared set."""
+    if isinstance(node, bool):
+        return node
+    if not isinstance(node, dict):
+        raise _Unsupported
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _SUBSCHEMA:
+            out[key] = _rewrite(value)
+        elif key in _SUBSCHEMA_LISTS:
+            out[key] = [_rewrite(v) for v in value]
+        elif key in _SUBSCHEMA_MAPS:
+            out[key] = {name: _rewrite(v) for name, v in value.items()}
+        elif key == "pattern":
+            out[_PATTERN] = value
+        elif key in _DRAFT_2020_12:
+            raise _Unsupported
+        else:
+            out[key] = value  # a shared keyword, or an annotation both ignore
+    types = node.get("type")
+    types = types if isinstance(types, list) else [types]
+    if "integer" in types and "number" not in types:
+        out[_STRICT_INTEGER] = True
+    return out
+
+
+_LIMIT = 2**63
+
+
+def is_plain(data: Any) -> bool:
+    """Only JSON values both validators read alike: exact types, finite floats, integers within 64 bits."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            if not all(type(k) is str for k in value):
+                return False
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+        elif kind is float:
+            if value - value != 0.0:  # NaN or an infinity
+                return False
+        elif kind is int:
+            if not -_LIMIT <= value < _LIMIT:
+                return False
+        elif kind is not str and kind is not bool and value is not None:
+            return False
+    return True
+
+
+class FastValidator:
+    """jsonschema-rs on the rewritten schema; `confirms` is True only for data that is surely valid."""
+
+    def __init__(self, schema: Schema) -> None:
+        import jsonschema_rs
+
+        self._validator = jsonschema_rs.Draft202012Validator(
+            _rewrite(schema.inlined),
+            validate_formats=False,
+            keywords={_STRICT_INTEGER: _StrictInteger, _PATTERN: _Pattern},
+        )
+
+    def confirms(self, data: Any) -> bool:
+        """True when `data` (already found plain) is valid; False when invalid or unsure."""
+        try:
+            return bool(self._validator.is_valid(data))
+        except Exception:  # text the compiled validator cannot take (a lone surrogate): unsure
+            return False
+
+
+COMPILE_AFTER = 8
+"""Documents a schema sees before its compiled validator is built: building it takes a few
+milliseconds, what python-jsonschema spends on about that many valid configs. One file (a
+command-line check, `trainspec.load`) never pays for it."""
+
+_BUILT: weakref.WeakKeyDictionary[Schema, FastValidator | None] = weakref.WeakKeyDictionary()
+_SEEN: weakref.WeakKeyDictionary[Schema, int] = weakref.WeakKeyDictionary()
+
+
+def fast_validator(schema: Schema) -> FastValidator | None:
+    """The compiled validator of `schema`, built once; None when its keywords are not all shared."""
+    if schema not in _BUILT:
+        try:
+            _BUILT[schema] = FastValidator(schema)
+        except Exception:  # a keyword outside the shared set, or no compiled validator here: never fast
+            _BUILT[schema] = None
+    return _BUILT[schema]
+
+
+def surely_valid(schema: Schema, data: Any) -> bool:
+    """True only when the compiled validator confirms plain `data` valid: then python-jsonschema finds nothing.
+
+    False, unasked, for the first `COMPILE_AFTER` documents of a schema.
+    """
+    if schema not in _BUILT:
+        _SEEN[schema] = seen = _SEEN.get(schema, 0) + 1
+        if seen <= COMPILE_AFTER:
+            return False
+    validator = fast_validator(schema)
+    return validator is not None and validator.confirms(data)

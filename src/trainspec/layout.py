@@ -1,0 +1,52 @@
+"""What a family declares so `plan` and `show` can answer for it: plain data and small functions.
+
+A family names the config paths that choose its parallel layout and yields
+the candidate values at a world size; the engine keeps the candidates the
+family's own rules accept (`planner.py`). Derived quantities (`provenance.py`) are
+computed by the family from the resolved config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A value computed from the resolved config, with how it was computed.
+
+    `value` is None when it cannot be computed (a world size is needed, or an
+    input is unusable); `how` then says why.
+    """
+
+    name: str
+    value: int | float | str | None
+    unit: str = ""
+    how: str = ""
+
+
+@dataclass(frozen=True)
+class LayoutSpace:
+    """The parallel layouts of one family.
+
+    - `paths`: the config paths a layout sets, in the order its values come.
+    - `candidates(config, world_size)`: value tuples worth trying at that size
+      (for example every way to factor it); the family's rules decide which pass.
+    - `rank(config, world_size, gpus_per_node)`: sort key of a config with a
+      candidate applied, lower first; `heuristic` says in words what it prefers.
+    - `auto`: path -> the value that makes that path follow the others at any
+      world size (KempnerForge's `dp_shard = -1`); a file holding that value
+      needs no override for the path.
+    """
+
+    paths: tuple[str, ...]
+    candidates: Callable[[Mapping[str, Any], int], Iterable[tuple[Any, ...]]]
+    rank: Callable[[Mapping[str, Any], int, int | None], tuple[Any, ...]]
+    heuristic: str
+    auto: Mapping[str, Any] = field(default_factory=dict)
+
+
+Derive = Callable[[Mapping[str, Any], int | None], list[Quantity]]
+"""A family's derived quantities of a resolved config at a world size (None: not known)."""

@@ -1,0 +1,289 @@
+"""Quick fixes, each proven before it is offered: the buffer the fix produces is checked again, and
+the fix is shown only when the problem it is for is gone (and, for a changed value, no new error
+appears).
+
+- an unknown key renamed to the one its message suggests, or moved to the section it belongs to;
+- a value a rule reads (a parallel degree, a width) set to the nearest value that passes;
+- a family's legacy keys migrated, as `trainspec migrate` would;
+- a `# trainspec: ignore[rule]` comment, in formats with comments.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types as lsp
+
+from ..catalogue import lookup
+from ..diagnostics import Diagnostic, Severity
+from ..document import Document
+from ..formats import FORMATS, JSON
+from ..migrate import MigrateError, migrate
+from ..paths import Path, format_path, parse_path
+from ..readers import ReadError
+from ..runner import FILE_LEVEL
+from ..schema import get
+from ..suppressions import UNUSED
+from .analysis import Analysis
+from .convert import to_lsp
+from .text import Edit, apply, line_edits
+
+LEGACY_RULE = "legacy-key-migrated"
+_HINT = re.compile(r"it belongs at the top level \(`([^`]+)`\)|did you mean `([^`]+)`\?")
+_DIRECTIVE_END = re.compile(r"#\s*trainspec:\s*ignore\[[^\]]*(\])")
+_BROKEN = frozenset({"syntax-error", "duplicate-key", "unknown-key", UNUSED})
+"""A fix that brings one of these in has broken the buffer rather than fixed it."""
+MAX_TRIES = 10
+"""Values tried per config path for one diagnostic (each try is one check of the buffer)."""
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    strict: bool = False
+    """A changed value: offered only when it brings no new error at all."""
+    preferred: bool = False
+
+
+def code_actions(analysis: Analysis, uri: str, first_line: int, last_line: int) -> list[lsp.CodeAction]:
+    """The proven fixes for the diagnostics on lines `first_line`..`last_line` (0-based)."""
+    out: list[lsp.CodeAction] = []
+    offered: set[tuple[str, tuple[Edit, ...]]] = set()
+    migrated = False
+    for d in analysis.diagnostics:
+        line = (d.line or 1) - 1
+        if not first_line <= line <= last_line:
+            continue
+        shown = to_lsp(d, analysis.source, uri, analysis.family)
+        fixes = list(_fixes(analysis, d))
+        if d.rule == LEGACY_RULE and not migrated:
+            fixes[:0] = _migration(analysis)
+            migrated = True
+        for fix in fixes:
+            if (fix.title, fix.edits) not in offered and _proven(analysis, d, fix):
+                offered.add((fix.title, fix.edits))
+                edit = lsp.WorkspaceEdit(changes={uri: [analysis.source.text_edit(e) for e in fix.edits]})
+                out.append(
+                    lsp.CodeAction(
+                        title=fix.title,
+                        kind=lsp.CodeActionKind.QuickFix,
+                        diagnostics=[shown],
+                        edit=edit,
+                        is_preferred=fix.preferred or None,
+                    )
+                )
+    return out
+
+
+def _fixes(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
+    if d.line is None or d.rule in FILE_LEVEL or d.severity is Severity.NOTE:
+        return
+    if d.rule == "unknown-key":
+        yield from _rename(analysis, d)
+    yield from _values(analysis, d)
+    if d.rule != UNUSED:
+        yield from _suppression(analysis, d)
+
+
+def _proven(analysis: Analysis, d: Diagnostic, fix: Fix) -> bool:
+    """The problem is gone from the buffer the fix produces, and nothing broke."""
+    after = analysis.recheck(apply(analysis.text, fix.edits))
+    problem = (d.rule, d.config_path)
+    if sum((x.rule, x.config_path) == problem for x in after) >= sum(
+        (x.rule, x.config_path) == problem for x in analysis.reported
+    ):
+        return False
+    before = {(x.rule, x.config_path) for x in analysis.reported}
+    new = [x for x in after if (x.rule, x.config_path) not in before]
+    return not any(x.rule in _BROKEN or (fix.strict and x.is_error) for x in new)
+
+
+# -- unknown keys --------------------------------------------------------------------------------
+
+
+def _rename(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
+    doc = analysis.resolved.document
+    m = _HINT.search(d.message)
+    if doc is None or m is None:
+        return
+    try:
+        path = parse_path(d.config_path)
+        target = (m.group(1),) if m.group(1) else parse_path(m.group(2))
+    except ValueError:
+        return
+    if m.group(2) and len(target) == 1 and "." not in m.group(2):
+        target = (*path[:-1], *target)  # a sibling of the unknown key
+    span = doc.positions.get(path)
+    if span is None or span.key is None or not isinstance(target[-1], str):
+        return
+    source = analysis.source
+    line, column = span.key.line - 1, span.key.column - 1
+    end = source.token_end(line, column)
+    written = source.line(line)[column:end]
+    name = _key_text(target[-1], written, doc.format)
+    if target[:-1] == path[:-1]:
+        edit = Edit(source.offset(line, column), source.offset(line, end), name)
+        yield Fix(f"Rename `{path[-1]}` to `{target[-1]}`", (edit,), preferred=True)
+        return
+    if doc.format == JSON.name or span.value is None or span.value.line != span.key.line:
+        return
+    text = source.line(line)
+    moved = (text[:column] + name + text[end:]).lstrip()
+    insert = _insertion(analysis, doc, target, moved)
+    if insert is not None:
+        remove = Edit(source.offset(line, 0), source.offset(line + 1, 0), "")
+        yield Fix(f"Move `{format_path(path)}` to `{format_path(target)}`", (remove, insert), preferred=True)
+
+
+def _key_text(key: str, written: str, fmt: str) -> str:
+    """`key` written the way the key it replaces was (quoted if that one was, or if it must be)."""
+    quote = written[:1] if written[:1] in "\"'" else ""
+    if not quote and not re.fullmatch(r"[A-Za-z0-9_-]+", key):
+        quote = '"'
+    return f"{quote}{key}{quote}"
+
+
+def _insertion(analysis: Analysis, doc: Document, target: Path, line_text: str) -> Edit | None:
+    """An edit adding `line_text` (a `key = value` or `key: value` line) where `target` belongs."""
+    source = analysis.source
+    parent = target[:-1]
+    if any(isinstance(p, int) for p in parent):
+        return None
+    if doc.format == "toml":
+        if not parent:
+            header = next((n for n in range(len(source.lines)) if source.line(n).lstrip().startswith("[")), None)
+            at = source.offset(header, 0) if header is not None else len(source.text)
+            return Edit(at, at, _ending(source.text, at) + line_text + "\n")
+        span = doc.positions.get(parent)
+        if span is not None and span.key is not None and source.line(span.key.line - 1).lstrip().startswith("["):
+            at = source.offset(span.key.line, 0)
+            return Edit(at, at, _ending(source.text, at) + line_text + "\n")
+        at = len(source.text)
+        table = ".".join(_key_text(str(p), "", "toml") for p in parent)
+        return Edit(at, at, _ending(source.text, at) + f"\n[{table}]\n{line_text}\n")
+    written = next((parent[:n] for n in range(len(parent), 0, -1) if parent[:n] in doc.positions), ())
+    missing = parent[len(written) :]
+    if written:
+        key = doc.positions[written].key
+        if key is None:
+            return None
+        children = [
+            s.key.column - 1
+            for p, s in doc.positions.items()
+            if len(p) == len(written) + 1 and p[: len(written)] == written and s.key is not None
+        ]
+        indent = min(children) if children else key.column - 1 + 2
+        at = source.offset(key.line, 0)
+    else:
+        indent, at = 0, len(source.text)
+    lines = [" " * (indent + 2 * n) + f"{part}:" for n, part in enumerate(missing)]
+    lines.append(" " * (indent + 2 * len(missing)) + line_text)
+    return Edit(at, at, _ending(source.text, at) + "\n".join(lines) + "\n")
+
+
+def _ending(text: str, at: int) -> str:
+    """A line break to put first when inserting at `at` of a text whose last line has none."""
+    return "\n" if at == len(text) and text and not text.endswith("\n") else ""
+
+
+# -- values a rule reads ---------------------------------------------------------------------------
+
+
+def _values(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
+    """The nearest values, per integer the rule reads, that make the rule pass."""
+    info = lookup(d.rule, analysis.family)
+    resolved = analysis.resolved
+    if info is None or info.source != "rule" or resolved.config is None or resolved.document is None:
+        return
+    ints: dict[Path, int] = {}
+    for text in info.paths:
+        path = parse_path(text)
+        value = get(resolved.config, path)
+        if isinstance(value, int) and not isinstance(value, bool):
+            ints[path] = value
+    for path, value in ints.items():
+        others = [v for p, v in ints.items() if p != path]
+        found = 0
+        for candidate in _candidates(value, others, resolved.world_size)[:MAX_TRIES]:
+            edit = _set_value(analysis, resolved.document, path, str(candidate))
+            if edit is None:
+                break
+            fix = Fix(f"Set {format_path(path)} = {candidate}", (edit,), strict=True)
+            if _proven(analysis, d, fix):
+                yield fix
+                found += 1
+                if found == 2:
+                    break
+
+
+def _candidates(value: int, others: Sequence[int], world_size: int | None) -> list[int]:
+    """Divisors and nearby multiples of the other values (and the world size), 1 and -1 (a degree some
+    families derive), nearest first."""
+    found = {1, -1}
+    for other in [*others, *([world_size] if world_size else [])]:
+        if 0 < other <= 10**9:
+            found.update(_divisors(other))
+            if value > 0:
+                found.update(m for m in ((value // other) * other, (value // other + 1) * other) if m > 0)
+    if world_size and others and all(o > 0 for o in others) and world_size % math.prod(others) == 0:
+        found.add(world_size // math.prod(others))
+    found.discard(value)
+    return sorted(found, key=lambda c: (abs(c - value), c))
+
+
+def _divisors(n: int) -> set[int]:
+    small = [k for k in range(1, math.isqrt(n) + 1) if n % k == 0]
+    return {*small, *(n // k for k in small)}
+
+
+def _set_value(analysis: Analysis, doc: Document, path: Path, value: str) -> Edit | None:
+    source = analysis.source
+    span = doc.positions.get(path)
+    if span is not None and span.value is not None:
+        line, column = span.value.line - 1, span.value.column - 1
+        return Edit(source.offset(line, column), source.offset(line, source.token_end(line, column)), value)
+    if doc.format == JSON.name:
+        return None
+    sep = " = " if doc.format == "toml" else ": "
+    return _insertion(analysis, doc, path, f"{_key_text(str(path[-1]), '', doc.format)}{sep}{value}")
+
+
+# -- legacy keys and suppressions ------------------------------------------------------------------
+
+
+def _migration(analysis: Analysis) -> list[Fix]:
+    family = analysis.family
+    if family is None or not family.migrations:
+        return []
+    try:
+        done = migrate(analysis.file, family.id, text=analysis.text)
+    except (MigrateError, ReadError):
+        return []
+    if done.new_text is None or done.failed:
+        return []
+    return [Fix("Migrate legacy keys to their current place", line_edits(analysis.text, done.new_text))]
+
+
+def _suppression(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
+    doc = analysis.resolved.document
+    if doc is None or not FORMATS.get(doc.format, JSON).comments or d.line is None:
+        return
+    source = analysis.source
+    line = d.line - 1
+    text = source.line(line)
+    existing = _DIRECTIVE_END.search(text)
+    if existing is not None:
+        at = source.offset(line, existing.start(1))
+        edit = Edit(at, at, f", {d.rule}")
+    elif "#" not in text:
+        at = source.offset(line, len(text))
+        edit = Edit(at, at, f"  # trainspec: ignore[{d.rule}]")
+    else:
+        indent = text[: len(text) - len(text.lstrip())]
+        at = source.offset(line, 0)
+        edit = Edit(at, at, f"{indent}# trainspec: ignore[{d.rule}]\n")
+    yield Fix(f"Suppress `{d.rule}` on this line", (edit,))

@@ -1,0 +1,140 @@
+"""Hover: what a key means (documentation, type, default, bounds), the rules that read it, the value it
+resolves to in this config, and the explanation of any diagnostic under the cursor."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from ..catalogue import family_rules, lookup
+from ..document import Document
+from ..families import Family
+from ..fields import Field, fields
+from ..paths import Path, format_path
+from ..reporters.sarif import help_markdown
+from ..schema import get
+from .analysis import Analysis
+from .convert import span
+
+MAX_RESOLVED = 24
+"""Unwritten keys of a section listed with their resolved values."""
+
+
+def hover(analysis: Analysis, line: int, column: int) -> lsp.Hover | None:
+    """Markdown for the 0-based code-point position, or None when there is nothing to say."""
+    parts = [_explain(analysis, d.rule) for d in _diagnostics_at(analysis, line, column)]
+    doc = analysis.resolved.document
+    found = key_at(doc, line + 1, column + 1) if doc is not None else None
+    if found is not None and analysis.family is not None:
+        parts.append(describe(analysis, analysis.family, found))
+    parts = [p for p in dict.fromkeys(parts) if p]
+    if not parts:
+        return None
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
+
+
+def _diagnostics_at(analysis: Analysis, line: int, column: int) -> list[Any]:
+    out = []
+    for d in analysis.diagnostics:
+        if d.line is None:
+            continue
+        start_line, start, end_line, end = span(
+            analysis.source, d.line, d.column, (getattr(d, "end_line", None), getattr(d, "end_column", None))
+        )
+        if (start_line, start) <= (line, column) <= (end_line, end):
+            out.append(d)
+    return out
+
+
+def _explain(analysis: Analysis, rule_id: str) -> str:
+    info = lookup(rule_id, analysis.family)
+    if info is None:
+        return ""
+    return f"**{info.severity.value}[{info.id}]**\n\n{help_markdown(info)}"
+
+
+def key_at(doc: Document, line: int, column: int) -> Path | None:
+    """The config path whose key (or list item) is written on `line` at or before `column` (1-based)."""
+    best: tuple[int, Path] | None = None
+    for path, where in doc.positions.items():
+        start = where.key or where.value
+        if start is None or start.line != line or start.column > column or not path:
+            continue
+        if best is None or start.column > best[0] or (start.column == best[0] and len(path) > len(best[1])):
+            best = (start.column, path)
+    return best[1] if best else None
+
+
+@cache
+def _fields(family: Family) -> dict[str, Field]:
+    out: dict[str, Field] = {}
+    for row in fields(family.schema):
+        out.setdefault(row.path, row)
+    return out
+
+
+def _row_path(path: Path) -> str:
+    return format_path(tuple(0 if isinstance(p, int) else p for p in path)).replace("[0]", "[]")
+
+
+def describe(analysis: Analysis, family: Family, path: Path) -> str:
+    """The field's documentation, the rules that read it and its value in this config."""
+    name = _row_path(path)
+    row = _fields(family).get(name)
+    lines = [f"**`{format_path(path)}`**"]
+    if row is not None:
+        facts = [f"`{row.type}`"]
+        if row.default:
+            facts.append(f"default `{row.default}`")
+        if row.bounds:
+            facts.append(row.bounds)
+        if row.variant:
+            facts.append(f"when {row.variant}")
+        lines[0] += " · " + " · ".join(facts)
+        node = family.schema.node_at(path, analysis.resolved.config)
+        text = (node or {}).get("markdownDescription") or row.description
+        if text:
+            lines.append(str(text))
+    config = analysis.resolved.config
+    if config is not None:
+        value = get(config, path)
+        if isinstance(value, dict):
+            lines.extend(_unwritten(analysis, family, path, value))
+        elif value is not None or _has(config, path):
+            lines.append(f"In this config: `{_show(value)}`")
+    readers = [r for r in family_rules(family) if name in r.paths]
+    if readers:
+        lines.append("Rules reading it: " + ", ".join(f"`{r.id}`" for r in readers))
+    return "\n\n".join(lines)
+
+
+def _unwritten(analysis: Analysis, family: Family, path: Path, section: dict[str, Any]) -> list[str]:
+    """The keys of a section the file does not write, with what they resolve to (default or derived)."""
+    doc = analysis.resolved.document
+    rows = _fields(family)
+    out = []
+    for key, value in section.items():
+        child = (*path, key)
+        if doc is not None and child in doc.positions:
+            continue
+        row = rows.get(_row_path(child))
+        default = row.default if row is not None else ""
+        how = "default" if default and default == json.dumps(value) else "derived"
+        out.append(f"- `{key}` = `{_show(value)}` ({how})")
+    if not out:
+        return []
+    more = [f"- … {len(out) - MAX_RESOLVED} more"] if len(out) > MAX_RESOLVED else []
+    return ["Not written, resolved to:\n" + "\n".join(out[:MAX_RESOLVED] + more)]
+
+
+def _has(config: Any, path: Path) -> bool:
+    parent = get(config, path[:-1]) if path[:-1] else config
+    return isinstance(parent, dict) and path[-1] in parent
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"

@@ -1,0 +1,224 @@
+"""The language server: pygls glue between the protocol and the analysis of each open buffer.
+
+A buffer is checked when it is opened and again after every change, once the
+client has been quiet for `Settings.debounce`; a check of a version that is no
+longer current is never published. Each feature catches its own failures, so
+no buffer, however broken, stops the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import PurePath
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from .. import __version__
+from ..families import Family, all_families
+from ..formats import BY_EXTENSION, FORMATS
+from ..project import FILENAMES as PROJECT_FILES
+from ..project import forget_projects
+from .actions import code_actions
+from .analysis import Analysis, Settings
+from .completion import complete
+from .convert import to_lsp
+from .hover import hover
+
+log = logging.getLogger("trainspec.lsp")
+T = TypeVar("T")
+TRIGGERS = ["=", ":", "[", '"']
+
+
+class TrainspecServer(LanguageServer):
+    """One server process: its settings, and the latest analysis of each open buffer."""
+
+    def __init__(self) -> None:
+        super().__init__("trainspec", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.analyses: dict[str, tuple[int | None, Analysis]] = {}
+        self.configs: dict[str, Any] = {}
+        """The last resolved config of each buffer, to pick schema branches while it does not parse."""
+        self.families: dict[str, Family] = {}
+        """The family of each buffer when it last had one, to complete in it while it does not parse."""
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.languages: dict[str, str] = {}
+        self.actions: dict[str, tuple[Analysis, tuple[int, int], list[lsp.CodeAction]]] = {}
+        """The fixes last computed per buffer: an editor asks again each time the cursor moves on a line."""
+
+    def file_of(self, uri: str) -> str:
+        """The path the buffer is checked as; an unsaved buffer gets a name with its language's extension."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path:
+            return path
+        language = self.languages.get(uri, "")
+        ext = FORMATS[language].extensions[0] if language in FORMATS else PurePath(uri).suffix or ".json"
+        return f"untitled{ext}"
+
+    def analysis(self, uri: str) -> Analysis:
+        """The analysis of the buffer's current version (made now if the debounced one is not done)."""
+        document = self.workspace.get_text_document(uri)
+        cached = self.analyses.get(uri)
+        if cached is not None and cached[0] == document.version and cached[1].settings == self.settings:
+            return cached[1]
+        encoding = str(self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16)
+        found = Analysis(self.file_of(uri), document.source, self.settings, encoding)
+        self.analyses[uri] = (document.version, found)
+        if found.family is not None:
+            self.families[uri] = found.family
+        return found
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Check `uri` after `delay` seconds, replacing a check already waiting."""
+        waiting = self.pending.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._publish_later(uri, delay))
+
+    async def _publish_later(self, uri: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self.pending.pop(uri, None)
+        guarded(lambda: self.publish(uri), None)
+
+    def project_changed(self) -> None:
+        """A project configuration was saved: read configurations again and check every open buffer."""
+        forget_projects()
+        self.analyses.clear()
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri, 0)
+
+    def publish(self, uri: str) -> None:
+        if uri not in self.workspace.text_documents:
+            return
+        version = self.workspace.get_text_document(uri).version
+        found = self.analysis(uri)
+        diagnostics = [to_lsp(d, found.source, uri, found.family) for d in found.diagnostics]
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+
+
+def guarded(work: Callable[[], T], fallback: T) -> T:
+    """`work()`, or `fallback` after logging what went wrong: one feature's bug never ends the session."""
+    try:
+        return work()
+    except Exception:
+        log.exception("trainspec lsp: a request failed")
+        return fallback
+
+
+def create() -> TrainspecServer:
+    server = TrainspecServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: TrainspecServer, params: lsp.InitializeParams) -> None:
+        ls.settings = Settings.from_client(params.initialization_options)
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: TrainspecServer, params: lsp.InitializedParams) -> None:
+        guarded(_warm_up, None)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def configuration(ls: TrainspecServer, params: lsp.DidChangeConfigurationParams) -> None:
+        if params.settings:
+            ls.settings = Settings.from_client(params.settings)
+        for uri in list(ls.workspace.text_documents):
+            ls.schedule(uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TrainspecServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.languages[params.text_document.uri] = params.text_document.language_id
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TrainspecServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.settings.debounce)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: TrainspecServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if PurePath(ls.file_of(params.text_document.uri)).name in PROJECT_FILES:
+            ls.project_changed()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: TrainspecServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        if any(PurePath(to_fs_path(c.uri) or c.uri).name in PROJECT_FILES for c in params.changes):
+            ls.project_changed()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TrainspecServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        waiting = ls.pending.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        for store in (ls.analyses, ls.configs, ls.families, ls.languages, ls.actions):
+            store.pop(uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: TrainspecServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        def work() -> lsp.Hover | None:
+            found = ls.analysis(params.text_document.uri)
+            return hover(found, *found.source.from_client(params.position))
+
+        return guarded(work, None)
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=TRIGGERS, resolve_provider=False)
+    )
+    def on_completion(ls: TrainspecServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
+        def work() -> lsp.CompletionList | None:
+            uri = params.text_document.uri
+            found = ls.analysis(uri)
+            if ls.settings.rules_only:
+                return None
+            line, column = found.source.from_client(params.position)
+            around = found.without_line(line)  # the line being typed is neither parsed nor counted as written
+            if around.config is not None:
+                ls.configs[uri] = around.config
+            family = around.family or found.family or ls.families.get(uri)
+            if family is None:
+                return None
+            written = around.document.positions.keys() if around.document is not None else frozenset()
+            items = complete(family, found.source, _format(found.file), line, column, ls.configs.get(uri), written)
+            return lsp.CompletionList(is_incomplete=False, items=items)
+
+        return guarded(work, None)
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
+    def on_code_action(ls: TrainspecServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        def work() -> list[lsp.CodeAction] | None:
+            uri = params.text_document.uri
+            found = ls.analysis(uri)
+            lines = (found.source.from_client(params.range.start)[0], found.source.from_client(params.range.end)[0])
+            cached = ls.actions.get(uri)
+            if cached is None or cached[0] is not found or cached[1] != lines:
+                cached = (found, lines, code_actions(found, uri, *lines))
+                ls.actions[uri] = cached
+            return cached[2] or None
+
+        return guarded(work, None)
+
+    return server
+
+
+def _warm_up() -> None:
+    """Build every family's validator now, so the first buffer is checked as fast as the next."""
+    for family in all_families().values():
+        family.validator  # noqa: B018 (a cached property: touching it builds it)
+
+
+def _format(file: str) -> str:
+    found = BY_EXTENSION.get(PurePath(file).suffix.lower())
+    return found.name if found is not None else "json"
+
+
+def serve() -> None:
+    """Serve over stdin/stdout until the client says exit."""
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    create().start_io()

@@ -1,0 +1,182 @@
+"""Every parallel layout a family's rules accept at a world size (`trainspec plan`).
+
+The family declares the paths that choose a layout and the candidates worth
+trying (`Family.layout`); the engine checks the file once, then runs only the
+rules that read a layout path or the world size on each candidate, and ranks
+what passes by the family's heuristic, then by how little it changes the
+file. Each layout comes with the `--set` overrides that select it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from .checker import run_rules
+from .diagnostics import Diagnostic
+from .errors import TrainspecError
+from .families import Family
+from .layout import LayoutSpace
+from .paths import Path, format_path, is_prefix, parse_path
+from .pipeline import check_path, world_sizes_of
+from .result import Result
+from .rules import Rule
+from .schema import get
+from .validation import show
+
+MAX_CANDIDATES = 1_000_000
+"""More candidate layouts than a plan can try in reasonable time (a world size with very many divisors)."""
+
+
+class PlanError(TrainspecError):
+    """No plan can be made for this file (its family declares no layout, or it could not be read)."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One layout: every layout path's value, the overrides that select it, its warnings."""
+
+    values: dict[str, Any]
+    overrides: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class Plan:
+    """The layouts that pass at one world size, best first; `blocking` are errors no layout changes."""
+
+    file: str
+    family: Family
+    world_size: int
+    layouts: list[Layout] = field(default_factory=list)
+    blocking: list[Diagnostic] = field(default_factory=list)
+
+
+def plan(
+    path: str | FsPath,
+    gpus: int | Sequence[int],
+    *,
+    family: str | Family | None = None,
+    overrides: Iterable[str] = (),
+    gpus_per_node: int | None = None,
+) -> list[Plan]:
+    """The passing layouts of one config at each world size in `gpus`, ranked.
+
+    Raises PlanError when the file's family declares no layout or the file
+    cannot be checked at all; ValueError for a world size below 1.
+    """
+    sizes = world_sizes_of(gpus)
+    if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
+        raise ValueError(f"gpus_per_node must be a whole number of at least 1, got {gpus_per_node!r}")
+    base = check_path(path, family=family, overrides=list(overrides))
+    space = layout_of(base)
+    return [plan_result(base, space, size, gpus_per_node) for size in sizes]
+
+
+def layout_of(base: Result) -> LayoutSpace:
+    """The layout space of a checked file's family; PlanError when there is none to search."""
+    if base.family is None or base.config is None or base.document is None:
+        problems = "; ".join(d.message for d in base.diagnostics if d.is_error) or "no family"
+        raise PlanError(f"{base.file}: cannot be planned ({problems})")
+    if base.family.layout is None:
+        raise PlanError(f"family {base.family.id} declares no parallel layout, so there is nothing to plan")
+    return base.family.layout
+
+
+def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None) -> Plan:
+    """The layouts of a file already checked without a world size (`base`), at one world size."""
+    assert base.family is not None and base.config is not None and base.document is not None
+    family = base.family
+    paths = tuple(parse_path(p) for p in space.paths)
+    rules = [r for r in family.rules if r.needs_world_size or _reads(r, paths)]
+    moved = {r.id for r in rules}
+    blocking = [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
+    result = Plan(base.file, family, world_size, blocking=blocking)
+    if blocking:
+        return result
+    config = copy.deepcopy(base.config)
+    written = [get(base.config, p) for p in paths]
+    verdicts = _Verdicts(base, rules, paths, world_size)
+    ranked = []
+    for count, values in enumerate(space.candidates(base.config, world_size), 1):
+        if count > MAX_CANDIDATES:
+            raise PlanError(
+                f"more than {MAX_CANDIDATES:,} candidate layouts at {world_size} GPUs; plan for a number with "
+                "fewer divisors"
+            )
+        for p, value in zip(paths, values, strict=True):
+            _put(config, p, value)
+            if verdicts.raw:  # rules that read the values as written see the layout's values as written
+                _put(verdicts.doc.data, p, value)
+        warnings = verdicts.warnings_if_passing(config, values)
+        if warnings is None:
+            continue
+        changes = tuple(
+            f"{format_path(p)}={show(v)}"
+            for p, v, was in zip(paths, values, written, strict=True)
+            if v != was and not (format_path(p) in space.auto and was == space.auto[format_path(p)])
+        )
+        layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
+        ranked.append(((*space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
+    result.layouts = [layout for _, layout in sorted(ranked, key=lambda item: item[0])]
+    return result
+
+
+class _Verdicts:
+    """Each rule's verdict on a candidate, remembered by the layout values the rule reads.
+
+    A rule is a function of the values at its paths and the world size; only its layout paths
+    change between candidates, so `tp-divides-heads` runs once per tp value, not once per layout.
+    """
+
+    def __init__(self, base: Result, rules: Sequence[Rule], paths: tuple[Path, ...], world_size: int) -> None:
+        assert base.family is not None and base.document is not None
+        self.registries, self.world_size = base.family.registries, world_size
+        self.raw = any(r.raw for r in rules)
+        self.doc = base.document.snapshot() if self.raw else base.document
+        reads = [(r, tuple(i for i, p in enumerate(paths) if _reads(r, (p,)))) for r in rules]
+        self.rules = sorted(reads, key=lambda item: len(item[1]))  # the most often remembered first
+        self.seen: dict[tuple[str, tuple[Any, ...]], tuple[str, ...] | None] = {}
+
+    def warnings_if_passing(self, config: dict[str, Any], values: tuple[Any, ...]) -> tuple[str, ...] | None:
+        """The candidate's warning messages; None when a rule reports an error."""
+        messages: list[str] = []
+        for rule, read in self.rules:
+            key = (rule.id, tuple(values[i] for i in read))
+            if key not in self.seen:
+                found = list(run_rules(self.doc, [rule], config, [], self.world_size, self.registries))
+                self.seen[key] = None if any(d.is_error for d in found) else tuple(d.message for d in found)
+            verdict = self.seen[key]
+            if verdict is None:
+                return None
+            messages.extend(verdict)
+        return tuple(messages)
+
+
+def nearest(found: Plan) -> Layout | None:
+    """The passing layout that changes the fewest of the file's values (the best ranked among them)."""
+    return min(found.layouts, key=lambda layout: len(layout.overrides), default=None)
+
+
+def _reads(rule: Rule, paths: tuple[Path, ...]) -> bool:
+    return any(is_prefix(p, q) or is_prefix(q, p) for p in paths for q in rule.parsed_paths)
+
+
+def _under(diagnostic: Diagnostic, paths: tuple[Path, ...]) -> bool:
+    """A diagnostic about a layout path (a schema error there): a layout sets that value anew."""
+    if not diagnostic.config_path:
+        return False
+    try:
+        where = parse_path(diagnostic.config_path)
+    except ValueError:
+        return False
+    return any(is_prefix(p, where) for p in paths)
+
+
+def _put(data: dict[str, Any], path: Path, value: Any) -> None:
+    for part in path[:-1]:
+        data = data.setdefault(str(part), {})
+    data[str(path[-1])] = value

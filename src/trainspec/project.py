@@ -1,0 +1,273 @@
+"""The project configuration: `[tool.trainspec]` in a pyproject.toml, or a whole `.trainspec.toml`.
+
+Each checked file takes the nearest configuration found walking up from its folder (a
+pyproject.toml without `[tool.trainspec]` does not count). Its schema is
+`schema/trainspec/project.schema.json`, so editors complete and check it as they do configs.
+How its settings combine with the command line and file directives is `Settings.merged`.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .diagnostics import Diagnostic, Severity
+from .document import Document
+from .errors import TrainspecError
+from .paths import format_path
+from .readers import ReadError, parse, read_text
+from .resources import schema_dir
+from .world_sizes import parse_world_sizes
+
+FILENAMES = (".trainspec.toml", "pyproject.toml")
+"""Looked for in this order in each folder; the first holding trainspec settings wins."""
+
+
+class ProjectError(TrainspecError):
+    """A project configuration that cannot be used: its diagnostics say where and why."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What applies to one file; empty fields leave the choice to the next source down."""
+
+    family: str | None = None
+    overlay: str | None = None
+    world_sizes: tuple[int, ...] = ()
+    overrides: tuple[str, ...] = ()
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One `[[configs]]` table: the files its globs match, and their settings."""
+
+    paths: tuple[str, ...]
+    settings: Settings
+    patterns: tuple[re.Pattern[str], ...] = field(repr=False, default=())
+
+
+@dataclass(frozen=True)
+class Project:
+    source: Path
+    root: Path
+    defaults: Settings
+    entries: tuple[Entry, ...]
+    exclude: tuple[re.Pattern[str], ...]
+    warnings_as_errors: bool
+
+    def relative(self, file: str | Path) -> str | None:
+        """`file` relative to the root, with forward slashes; None when it lies outside."""
+        try:
+            return Path(os.path.abspath(file)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def entry_for(self, file: str | Path) -> Entry | None:
+        """The first entry with a glob matching `file`."""
+        rel = self.relative(file)
+        if rel is None:
+            return None
+        return next((e for e in self.entries if any(p.fullmatch(rel) for p in e.patterns)), None)
+
+    def excluded(self, file: str | Path) -> bool:
+        """Whether `file`, or a folder above it (below the root), matches an `exclude` glob."""
+        rel = self.relative(file)
+        if rel is None:
+            return False
+        parts = rel.split("/")
+        prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+        return any(p.fullmatch(prefix) for p in self.exclude for prefix in prefixes)
+
+    def files(self) -> list[str]:
+        """Every file the entries' globs match, in entry order, sorted within each glob, not excluded."""
+        found: dict[str, None] = {}
+        for entry in self.entries:
+            for pattern in entry.paths:
+                for match in sorted(glob.glob(str(self.root / pattern), recursive=True)):
+                    if os.path.isfile(match) and not self.excluded(match):
+                        found.setdefault(os.path.relpath(match), None)
+        return list(found)
+
+    def settings_for(self, file: str | Path) -> Settings:
+        """The project's settings for `file`: its entry's, over the project-wide defaults."""
+        entry = self.entry_for(file)
+        if entry is None:
+            return self.defaults
+        mine, base = entry.settings, self.defaults
+        overlay = str(self.root / mine.overlay) if mine.overlay else None
+        return Settings(
+            family=mine.family if mine.family or overlay else base.family,
+            overlay=overlay,
+            world_sizes=mine.world_sizes or base.world_sizes,
+            overrides=base.overrides + mine.overrides,
+            select=mine.select if mine.select is not None else base.select,
+            ignore=base.ignore + mine.ignore,
+        )
+
+
+def glob_pattern(pattern: str) -> re.Pattern[str]:
+    """A regular expression for a glob relative to the root: `*` and `?` stay within a folder,
+    `**` crosses folders, `[...]` is a character class."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
+            end = pattern.index("]", i + 1)
+            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out).removeprefix(re.escape(".") + "/"))
+
+
+def find_project(start: str | Path) -> Project | None:
+    """The configuration for files in folder `start` (or the folder of file `start`)."""
+    folder = Path(os.path.abspath(start))
+    if not folder.is_dir():
+        folder = folder.parent
+    return _find(folder)
+
+
+@functools.lru_cache(maxsize=4096)
+def _find(folder: Path) -> Project | None:
+    for name in FILENAMES:
+        candidate = folder / name
+        if candidate.is_file():
+            project = load_project(candidate)
+            if project is not None:
+                return project
+    return None if folder.parent == folder else _find(folder.parent)
+
+
+@functools.lru_cache(maxsize=64)
+def load_project(source: Path) -> Project | None:
+    """The configuration in `source`; None for a pyproject.toml without `[tool.trainspec]`.
+
+    Raises ProjectError with every problem, each at its line and column.
+    """
+    try:
+        doc = parse(str(source), read_text(str(source)))
+    except ReadError as exc:
+        raise ProjectError([exc.diagnostic]) from None
+    prefix: tuple[str, ...] = ("tool", "trainspec") if source.name == "pyproject.toml" else ()
+    data: Any = doc.data
+    for key in prefix:
+        data = data.get(key) if isinstance(data, dict) else None
+    if data is None and prefix:
+        return None
+    found = _validator().iter_errors(data if data is not None else {})
+    problems = [p for error in found for p in _problems(source, doc, prefix, error)]
+    if problems:
+        raise ProjectError(sorted(problems, key=Diagnostic.sort_key))
+    root = source.parent
+    try:
+        defaults = _settings(data)
+        entries = tuple(_entry(e) for e in data.get("configs", ()))
+    except ValueError as exc:
+        problem = Diagnostic(str(source), None, None, "", "invalid-project-config", Severity.ERROR, str(exc))
+        raise ProjectError([problem]) from None
+    return Project(
+        source=source,
+        root=root,
+        defaults=defaults,
+        entries=entries,
+        exclude=tuple(glob_pattern(p) for p in data.get("exclude", ())),
+        warnings_as_errors=bool(data.get("warnings-as-errors", False)),
+    )
+
+
+def _entry(table: Mapping[str, Any]) -> Entry:
+    paths = tuple(table["paths"])
+    return Entry(paths, _settings(table), tuple(glob_pattern(p) for p in paths))
+
+
+def _settings(table: Mapping[str, Any]) -> Settings:
+    sizes = table.get("world-size")
+    if isinstance(sizes, int):
+        sizes = (sizes,)
+    elif isinstance(sizes, str):
+        sizes = parse_world_sizes(sizes)
+    return Settings(
+        family=table.get("family"),
+        overlay=table.get("overlay"),
+        world_sizes=tuple(dict.fromkeys(sizes or ())),
+        overrides=tuple(table.get("set", ())),
+        select=tuple(table["select"]) if "select" in table else None,
+        ignore=tuple(table.get("ignore", ())),
+    )
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    import json
+
+    schema = json.loads((schema_dir() / "trainspec" / "project.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _problems(
+    source: Path, doc: Document, prefix: tuple[str, ...], error: jsonschema.ValidationError
+) -> list[Diagnostic]:
+    """One diagnostic per problem, at the setting it is about (an unknown setting: at its own key)."""
+    path = (*prefix, *error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = sorted(k for k in error.schema.get("properties", {}) if k != "$schema")
+        unknown = [k for k in error.instance if k not in error.schema.get("properties", {})]
+        return [_at(source, doc, (*path, key), f"`{key}` is not a setting{_near(key, known)}") for key in unknown]
+    if error.validator == "oneOf":
+        message = f'{error.instance!r} is not a world size: write 8, [8, 16], "8,16" or "1..64"'
+    else:
+        message = error.message
+    return [_at(source, doc, path, f"{format_path(path) if path else 'the top level'}: {message}")]
+
+
+def _near(key: str, known: list[str]) -> str:
+    close = get_close_matches(key, known, 1, 0.6)
+    return f"; did you mean `{close[0]}`?" if close else f" (settings: {', '.join(known)})"
+
+
+def _at(source: Path, doc: Document, path: tuple[str | int, ...], message: str) -> Diagnostic:
+    where = doc.where(path)
+    return Diagnostic(
+        str(source),
+        where.line if where else None,
+        where.column if where else None,
+        format_path(path),
+        "invalid-project-config",
+        Severity.ERROR,
+        message + " (docs/project.md describes every setting)",
+    )
+
+
+def forget_projects() -> None:
+    """Read project configurations from disk again at the next lookup (a long-running process, after
+    one changed)."""
+    _find.cache_clear()
+    load_project.cache_clear()

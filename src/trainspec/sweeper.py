@@ -1,0 +1,185 @@
+"""Every combination of a sweep checked in one process (`trainspec check CONFIG --sweep PATH=V1,V2,...`).
+
+What does not depend on the swept values is done once: the file is read,
+parsed and located, its family detected, the file alone checked (for
+families whose loader checks it before overrides), validators built. Each
+variant then starts from a copy of the parsed document and runs only the
+per-override part of a file's check: overrides, schema, defaults, rules,
+world-size rules at each size. A variant's diagnostics are exactly what
+`trainspec check` reports for the file with that variant's `--set`s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path as FsPath
+
+from . import suppressions
+from .checker import check_document
+from .diagnostics import Diagnostic, Severity
+from .directives import read_directives
+from .document import Document
+from .errors import TrainspecError
+from .families import Family
+from .formats import FORMATS, JSON
+from .overrides import Override
+from .pipeline import _as_the_loader_overrides, _repaired_by_overrides, as_overrides, check_path, world_sizes_of
+from .readers import parse
+from .result import Result
+from .runner import FILE_LEVEL, _suppression_checks, selected
+
+MAX_VARIANTS = 1_000_000
+"""More variants than a sweep could queue jobs for: a typo in a range is refused, not enumerated."""
+
+
+class SweepError(TrainspecError):
+    """A sweep that cannot be run as written (bad axis syntax, too many variants)."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One `--sweep PATH=V1,V2,...`: a config path and the values (as written) it takes."""
+
+    path: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One combination: the values it assigns, in axis order, and its result as `check` reports it."""
+
+    assignments: tuple[tuple[str, str], ...]
+    result: Result
+
+    @property
+    def ok(self) -> bool:
+        return self.result.ok
+
+
+@dataclass
+class Sweep:
+    """Every variant of one file, in the order of the axes' product (the last axis varies fastest).
+
+    `base` is the file checked with the fixed overrides only: when its family is
+    unknown or it cannot be read, it is the whole answer and `variants` is empty.
+    """
+
+    file: str
+    axes: tuple[Axis, ...]
+    base: Result
+    variants: list[Variant] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[Variant]:
+        return [v for v in self.variants if not v.ok]
+
+
+def parse_axis(text: str) -> Axis:
+    """`PATH=V1,V2,...`; commas inside brackets, braces or quotes belong to the value (`betas=[0.9,0.95],[0.8,0.9]`)."""
+    path, eq, rest = text.partition("=")
+    if not eq or not path.strip():
+        raise SweepError(f"`{text}`: a sweep is PATH=V1,V2,... (e.g. optimizer.lr=1e-4,3e-4)")
+    values, depth, quote, start = [], 0, "", 0
+    for n, char in enumerate(rest):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            values.append(rest[start:n])
+            start = n + 1
+    values.append(rest[start:])
+    if any(not v.strip() for v in values):
+        raise SweepError(f"`{text}`: an empty value in the list (write PATH=V1,V2 with no empty item)")
+    return Axis(path.strip(), tuple(v.strip() for v in values))
+
+
+def sweep(
+    path: str | FsPath,
+    axes: Iterable[Axis | str],
+    *,
+    family: str | Family | None = None,
+    overrides: Iterable[str | Override] = (),
+    world_size: int | Sequence[int] | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    warnings_as_errors: bool = False,
+    fallback_sizes: bool = False,
+) -> Sweep:
+    """Check every combination of the axes' values on top of `overrides`, the file read once.
+
+    The keywords mean what they mean to `runner.Options` (`fallback_sizes`: the world
+    sizes are for files that state none). Raises SweepError for an unusable axis or
+    more than MAX_VARIANTS variants, ValueError for a world size below 1.
+    """
+    parsed = tuple(a if isinstance(a, Axis) else parse_axis(a) for a in axes)
+    count = math.prod([len(a.values) for a in parsed])
+    if count > MAX_VARIANTS:
+        raise SweepError(f"{count:,} variants: at most {MAX_VARIANTS:,} at once")
+    sizes = world_sizes_of(world_size)
+    fixed = as_overrides(list(overrides))
+    base = check_path(path, family=family, overrides=fixed, world_size=sizes, fallback_sizes=fallback_sizes)
+    found = Sweep(str(path), parsed, base)
+    if base.family is None or base.document is None:
+        found.base = _finish(base, select, ignore, warnings_as_errors, bool(sizes))
+        return found
+    text = base.document.text
+    if FORMATS[base.document.format].comments and "trainspec:" in text:
+        own = read_directives(base.file, text)[0].world_sizes  # the file's own directive wins
+        sizes, fallback_sizes = (own, False) if own else (sizes, fallback_sizes)
+    checker = _VariantChecker(base.document, base.family, fixed, sizes, fallback_sizes)
+    for values in itertools.product(*(a.values for a in parsed)):
+        assignments = tuple((a.path, v) for a, v in zip(parsed, values, strict=True))
+        result = _finish(checker.check(assignments), select, ignore, warnings_as_errors, bool(sizes))
+        found.variants.append(Variant(assignments, result))
+    return found
+
+
+class _VariantChecker:
+    """The per-override part of `pipeline.check_path`, from one parsed document and one check of the file alone."""
+
+    def __init__(
+        self, checked: Document, family: Family, fixed: list[Override], sizes: tuple[int, ...], fallback: bool
+    ) -> None:
+        self.family, self.fixed, self.sizes, self.fallback = family, fixed, sizes, fallback
+        self.pristine = parse(checked.file, checked.text)
+        self.pristine.problems = list(checked.problems)  # what reading it found, and the loader-format verdict
+        self.pristine.positions  # noqa: B018 (a cached property: computed once, copied by each snapshot)
+        self.alone = check_document(self.pristine.snapshot(), family, (), sizes)
+
+    def check(self, assignments: tuple[tuple[str, str], ...]) -> Result:
+        first = max((o.index for o in self.fixed), default=0) + 1  # numbered after the command line's own
+        overrides = [*self.fixed, *(Override(n, f"{p}={v}") for n, (p, v) in enumerate(assignments, first))]
+        result = check_document(
+            self.pristine.snapshot(), self.family, overrides, self.sizes, fallback_sizes=self.fallback
+        )
+        if self.family.checks_file_before_overrides:
+            result.diagnostics.extend(_repaired_by_overrides(self.alone, self.family, result))
+            if self.family.loader_overrides is not None and self.alone.ok and self.alone.config is not None:
+                loaded = self.alone.config  # copied by the call
+                result.diagnostics.extend(_as_the_loader_overrides(loaded, self.family, overrides, self.sizes, result))
+        return result
+
+
+def _finish(result: Result, select: Sequence[str], ignore: Sequence[str], as_errors: bool, sized: bool) -> Result:
+    """As `runner.check_file` reports a result: suppression comments, --select/--ignore, --warnings-as-errors."""
+    found = result.diagnostics
+    if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
+        known, checked = _suppression_checks(result.family, result.world_size is not None or sized)
+        found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
+    kept = [d for d in found if d.rule in FILE_LEVEL or selected(d.rule, select, ignore)]
+    if as_errors:
+        kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
+    return replace(result, diagnostics=kept).for_report()
+
+
+def reported(variant: Variant) -> Iterator[Diagnostic]:
+    """A variant's errors and warnings (its notes say nothing a reader of a sweep needs)."""
+    return (d for d in variant.result.diagnostics if d.severity is not Severity.NOTE)

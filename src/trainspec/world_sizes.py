@@ -1,0 +1,35 @@
+"""World-size lists as people write them: `8`, `8,16,64`, `1..64`, and mixes (`8,16..18`).
+
+The command line, the project configuration and file directives all take this syntax.
+"""
+
+from __future__ import annotations
+
+MAX_WORLD_SIZES = 65536
+"""More sizes than any cluster has ranks to try: a typo such as `1..1000000000` is refused, not enumerated."""
+
+
+def parse_world_size(text: str) -> int:
+    """A whole number of at least 1; ValueError with a sentence otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"must be at least 1, got {value}")
+    return value
+
+
+def parse_world_sizes(text: str) -> tuple[int, ...]:
+    """The sizes `text` lists, in order, without repeats; ranges include both ends."""
+    sizes: list[int] = []
+    for part in text.split(","):
+        first, dots, last = part.strip().partition("..")
+        low = parse_world_size(first.strip())
+        high = parse_world_size(last.strip()) if dots else low
+        if high < low:
+            raise ValueError(f"the range {part.strip()!r} is empty (its end is below its start)")
+        if high - low >= MAX_WORLD_SIZES or len(sizes) + high - low >= MAX_WORLD_SIZES:
+            raise ValueError(f"at most {MAX_WORLD_SIZES} world sizes at once")
+        sizes.extend(range(low, high + 1))
+    return tuple(dict.fromkeys(sizes))

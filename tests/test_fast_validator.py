@@ -1,0 +1,288 @@
+"""The fast paths agree with the ones of record.
+
+The compiled validator may only ever say "valid" where python-jsonschema (the
+validator of record, with strict integers) finds nothing: here they must give
+the same verdict on every corpus config, on those configs with values swapped
+for generated ones (2.0 where an integer belongs, booleans, huge numbers, text),
+and on generated values against small schemas of each keyword they share. rtoml
+must read TOML exactly as tomllib does, or leave the text to it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from trainspec.families import every_version
+from trainspec.fast_validation import COMPILE_AFTER, fast_validator, is_plain, surely_valid
+from trainspec.readers import parse
+from trainspec.readers.toml import _loads
+from trainspec.schema import Schema
+from trainspec.validation import build_validator
+
+CORPUS = Path(__file__).parent / "corpus"
+FAMILIES = sorted(every_version().values(), key=lambda f: f.id)
+DOCS = {
+    path.relative_to(CORPUS).as_posix(): parse(str(path), path.read_text()).data
+    for path in sorted(CORPUS.rglob("*"))
+    if path.suffix in (".toml", ".yaml", ".json")
+}
+
+
+def python_valid(validator: Any, data: Any) -> bool:
+    return next(iter(validator.iter_errors(data)), None) is None
+
+
+def fast_valid(schema: Schema, data: Any) -> bool:
+    validator = fast_validator(schema)
+    assert validator is not None
+    return validator.confirms(data)
+
+
+def test_every_family_gets_a_compiled_validator() -> None:
+    """Both families' schemas use only keywords the two validators share: none is left on the slow path."""
+    assert all(fast_validator(family.schema) is not None for family in FAMILIES)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.id)
+def test_verdicts_agree_on_the_corpus(family: Any) -> None:
+    """Every corpus config, against every family version: the same verdict, some valid, some not."""
+    verdicts = []
+    for name, data in DOCS.items():
+        assert is_plain(data), name
+        expected = python_valid(family.validator, data)
+        assert fast_valid(family.schema, data) is expected, name
+        verdicts.append(expected)
+    assert True in verdicts
+
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.integers(min_value=-3, max_value=70_000).map(float),  # integral floats: 2.0 is no integer here
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["", "bf16", "cosine", "a b", "x\n", " lead", "trail ", "\u3000", "llama", "fsdp"]),
+    st.text(max_size=8),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=8,
+)
+
+
+def _leaves(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(data, dict):
+        return [p for k, v in data.items() for p in _leaves(v, (*path, k))] + [path]
+    if isinstance(data, list):
+        return [p for i, v in enumerate(data) for p in _leaves(v, (*path, i))] + [path]
+    return [path]
+
+
+def _replaced(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    copy = dict(data) if isinstance(data, dict) else list(data)
+    copy[path[0]] = _replaced(data[path[0]], path[1:], value)
+    return copy
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_verdicts_agree_on_corpus_configs_with_generated_values(data: st.DataObject) -> None:
+    """A corpus config with one value (or a whole section) replaced: both validators agree."""
+    family = data.draw(st.sampled_from(FAMILIES))
+    doc = data.draw(st.sampled_from(sorted(DOCS)))
+    path = data.draw(st.sampled_from(_leaves(DOCS[doc])))
+    value = data.draw(VALUES)
+    changed = _replaced(DOCS[doc], path, value)
+    if isinstance(changed, dict) and is_plain(changed):
+        assert fast_valid(family.schema, changed) is python_valid(family.validator, changed)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.id)
+def test_an_integral_float_is_never_an_integer(family: Any) -> None:
+    """jsonschema-rs alone counts 2.0 as an integer; trainspec does not, and neither does its fast path."""
+    for name, doc in DOCS.items():
+        for path in _leaves(doc):
+            value = _get(doc, path)
+            if type(value) is int and python_valid(family.validator, doc):
+                changed = _replaced(doc, path, float(value))
+                assert fast_valid(family.schema, changed) is python_valid(family.validator, changed), (name, path)
+
+
+def _get(data: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
+KEYWORD_SCHEMAS = [
+    {"type": "integer"},
+    {"type": ["integer", "null"], "minimum": 1},
+    {"type": ["integer", "string"]},
+    {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+    {"type": "boolean"},
+    {"enum": [1, 2.5, "x", True, None]},
+    {"const": 0},
+    {"const": 2.0},
+    {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3, "uniqueItems": True},
+    {"type": "array", "contains": {"const": "x"}},
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False},
+    {"type": "string", "minLength": 1, "maxLength": 3, "pattern": "^[a-z]+$"},
+    {"pattern": "^[^\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$"},
+    {"anyOf": [{"const": -1}, {"type": "integer", "minimum": 1}]},
+    {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 2}]},
+    {"not": {"type": "null"}},
+    {"if": {"properties": {"a": {"const": 1}}}, "then": {"required": ["b"]}, "else": {"maxProperties": 9}},
+    {"allOf": [{"type": "object"}, {"properties": {"b": {"type": "integer", "maximum": 5}}}]},
+]
+
+
+@pytest.mark.parametrize("schema", KEYWORD_SCHEMAS, ids=lambda s: ",".join(s))
+@settings(max_examples=150, deadline=None)
+@given(value=VALUES)
+def test_verdicts_agree_keyword_by_keyword(schema: dict[str, Any], value: Any) -> None:
+    """Each keyword both validators share, on generated values: the same verdict."""
+    tree = Schema(schema)
+    if "maxProperties" in str(schema):  # a keyword outside the shared set: no compiled validator at all
+        assert fast_validator(tree) is None
+        return
+    assert is_plain(value)
+    assert fast_valid(tree, value) is python_valid(build_validator(tree), value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        math.nan,
+        {"a": [math.inf]},
+        2**63,
+        -(2**63) - 1,
+        datetime.date(2026, 1, 1),
+        (1, 2),
+        {1: "x"},
+        type("Text", (str,), {})("x"),
+    ],
+    ids=repr,
+)
+def test_values_the_validators_read_differently_are_not_plain(value: Any) -> None:
+    """NaN, infinities, integers past 64 bits, dates, tuples, non-text keys and subclasses go to python-jsonschema."""
+    assert not is_plain(value)
+
+
+def test_text_the_compiled_validator_cannot_take_is_left_to_python_jsonschema() -> None:
+    tree = Schema({"type": "string"})
+    assert not fast_valid(tree, "\ud800")
+    assert python_valid(build_validator(tree), "\ud800")
+
+
+def test_a_schema_is_compiled_only_once_it_has_seen_a_few_documents() -> None:
+    """A run of one file never pays for building the compiled validator; a run of many does, once."""
+    tree = Schema({"type": "object"})
+    assert [surely_valid(tree, {}) for _ in range(COMPILE_AFTER + 2)] == [False] * COMPILE_AFTER + [True, True]
+
+
+KEYS = st.sampled_from(["a", "b", "a.b", '"a"', "'b'", '"é"', "é", "x-y", "1", "a . b", '""'])
+TOML_VALUES = st.sampled_from(
+    [
+        "1",
+        "-0",
+        "+7",
+        "0x_1",
+        "0xff",
+        "0o17",
+        "0b101",
+        "1_000",
+        "01",
+        "9223372036854775808",
+        "1" * 30,
+        "1.5",
+        "1e3",
+        "1E-2",
+        "6.626e-34",
+        "1.",
+        ".5",
+        "1e1000",
+        "inf",
+        "-inf",
+        "nan",
+        "-nan",
+        "+nan",
+        "true",
+        "false",
+        "tru",
+        '"x"',
+        '"\\u00e9"',
+        '"\\U0001F600"',
+        '"\\ud800"',
+        '"\\e"',
+        '"\\x41"',
+        '"a\\tb"',
+        '"\x7f"',
+        "'C:\\x'",
+        '"""\nline\\\n  more"""',
+        "'''raw'''",
+        '"""a""""',
+        '"a\rb"',
+        "1979-05-27",
+        "1979-05-27T07:32:00Z",
+        "1979-05-27t07:32:00z",
+        "1979-05-27 07:32:00+05:30",
+        "1979-05-27T07:32:00.9999999-07:00",
+        "1979-05-27T07:32",
+        "07:32:00",
+        "07:32",
+        "00:32:00.5",
+        "[1, 2]",
+        "[\n1,\n2,\n]",
+        "[1, 'x', [2]]",
+        "[]",
+        "{x = 1}",
+        "{x = 1,}",
+        "{\n x = 1\n}",
+        "{}",
+        "{a.b = 1}",
+        "{ x = '}'",
+        '{ x = "{" }',
+        '{ x = """}"""',
+        "{ a = { b = 1 } }",
+        "{ a = [\n1] }",
+        "{ a = 1 }}",
+        "{ , x = 1}",
+        "{ x = 1 # c\n}",
+        "[{x = 1},\n{y = 2}]",
+        "[{x = 1,},\n]",
+    ]
+)
+LINES = st.one_of(
+    st.builds(lambda k, v: f"{k} = {v}", KEYS, TOML_VALUES),
+    st.sampled_from(
+        ["[t]", "[t.u]", "[[arr]]", '["q t"]', "# note", "", "[a]", "a = 1 # c", "\ufeffa = 1", "\t", "}", "]"]
+    ),
+    st.sampled_from(["[t.u.v]", "[[t.u]]", "[ t . u ]", '["t".u]', "['t']", "t.u = 1", "[[t]]", "[u.t]", "[[a.b]]"]),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(LINES, max_size=8), st.sampled_from(["\n", "\r\n"]))
+def test_toml_reads_exactly_as_tomllib(lines: list[str], newline: str) -> None:
+    """Generated TOML (1.0, 1.1, wrong): the same data, key order and types as tomllib, or tomllib's error."""
+    text = newline.join(lines)
+    try:
+        expected: Any = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        expected = type(exc)
+    try:
+        got: Any = _loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        got = type(exc)
+    assert repr(got) == repr(expected)

@@ -1,0 +1,359 @@
+"""`trainspec lsp`, started as a subprocess and driven over stdio by the same LSP client the editor
+tests use: diagnostics with codes, ranges and related places, incremental edits, each kind of quick
+fix applied and re-checked, hover and completion for both families."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .lsp_client import LspClient, apply_edits, markup_text
+
+pytestmark = pytest.mark.external  # launches the server process
+
+KF_JOB = """\
+[model]
+dim = 4096
+n_heads = 32
+n_kv_heads = 8
+
+[distributed]
+tp = 3
+
+[train]
+seq_lenn = 2048
+"""
+
+SF_RUN = """\
+model:
+  target_model_path: Qwen/Qwen3-8B
+data:
+  train_data_path: train.jsonl
+training:
+  num_epochs: 2
+"""
+SF_CLEAN = (Path(__file__).parent / "corpus" / "specforge" / "qwen3-8b-domino-disaggregated.yaml").read_text()
+URLS = "server_urls:\n      - http://127.0.0.1:30000\n"
+SF_LEGACY = SF_CLEAN.replace("    " + URLS, "").replace("  seed: 42\n", "  seed: 42\n  " + URLS.replace("  -", "-"))
+
+
+def start(root: Path, settings: dict[str, Any] | None = None) -> LspClient:
+    return LspClient(
+        [sys.executable, "-m", "trainspec", "lsp", "--stdio"],
+        root,
+        {"trainspec": settings or {}},
+        initialization_options={"trainspec": settings or {}},
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[LspClient]:
+    c = start(tmp_path)
+    yield c
+    c.shutdown()
+
+
+def by_code(diagnostics: list[dict[str, Any]], code: str) -> list[dict[str, Any]]:
+    return [d for d in diagnostics if d.get("code") == code]
+
+
+def problems(diagnostics: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Errors and warnings (notes are hints)."""
+    return [d for d in diagnostics if d["severity"] <= 2]
+
+
+def rng(line: int, start: int, end: int) -> dict[str, Any]:
+    return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
+
+
+def apply_action(client: LspClient, uri: str, text: str, action: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """Apply a code action the way an editor does (its edits, sent as incremental changes); the new
+    text and the diagnostics published for it."""
+    edits = action["edit"]["changes"][uri]
+    new = apply_edits(text, edits)
+    ordered = sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]))
+    client.edit(uri, [{"range": e["range"], "text": e["newText"]} for e in reversed(ordered)])
+    return new, client.wait_for_version(uri, client.version(uri))
+
+
+def test_a_rule_and_a_typo_are_published_with_codes_ranges_and_related_places(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    found = client.check(uri, "toml", KF_JOB)
+
+    (typo,) = by_code(found, "unknown-key")
+    assert typo["range"] == rng(9, 0, 8)  # exactly `seq_lenn`
+    assert typo["severity"] == 1 and typo["source"] == "trainspec"
+    assert "did you mean `seq_len`" in typo["message"]
+
+    (tp,) = by_code(found, "tp-divides-heads")
+    assert tp["range"]["start"] == {"line": 6, "character": 0} and tp["severity"] == 1
+    related = {r["location"]["range"]["start"]["line"] for r in tp["relatedInformation"]}
+    assert related == {2, 3}  # n_heads and n_kv_heads
+    assert all(r["location"]["uri"] == uri for r in tp["relatedInformation"])
+
+
+def test_the_rename_fix_removes_the_typo_and_nothing_else(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    found = client.check(uri, "toml", KF_JOB)
+    (typo,) = by_code(found, "unknown-key")
+    actions = client.code_actions(uri, typo["range"], [typo])
+    rename = next(a for a in actions if a["title"] == "Rename `seq_lenn` to `seq_len`")
+    assert rename["kind"] == "quickfix" and rename["isPreferred"] is True
+
+    text, after = apply_action(client, uri, KF_JOB, rename)
+    assert "seq_len = 2048" in text
+    assert by_code(after, "unknown-key") == []
+    assert by_code(after, "tp-divides-heads")  # the other problem is still reported
+
+
+def test_a_key_in_the_wrong_section_is_moved_where_it_belongs(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    source = '[train]\nseq_len = 2048\nlr = 3e-4  # peak\n\n[optimizer]\nname = "adamw"\n'
+    (wrong,) = by_code(client.check(uri, "toml", source), "unknown-key")
+    move = next(a for a in client.code_actions(uri, wrong["range"], [wrong]) if a["title"].startswith("Move"))
+    assert move["title"] == "Move `train.lr` to `optimizer.lr`"
+    text, after = apply_action(client, uri, source, move)
+    assert text == '[train]\nseq_len = 2048\n\n[optimizer]\nlr = 3e-4  # peak\nname = "adamw"\n'
+    assert problems(after) == []
+
+
+def test_setting_the_degree_to_a_value_that_passes(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    found = client.check(uri, "toml", KF_JOB)
+    (tp,) = by_code(found, "tp-divides-heads")
+    titles = [a["title"] for a in client.code_actions(uri, tp["range"], [tp])]
+    assert "Set distributed.tp = 2" in titles and "Set distributed.tp = 4" in titles
+    assert not any(t.startswith("Set model.") for t in titles)  # a head count change breaks other rules
+    action = next(a for a in client.code_actions(uri, tp["range"], [tp]) if a["title"] == "Set distributed.tp = 4")
+    text, after = apply_action(client, uri, KF_JOB, action)
+    assert "tp = 4" in text
+    assert not [d for d in after if str(d["code"]).startswith("tp-divides")]
+
+
+def test_a_suppression_comment_silences_exactly_that_problem(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    (tp,) = by_code(client.check(uri, "toml", KF_JOB), "tp-divides-heads")
+    actions = client.code_actions(uri, tp["range"], [tp])
+    suppress = next(a for a in actions if a["title"] == "Suppress `tp-divides-heads` on this line")
+    text, after = apply_action(client, uri, KF_JOB, suppress)
+    assert "tp = 3  # trainspec: ignore[tp-divides-heads]" in text
+    assert by_code(after, "tp-divides-heads") == [] and by_code(after, "unused-suppression") == []
+    assert by_code(after, "unknown-key")
+
+
+def test_incremental_edits_and_a_half_typed_buffer(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    client.check(uri, "toml", KF_JOB)
+    client.edit(uri, [{"range": rng(6, 5, 6), "text": "4"}])  # tp = 3 -> tp = 4
+    after = client.wait_for_version(uri, client.version(uri))
+    assert by_code(after, "tp-divides-heads") == [] and by_code(after, "unknown-key")
+
+    for n, char in enumerate("[distri"):  # typing a table header, one key at a time
+        client.edit(uri, [{"range": rng(10, n, n), "text": char}] if n else [{"range": rng(10, 0, 0), "text": "["}])
+    broken = client.wait_for_version(uri, client.version(uri))
+    (syntax,) = by_code(broken, "syntax-error")
+    assert syntax["range"]["start"]["line"] == 10
+
+    client.edit(uri, [{"range": rng(10, 0, 7), "text": ""}])
+    healed = client.wait_for_version(uri, client.version(uri))
+    assert by_code(healed, "syntax-error") == [] and by_code(healed, "unknown-key")
+    assert client.hover(uri, 6, 0) is not None  # still serving
+
+
+def test_hover_documents_a_key_its_rules_and_its_resolved_value(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    client.check(uri, "toml", KF_JOB)
+    on_tp = markup_text(client.hover(uri, 6, 0)["contents"])
+    assert "`distributed.tp`" in on_tp and "Tensor-parallel degree" in on_tp
+    assert "default `1`" in on_tp and "In this config: `3`" in on_tp
+    assert "`tp-divides-heads`" in on_tp
+    assert "error[tp-divides-heads]" in on_tp and "Fixed:" in on_tp  # the explanation of the diagnostic on it
+
+    on_model = markup_text(client.hover(uri, 0, 2)["contents"])
+    assert "- `max_seq_len` = `2048` (default)" in on_model  # not written, resolved from the schema
+    assert "`dim`" not in on_model.split("Not written")[1]  # written keys are not listed
+
+
+def labels(items: list[dict[str, Any]]) -> list[str]:
+    return [i["label"] for i in items]
+
+
+def test_completion_of_kempnerforge_keys_and_values(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    client.check(uri, "toml", "[train]\nse\n")
+    keys = client.completion(uri, 1, 2)
+    seq_len = next(i for i in keys if i["label"] == "seq_len")
+    assert seq_len["textEdit"]["newText"] == "seq_len = " and seq_len["textEdit"]["range"] == rng(1, 0, 2)
+    assert "sequence" in markup_text(seq_len["documentation"]).lower()
+    assert "mixed_precision" in labels(keys) and "dim" not in labels(keys)
+
+    client.open(uri, "toml", "[model]\ndim = 4096\n\n[train]\nseq_len = 2048\n[")
+    tables = labels(client.completion(uri, 5, 1))
+    assert "optimizer" in tables and "model" not in tables and "train" not in tables
+
+    client.open(uri, "toml", "[train]\nmixed_precision = \n")
+    values = client.completion(uri, 1, 18)
+    assert labels(values) == ['"bf16"', '"fp16"', '"fp32"', '"fp8"']
+    assert "bfloat16" in markup_text(values[0]["documentation"])
+
+
+def test_completion_of_specforge_keys_and_values(client, tmp_path):
+    uri = (tmp_path / "run.yaml").as_uri()
+    client.check(uri, "yaml", SF_RUN + "  attention_backend: \n")
+    values = client.completion(uri, 6, 21)
+    assert labels(values) == ["eager", "sdpa", "flex_attention", "fa", "usp"]
+    assert "FlexAttention" in markup_text(values[2]["documentation"])
+
+    client.open(uri, "yaml", SF_RUN + "  \n")
+    keys = client.completion(uri, 6, 2)
+    assert {"learning_rate", "attention_backend"} <= set(labels(keys))
+    assert "num_epochs" not in labels(keys)  # written already
+    assert "target_model_path" not in labels(keys)  # another section's
+
+
+def test_a_legacy_specforge_key_is_migrated(client, tmp_path):
+    uri = (tmp_path / "run.yaml").as_uri()
+    assert "  seed: 42\n  server_urls:\n    - http" in SF_LEGACY
+    (legacy,) = by_code(client.check(uri, "yaml", SF_LEGACY), "legacy-key-migrated")
+    assert legacy["range"]["start"]["line"] == 30 and 2 in legacy.get("tags", [])  # Deprecated
+    actions = client.code_actions(uri, legacy["range"], [legacy])
+    migrate = next(a for a in actions if a["title"] == "Migrate legacy keys to their current place")
+    text, after = apply_action(client, uri, SF_LEGACY, migrate)
+    assert "  seed: 42\ntracking:" in text
+    assert "    backend: mooncake\n    mooncake_metadata_server" in text  # the rest kept as written
+    assert "\n    server_urls:\n    - http://127.0.0.1:30000\n" in text or "      - http://127.0.0.1:30000" in text
+    assert problems(after) == []
+
+
+def test_rules_only_leaves_schema_problems_to_the_schema_servers(tmp_path):
+    c = start(tmp_path, {"rulesOnly": True})
+    try:
+        uri = (tmp_path / "job.toml").as_uri()
+        codes = {d["code"] for d in c.check(uri, "toml", KF_JOB)}
+        assert "tp-divides-heads" in codes and "unknown-key" not in codes
+        assert c.completion(uri, 9, 0) == []
+    finally:
+        c.shutdown()
+
+
+def test_world_size_and_select_settings_flow_into_the_check(tmp_path):
+    c = start(tmp_path, {"worldSize": 8, "ignore": ["unknown-key"]})
+    try:
+        uri = (tmp_path / "job.toml").as_uri()
+        codes = {d["code"] for d in c.check(uri, "toml", KF_JOB)}
+        assert "world-size-product" in codes or "world-size-auto-shard-divisible" in codes
+        assert "unknown-key" not in codes and "world-size-unknown" not in codes
+    finally:
+        c.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("a.toml", "[model\x00]]]\n= = =\n"),
+        ("b.yaml", "a: [" * 2000),
+        ("c.json", '{"model": {"dim": 1e999, '),
+        ("d.yaml", "\ufeff\t- : :\n  ? [\n"),
+    ],
+)
+def test_garbage_never_stops_the_server(client, tmp_path, name, text):
+    uri = (tmp_path / name).as_uri()
+    language = name.rsplit(".", 1)[1]
+    found = client.check(uri, language, text)
+    assert found and all(d["source"] == "trainspec" for d in found)
+    client.hover(uri, 0, 1)
+    client.completion(uri, 0, 1)
+    client.code_actions(uri, rng(0, 0, 1), found)
+    assert client.check(uri, language, "") is not None  # and it still answers
+    assert json.dumps(found)
+
+
+def test_a_200_line_config_is_checked_within_100_ms_of_a_change(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    text = KF_JOB + "".join(f"# line {n}\n" for n in range(200 - KF_JOB.count("\n")))
+    client.check(uri, "toml", text)
+    latencies = []
+    for n in range(12):
+        sent = time.perf_counter()
+        client.edit(uri, [{"range": rng(6, 5, 6), "text": "3" if n % 2 else "4"}])
+        found = client.wait_for_version(uri, client.version(uri))
+        latencies.append(time.perf_counter() - sent)
+        assert bool(by_code(found, "tp-divides-heads")) == bool(n % 2)
+    assert statistics.median(latencies) < 0.1  # debounce included; bench/lsp.py measures it in full
+
+
+def test_check_never_imports_pygls(tmp_path):
+    job = tmp_path / "job.toml"
+    job.write_text(KF_JOB)
+    code = (
+        "import sys; from trainspec.cli import main; main(['check', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(job)], capture_output=True, text=True, check=False)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_the_vscode_extension_starts_trainspec_lsp_with_its_settings(tmp_path):
+    """The extension run by Node against stand-ins for the `vscode` and language-client modules."""
+    stubs = tmp_path / "node_modules"
+    (stubs / "vscode").mkdir(parents=True)
+    (stubs / "vscode" / "index.js").write_text(
+        "module.exports = { workspace: { getConfiguration: () => "
+        "({ path: '/opt/bin/trainspec', worldSize: [8], get(k) { return this[k]; } }), "
+        "createFileSystemWatcher: (glob) => ({ glob }) } };"
+    )
+    (stubs / "vscode-languageclient").mkdir()
+    (stubs / "vscode-languageclient" / "node.js").write_text(
+        "class LanguageClient { constructor(id, name, server, options) { globalThis.started = "
+        "{ id, server, options }; } start() { return Promise.resolve(); } }\n"
+        "module.exports = { LanguageClient };"
+    )
+    extension = Path(__file__).resolve().parent.parent / "editors" / "vscode" / "extension.js"
+    (tmp_path / "extension.js").write_text(extension.read_text())
+    script = (
+        "const e = require('./extension.js'); e.activate(); const s = globalThis.started; "
+        "console.log(JSON.stringify({ id: s.id, server: s.server, selector: s.options.documentSelector, "
+        "sync: s.options.synchronize, init: s.options.initializationOptions }));"
+    )
+    out = subprocess.run(["node", "-e", script], cwd=tmp_path, capture_output=True, text=True, check=True)
+    started = json.loads(out.stdout)
+    assert started["server"] == {"command": "/opt/bin/trainspec", "args": ["lsp"]}
+    assert [s["language"] for s in started["selector"]] == ["toml", "yaml", "json"]
+    assert started["sync"] == {
+        "configurationSection": "trainspec",
+        "fileEvents": {"glob": "**/{pyproject.toml,.trainspec.toml}"},
+    }
+    assert started["init"]["trainspec"]["worldSize"] == [8]
+
+
+def test_the_project_configuration_and_file_directives_apply(client, tmp_path):
+    uri = (tmp_path / "job.toml").as_uri()
+    assert by_code(client.check(uri, "toml", KF_JOB), "world-size-unknown")
+    project = tmp_path / ".trainspec.toml"
+    project.write_text('world-size = 8\nignore = ["unknown-key"]\n')
+    mark = client.publication_mark()
+    client.notify("textDocument/didSave", {"textDocument": {"uri": project.as_uri()}})
+    codes = {d["code"] for d in client.diagnostics(uri, mark)}
+    assert "world-size-unknown" not in codes and "unknown-key" not in codes
+    assert "tp-divides-heads" in codes
+
+    directive = "# trainspec: world-size=6\n" + KF_JOB.replace("tp = 3", "tp = 2\ndp_shard = 4")
+    found = client.check(uri, "toml", directive)
+    (product,) = by_code(found, "world-size-product")
+    assert "world size is 6" in product["message"]
+
+
+def test_without_pygls_the_command_says_how_to_install_it():
+    code = "import sys; sys.modules['pygls'] = None; from trainspec.cli import main; sys.exit(main(['lsp']))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and out.stdout == ""  # stdout belongs to the protocol
+    assert "pip install 'trainspec[lsp]'" in out.stderr

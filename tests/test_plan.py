@@ -1,0 +1,216 @@
+"""`trainspec plan`: the layouts it lists check clean, and no layout that checks clean is missing."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from trainspec import Family
+from trainspec.checker import check_document
+from trainspec.cli import main
+from trainspec.families import get_family
+from trainspec.overrides import Override
+from trainspec.pipeline import check_path
+from trainspec.planner import PlanError, nearest, plan
+from trainspec.readers import parse
+
+from .conftest import ROOT
+
+EXAMPLE_7B = ROOT / "examples" / "kempnerforge_7b_12gpu.toml"
+DEGREES = ("dp_replicate", "dp_shard", "tp", "pp", "cp", "ep")
+
+SMALL_DENSE = """\
+[model]
+dim = 64
+n_layers = 2
+n_heads = 4
+n_kv_heads = 2
+vocab_size = 256
+max_seq_len = 32
+tie_embeddings = true
+"""
+SMALL_MOE = """\
+[model]
+dim = 64
+n_layers = 2
+n_heads = 6
+n_kv_heads = 3
+vocab_size = 256
+num_experts = 2
+[train]
+compile_model = false
+"""
+
+
+@pytest.mark.parametrize("gpus", [12, 16, 64])
+def test_every_layout_of_the_7b_example_checks_clean(gpus):
+    (found,) = plan(EXAMPLE_7B, gpus, gpus_per_node=4)
+    assert found.layouts
+    for layout in found.layouts:
+        result = check_path(EXAMPLE_7B, overrides=layout.overrides, world_size=gpus)
+        errors = [d.one_line() for d in result.diagnostics if d.is_error]
+        assert not errors, (layout.overrides, errors)
+        degrees = result.config["distributed"]
+        assert math.prod(degrees[d] for d in DEGREES if d != "dp_shard") * degrees["dp_shard"] == gpus
+
+
+def _clean_layouts(text: str, size: int, values: range | list[int]) -> set[tuple[int, ...]]:
+    """Brute force: every degree assignment (dp_shard also -1) that checks without an error, resolved."""
+    family = get_family("kempnerforge")
+    doc = parse("small.toml", text)
+    clean = set()
+    for degrees in itertools.product(values, [-1, *values], values, values, values, values):
+        overrides = [
+            Override(n, f"distributed.{d}={v}") for n, (d, v) in enumerate(zip(DEGREES, degrees, strict=True), 1)
+        ]
+        result = check_document(doc.snapshot(), family, overrides, (size,))
+        if result.ok:
+            dp_replicate, dp_shard, *rest = degrees
+            if dp_shard == -1:
+                dp_shard = size // (dp_replicate * math.prod(rest))
+            clean.add((dp_replicate, dp_shard, *rest))
+    return clean
+
+
+@pytest.mark.parametrize("text", [SMALL_DENSE, SMALL_MOE], ids=["dense-tied", "moe"])
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_plan_lists_exactly_the_layouts_that_check_clean(write, text, size):
+    # every degree from 1 to the world size; at 4 only its divisors (a 3 cannot be part of a product of 4)
+    values = range(1, size + 1) if size <= 3 else [1, 2, 4]
+    path = write("small.toml", text)
+    (found,) = plan(path, size)
+    listed = {tuple(layout.values[f"distributed.{d}"] for d in DEGREES) for layout in found.layouts}
+    assert listed == _clean_layouts(text, size, values)
+    assert len(listed) == len(found.layouts)
+
+
+def test_ranking_keeps_tensor_parallel_within_a_node_and_the_file_first():
+    (at12,) = plan(EXAMPLE_7B, 12, gpus_per_node=4)
+    assert at12.layouts[0].overrides == ()  # the file's own layout passes and is the best ranked
+    (at16,) = plan(EXAMPLE_7B, 16, gpus_per_node=2)
+    tps = [layout.values["distributed.tp"] for layout in at16.layouts]
+    first_across = next(i for i, tp in enumerate(tps) if 2 % tp)
+    assert all(2 % tp == 0 for tp in tps[:first_across]) and all(2 % tp for tp in tps[first_across:])
+    pps = [layout.values["distributed.pp"] for layout in at16.layouts[:first_across]]
+    assert pps == sorted(pps)
+
+
+def test_the_nearest_layout_changes_the_fewest_degrees(capsys):
+    (found,) = plan(EXAMPLE_7B, 64, gpus_per_node=8)
+    best = nearest(found)
+    assert best is not None and best.overrides == ("distributed.dp_shard=16",)
+    assert min(len(layout.overrides) for layout in found.layouts) == 1
+    assert main(["plan", str(EXAMPLE_7B), "--gpus", "64", "--gpus-per-node", "8", "--format", "json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["plans"]
+    assert listed["layouts"][listed["nearest"] - 1]["overrides"] == ["distributed.dp_shard=16"]
+
+
+def test_an_auto_shard_file_needs_no_dp_shard_override(write):
+    path = write("auto.toml", SMALL_DENSE + "[distributed]\ndp_shard = -1\n")
+    (found,) = plan(path, 4)
+    assert not any(o.startswith("distributed.dp_shard=") for layout in found.layouts for o in layout.overrides)
+    for layout in found.layouts:
+        assert check_path(path, overrides=layout.overrides, world_size=4).ok
+
+
+def test_errors_no_layout_changes_block_the_plan(capsys):
+    code = main(["plan", str(ROOT / "examples" / "broken_kempnerforge.toml"), "--gpus", "8"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "model-heads-divide-dim" in out and "fix them first" in out
+
+
+def test_json_lists_every_layout_with_its_overrides(capsys):
+    assert main(["plan", str(EXAMPLE_7B), "--gpus", "12,16", "--gpus-per-node", "4", "--format", "json"]) == 0
+    plans = json.loads(capsys.readouterr().out)["plans"]
+    assert [p["world_size"] for p in plans] == [12, 16]
+    assert len(plans[0]["layouts"]) == len(plan(EXAMPLE_7B, 12)[0].layouts)
+    assert plans[1]["layouts"][0]["overrides"] == ["distributed.dp_shard=4"]
+
+
+def test_text_prints_each_layout_as_set_overrides(capsys):
+    assert main(["plan", str(EXAMPLE_7B), "--gpus", "16", "--gpus-per-node", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "1. dp_replicate=1 dp_shard=4 tp=4 pp=1 cp=1 ep=1   --set distributed.dp_shard=4" in out
+
+
+def test_specforge_layouts_check_clean():
+    path = ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml"
+    for found in plan(path, [4, 8], gpus_per_node=4):
+        assert found.layouts
+        for layout in found.layouts:
+            assert check_path(path, overrides=layout.overrides, world_size=found.world_size).ok
+
+
+def test_a_family_without_a_layout_says_so(tmp_path: Path, capsys):
+    schema = tmp_path / "tiny.schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"steps": {"type": "integer"}}}))
+    config = tmp_path / "run.yaml"
+    config.write_text("steps: 2\n")
+    fam = Family(name="tiny", schema_file=schema, model="tiny:Model", formats=frozenset({"yaml"}))
+    with pytest.raises(PlanError, match="declares no parallel layout"):
+        plan(config, 8, family=fam)
+
+
+def test_usage_problems_exit_2(capsys, tmp_path):
+    assert main(["plan", str(tmp_path / "nope.toml"), "--gpus", "8"]) == 2
+    assert "cannot be planned" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["plan", str(EXAMPLE_7B), "--gpus", "0"])
+    assert stopped.value.code == 2
+
+
+def test_the_package_offers_plan_show_and_sweep():
+    import trainspec
+
+    (found,) = trainspec.plan(EXAMPLE_7B, 16, gpus_per_node=4)
+    assert found.layouts[0].overrides == ("distributed.dp_shard=4",)
+    shown = trainspec.show(EXAMPLE_7B, world_size=12)
+    assert {q.name: q.value for q in shown.quantities}["data_parallel"] == 3
+    swept = trainspec.sweep(EXAMPLE_7B, ["distributed.tp=2,4"], world_size=12)
+    assert [v.ok for v in swept.variants] == [False, True]
+
+
+def test_apply_writes_the_layout_and_keeps_every_other_line(write, capsys):
+    original = EXAMPLE_7B.read_text()
+    path = write("job.toml", original)
+    assert main(["plan", str(path), "--gpus", "16", "--gpus-per-node", "4", "--apply", "2"]) == 0
+    (second,) = [p.layouts[1] for p in plan(EXAMPLE_7B, 16, gpus_per_node=4)]
+    changed = [(a, b) for a, b in zip(original.splitlines(), path.read_text().splitlines(), strict=True) if a != b]
+    assert [b for _, b in changed] == [o.replace("distributed.", "").replace("=", " = ") for o in second.overrides]
+    assert check_path(path, world_size=16).ok
+
+
+def test_apply_adds_missing_keys_and_tables(write, capsys):
+    text = "# tiny\n[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 2  # two\n\n[train]\nseq_len = 32\n"
+    path = write("tiny.toml", text)
+    assert main(["plan", str(path), "--gpus", "4", "--apply", "3"]) == 0
+    assert path.read_text().startswith(text)  # the file is kept; the layout is a new [distributed] table
+    (found,) = plan(path, 4)
+    (own,) = [layout for layout in found.layouts if not layout.overrides]  # the written layout is the file's own
+    assert own.values["distributed.dp_replicate"] == 2
+    inside = write("inside.toml", text.replace("[train]", "[distributed]\npp = 1\n\n[train]"))
+    assert main(["plan", str(inside), "--gpus", "4", "--apply", "2"]) == 0
+    assert "[distributed]\npp = 1\ntp = 2\n" in inside.read_text()
+
+
+def test_apply_edits_yaml_in_place(write, capsys):
+    original = (ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml").read_text()
+    path = write("run.yaml", original)
+    assert main(["plan", str(path), "--gpus", "8", "--apply", "1"]) == 0
+    assert path.read_text() == original.replace("nproc_per_node: 4", "nproc_per_node: 8")
+
+
+def test_apply_refuses_what_it_cannot_do_and_writes_nothing(write, capsys):
+    path = write("job.toml", EXAMPLE_7B.read_text())
+    assert main(["plan", str(path), "--gpus", "16", "--apply", "1000"]) == 2
+    with pytest.raises(SystemExit):
+        main(["plan", str(path), "--gpus", "16,32", "--apply", "1"])
+    broken = write("broken.toml", (ROOT / "examples" / "broken_kempnerforge.toml").read_text())
+    assert main(["plan", str(broken), "--gpus", "8", "--apply", "1"]) == 1
+    assert path.read_text() == EXAMPLE_7B.read_text()
+    assert broken.read_text() == (ROOT / "examples" / "broken_kempnerforge.toml").read_text()

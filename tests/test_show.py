@@ -1,0 +1,160 @@
+"""`trainspec show`: every resolved value with its origin, and the quantities the family derives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trainspec import Family, rule
+from trainspec.cli import main
+from trainspec.provenance import SCHEMA_DEFAULT, show
+
+from .conftest import ROOT
+
+EXAMPLE_7B = ROOT / "examples" / "kempnerforge_7b_12gpu.toml"
+MODELS = ROOT / "tests" / "corpus" / "kempnerforge" / "model"
+
+
+def show_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["show", "--format", "json", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    ("name", "parameters"),
+    [("llama_7b.toml", 8_030_261_248), ("llama_13b.toml", 14_840_386_560)],
+)
+def test_parameter_count_of_the_corpus_presets(capsys, name, parameters):
+    code, out = show_json(capsys, str(MODELS / name))
+    assert code == 0
+    assert out["derived"]["parameters"]["value"] == parameters
+
+
+def test_parameter_count_of_the_default_model(capsys, write):
+    code, out = show_json(capsys, str(write("job.toml", "[train]\nmax_steps = 10\n")))
+    assert code == 0
+    assert out["derived"]["parameters"]["value"] == 6_738_415_616
+    assert out["derived"]["head_dim"]["value"] == 128
+    assert out["derived"]["n_kv_heads_effective"]["value"] == 32  # absent: KempnerForge keeps 32
+
+
+def test_moe_experts_are_counted_per_moe_layer(capsys, write):
+    dense = "[model]\ndim = 64\nn_layers = 4\nn_heads = 4\nn_kv_heads = 4\nvocab_size = 100\nffn_hidden_dim = 128\n"
+    moe = dense + "num_experts = 4\nmoe_frequency = 2\n[train]\ncompile_model = false\n"
+    _, base = show_json(capsys, str(write("dense.toml", dense)))
+    _, mixed = show_json(capsys, str(write("moe.toml", moe)))
+    # two of the four layers become MoE layers: each swaps its MLP for 4 experts and a 64×4 router
+    mlp = 3 * 64 * 128
+    extra = 2 * (4 * mlp + 64 * 4 - mlp)
+    assert mixed["derived"]["parameters"]["value"] - base["derived"]["parameters"]["value"] == extra
+
+
+def test_origins_name_the_line_the_override_the_default_and_the_hook(capsys):
+    _, out = show_json(capsys, str(EXAMPLE_7B), "--set", "train.batch_size=2", "--set", "vlm.arch=joint_decoder")
+    origins = {v["path"]: v["origin"] for v in out["values"]}
+    values = {v["path"]: v["value"] for v in out["values"]}
+    lines = EXAMPLE_7B.read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if text.startswith("dim = "))
+    assert origins["model.dim"] == f"{EXAMPLE_7B}:{line}"
+    assert origins["train.batch_size"].startswith("override #1") and values["train.batch_size"] == 2
+    assert origins["model.norm_eps"] == SCHEMA_DEFAULT
+    assert "resolve hook" in origins["adapter.type"]  # a VLM run gets the default adapter from the family
+
+
+def test_a_value_the_resolve_hook_changes_is_derived_not_overridden(capsys):
+    _, out = show_json(capsys, str(EXAMPLE_7B), "--set", "model.n_kv_heads=null")
+    leaf = next(v for v in out["values"] if v["path"] == "model.n_kv_heads")
+    assert leaf["value"] == 32 and "resolve hook" in leaf["origin"]
+
+
+def test_layout_quantities_follow_the_world_size(capsys):
+    code, out = show_json(capsys, str(EXAMPLE_7B), "--world-size", "12")
+    derived = {k: v["value"] for k, v in out["derived"].items()}
+    assert code == 0
+    assert derived["data_parallel"] == 3
+    assert derived["tokens_per_step"] == 4 * 4096 * 8 * 3  # batch · seq_len · accumulation · data parallel
+    # bf16 weights, tp 4 × dp_shard 3: every parameter lives on exactly one of 12 ranks, 2 bytes each
+    assert derived["memory_parameters"] == round(derived["parameters"] / 12 * 2)
+    assert derived["memory_gradients"] == derived["memory_parameters"]
+    assert derived["memory_optimizer"] == round(derived["parameters"] / 12 * 2 * 2)  # AdamW: two moments
+
+
+def test_replication_keeps_a_whole_copy_per_replica(capsys):
+    _, sharded = show_json(capsys, str(EXAMPLE_7B), "--world-size", "12")
+    _, replicated = show_json(
+        capsys, str(EXAMPLE_7B), "--world-size", "12", "--set", "distributed.dp_replicate=3", "--set",
+        "distributed.dp_shard=1", "--set", "train.mixed_precision=fp32",
+    )  # fmt: skip
+    parameters = sharded["derived"]["parameters"]["value"]
+    assert replicated["derived"]["memory_parameters"]["value"] == round(parameters / 4 * 4)  # only tp shards; fp32
+
+
+def test_auto_shard_without_a_world_size_says_what_is_missing(capsys):
+    code, out = show_json(capsys, str(MODELS / "llama_7b.toml"))
+    assert code == 0
+    assert out["derived"]["data_parallel"]["value"] is None
+    assert "--world-size" in out["derived"]["data_parallel"]["how"]
+
+
+def test_a_config_with_errors_shows_values_but_no_quantities(capsys):
+    code, out = show_json(capsys, str(ROOT / "examples" / "broken_kempnerforge.toml"))
+    assert code == 1
+    assert out["values"] and out["derived"] == {}
+    assert "without errors" in out["note"]
+    assert any(d["rule"] == "model-heads-divide-dim" for d in out["diagnostics"])
+
+
+def test_specforge_mode_role_and_world_size(capsys):
+    code, out = show_json(capsys, str(ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml"))
+    derived = {k: v["value"] for k, v in out["derived"].items()}
+    assert code == 0
+    assert derived["data_mode"] == "online" and derived["deployment_mode"] == "disaggregated"
+    assert derived["role"] == "auto" and derived["world_size"] == 4
+    role = next(v for v in out["values"] if v["path"] == "training.role")
+    assert "normalize hook" in role["origin"]
+
+
+def test_text_output_lists_values_and_derived_quantities(capsys):
+    assert main(["show", str(EXAMPLE_7B), "--world-size", "12"]) == 0
+    out = capsys.readouterr().out
+    assert "model.dim = 4096" in out and "parameters = 8,030,261,248" in out
+    assert "memory_optimizer = " in out and "GiB" in out
+
+
+def test_missing_file_is_a_usage_error(capsys, tmp_path):
+    assert main(["show", str(tmp_path / "nope.toml")]) == 2
+    assert "file-not-found" in capsys.readouterr().out
+
+
+@rule("steps-even", "error", "steps")
+def steps_even(steps: int):
+    """Steps come in pairs."""
+    if steps % 2:
+        yield f"steps = {steps} is odd"
+
+
+def test_a_family_without_derive_shows_values_only(tmp_path: Path):
+    schema = tmp_path / "tiny.schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {"steps": {"type": "integer", "default": 10}, "name": {"type": "string"}},
+            }
+        )
+    )
+    config = tmp_path / "run.yaml"
+    config.write_text("name: x\n")
+    fam = Family(name="tiny", schema_file=schema, model="tiny:Model", rules=[steps_even], formats=frozenset({"yaml"}))
+    shown = show(config, family=fam)
+    assert shown.ok and not shown.quantities and "derives no quantities" in shown.note
+    assert {(leaf.path, leaf.origin) for leaf in shown.leaves} == {("name", f"{config}:1"), ("steps", SCHEMA_DEFAULT)}
+
+
+def test_values_json_cannot_write_are_shown_as_text(capsys, write):
+    code, out = show_json(capsys, str(write("job.toml", "[model]\nwhen = 2024-01-02\n")))
+    assert code == 1  # an unknown key, still shown with where it was written
+    leaf = next(v for v in out["values"] if v["path"] == "model.when")
+    assert leaf["value"] == "2024-01-02" and leaf["origin"].endswith("job.toml:2")

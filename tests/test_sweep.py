@@ -1,0 +1,134 @@
+"""`check --sweep`: one process checks every combination, and each variant says what checking it alone says."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from trainspec.cli import main
+from trainspec.diagnostics import Diagnostic
+from trainspec.runner import Options, check_file
+from trainspec.sweeper import Axis, SweepError, parse_axis, sweep
+
+from .conftest import ROOT
+
+EXAMPLE_7B = ROOT / "examples" / "kempnerforge_7b_12gpu.toml"
+SPECFORGE = ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml"
+AXES = (
+    "optimizer.lr=1e-4,3e-4,1e-3,0,-1,3e-3,1e-2,3e-2,0.1,0.3",
+    "train.seq_len=512,1024,2048,4096,8192,16384,2.5,4096.0,[1],null",
+    "distributed.tp=1,2,3,4,6,8,12,16,0,-1",
+)
+
+
+def alone(file, assignments, fixed=(), sizes=(), **options):
+    """The variant checked on its own, as `trainspec check FILE --set ... --world-size ...` does."""
+    sets = (*fixed, *(f"{path}={value}" for path, value in assignments))
+    result = check_file(str(file), Options(overrides=sets, world_sizes=sizes, **options))
+    return sorted(result.diagnostics, key=Diagnostic.sort_key)
+
+
+def test_a_thousand_variants_fail_exactly_as_each_alone():
+    found = sweep(EXAMPLE_7B, AXES, overrides=["distributed.dp_shard=-1"], world_size=(12, 16, 64))
+    assert len(found.variants) == 1000
+    assert 0 < len(found.failing) < 1000
+    for variant in random.Random(7).sample(found.variants, 40):
+        expected = alone(EXAMPLE_7B, variant.assignments, ("distributed.dp_shard=-1",), (12, 16, 64))
+        assert sorted(variant.result.diagnostics, key=Diagnostic.sort_key) == expected, variant.assignments
+
+
+def test_select_ignore_and_warnings_as_errors_apply_to_each_variant(write):
+    path = write("job.toml", EXAMPLE_7B.read_text().replace("tp = 4", "tp = 4  # trainspec: ignore[tp-divides]"))
+    axes = ["distributed.tp=3,4,16", "model.num_experts=0,8"]
+    options = {"ignore": ("value-domain",), "warnings_as_errors": True}
+    found = sweep(path, axes, world_size=(12,), **options)
+    for variant in found.variants:
+        assert sorted(variant.result.diagnostics, key=Diagnostic.sort_key) == alone(
+            path, variant.assignments, sizes=(12,), **options
+        )
+
+
+def test_specforge_variants_match_their_own_loader_reading():
+    axes = ["deployment.trainer.nproc_per_node=1,2,4,8", "training.batch_size=1,2,null", "training.role=auto,all"]
+    found = sweep(SPECFORGE, axes)
+    assert found.failing and len(found.failing) < len(found.variants)
+    for variant in found.variants:
+        assert sorted(variant.result.diagnostics, key=Diagnostic.sort_key) == alone(SPECFORGE, variant.assignments)
+
+
+def test_a_vlm_arch_sweep_is_judged_with_the_files_arch(write):
+    path = write("vlm.toml", (ROOT / "tests/corpus/kempnerforge/train/vlm_7b.toml").read_text())
+    found = sweep(path, ["vlm.arch=joint_decoder,cross_attention,mot"])
+    for variant in found.variants:
+        assert sorted(variant.result.diagnostics, key=Diagnostic.sort_key) == alone(path, variant.assignments)
+
+
+def test_values_keep_their_commas_inside_brackets_and_quotes():
+    assert parse_axis("optimizer.betas=[0.9,0.95], [0.8,0.9]") == Axis("optimizer.betas", ("[0.9,0.95]", "[0.8,0.9]"))
+    assert parse_axis('checkpoint.dir="a,b",c') == Axis("checkpoint.dir", ('"a,b"', "c"))
+    for bad in ("optimizer.lr", "=1,2", "optimizer.lr=1,,2"):
+        with pytest.raises(SweepError):
+            parse_axis(bad)
+
+
+def test_text_lists_the_failing_variants_and_a_summary(capsys):
+    code = main(["check", str(EXAMPLE_7B), "--world-size", "12", "--sweep", "distributed.tp=1,4,5", "--sweep",
+                 "train.batch_size=2,4"])  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[-1] == "4 of 6 variants fail"
+    failing = [line for line in out if not line.startswith("  ")][:-1]
+    assert failing == [
+        f"{EXAMPLE_7B} [distributed.tp={tp} train.batch_size={b}]" for tp in (1, 5) for b in (2, 4)
+    ]  # tp 4 is the file's own, passing layout at 12; tp 1 needs dp_shard 12, tp 5 divides nothing
+
+
+def test_json_lists_every_variant(capsys):
+    code = main(["check", str(EXAMPLE_7B), "--world-size", "12", "--format", "json", "--sweep", "distributed.tp=1,4"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert [v["ok"] for v in doc["variants"]] == [False, True]
+    assert doc["variants"][0]["assignments"] == [{"path": "distributed.tp", "value": "1"}]
+    assert doc["summary"] == {"variants": 2, "failing": 1}
+    assert any(d["rule"] == "world-size-product" for d in doc["variants"][0]["diagnostics"])
+
+
+def test_a_clean_sweep_exits_0(capsys):
+    assert main(["check", str(EXAMPLE_7B), "--world-size", "12", "--sweep", "optimizer.lr=1e-4,2e-4"]) == 0
+    assert capsys.readouterr().out.strip() == "0 of 2 variants fail"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sweep", "optimizer.lr"], "PATH=V1,V2"),
+        (["--sweep", "optimizer.lr=1", "--format", "sarif"], "text or json"),
+        ([str(SPECFORGE), "--sweep", "optimizer.lr=1"], "one config file"),
+    ],
+)
+def test_usage_problems_exit_2(capsys, args, message):
+    try:
+        code = main(["check", str(EXAMPLE_7B), *args])
+    except SystemExit as stopped:
+        code = stopped.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_unreadable_file_is_reported_once(capsys, tmp_path):
+    assert main(["check", str(tmp_path / "nope.toml"), "--sweep", "optimizer.lr=1,2"]) == 2
+    assert "file-not-found" in capsys.readouterr().out
+
+
+def test_the_command_line_sweep_agrees_with_check_variant_by_variant(capsys):
+    common = [str(EXAMPLE_7B), "--world-size", "12,16", "--format", "json", "--set", "distributed.dp_shard=-1"]
+    assert main(["check", *common, "--sweep", "distributed.tp=3,4", "--sweep", "train.seq_len=4096,9000"]) == 1
+    variants = json.loads(capsys.readouterr().out)["variants"]
+    for variant in variants:
+        sets = [a for item in variant["assignments"] for a in ("--set", f"{item['path']}={item['value']}")]
+        main(["check", *common, *sets])
+        alone = [d for d in json.loads(capsys.readouterr().out)["diagnostics"] if d["severity"] != "note"]
+        assert variant["diagnostics"] == alone
+        assert variant["ok"] == (not any(d["severity"] == "error" for d in alone))
