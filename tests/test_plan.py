@@ -214,3 +214,14 @@ def test_apply_refuses_what_it_cannot_do_and_writes_nothing(write, capsys):
     assert main(["plan", str(broken), "--gpus", "8", "--apply", "1"]) == 1
     assert path.read_text() == EXAMPLE_7B.read_text()
     assert broken.read_text() == (ROOT / "examples" / "broken_kempnerforge.toml").read_text()
+
+
+def test_when_nothing_passes_the_plan_says_which_rules_refused(capsys):
+    path = ROOT / "tests" / "corpus" / "specforge" / "qwen3.6-27b-dflash-multiserver-disaggregated.yaml"
+    (found,) = plan(path, 4)
+    assert not found.layouts
+    # 3 topologies (1×4, 2×2, 4×1) × 6 sequence-parallel pairs whose product divides 4: each refused once
+    assert sum(found.ruled_out.values()) == 18
+    assert "managed-trainer-devices-match-nproc" in found.ruled_out  # the file lists 2 trainer devices
+    assert main(["plan", str(path), "--gpus", "4"]) == 1
+    assert "the candidates fail" in capsys.readouterr().out

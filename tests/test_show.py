@@ -154,7 +154,9 @@ def test_a_family_without_derive_shows_values_only(tmp_path: Path):
 
 
 def test_values_json_cannot_write_are_shown_as_text(capsys, write):
-    code, out = show_json(capsys, str(write("job.toml", "[model]\nwhen = 2024-01-02\n")))
+    text = EXAMPLE_7B.read_text().replace("[model]\n", "[model]\nwhen = 2024-01-02\n")
+    code, out = show_json(capsys, str(write("job.toml", text)))
     assert code == 1  # an unknown key, still shown with where it was written
     leaf = next(v for v in out["values"] if v["path"] == "model.when")
-    assert leaf["value"] == "2024-01-02" and leaf["origin"].endswith("job.toml:2")
+    line = text.splitlines().index("when = 2024-01-02") + 1
+    assert leaf["value"] == "2024-01-02" and leaf["origin"].endswith(f"job.toml:{line}")

@@ -10,6 +10,7 @@ file. Each layout comes with the `--set` overrides that select it.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -46,13 +47,15 @@ class Layout:
 
 @dataclass
 class Plan:
-    """The layouts that pass at one world size, best first; `blocking` are errors no layout changes."""
+    """The layouts that pass at one world size, best first; `blocking` are errors no layout changes;
+    `ruled_out` counts the candidates each rule was the first to refuse."""
 
     file: str
     family: Family
     world_size: int
     layouts: list[Layout] = field(default_factory=list)
     blocking: list[Diagnostic] = field(default_factory=list)
+    ruled_out: dict[str, int] = field(default_factory=dict)
 
 
 def plan(
@@ -122,6 +125,7 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
         layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
         ranked.append(((*space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
     result.layouts = [layout for _, layout in sorted(ranked, key=lambda item: item[0])]
+    result.ruled_out = dict(verdicts.ruled_out.most_common())
     return result
 
 
@@ -140,6 +144,7 @@ class _Verdicts:
         reads = [(r, tuple(i for i, p in enumerate(paths) if _reads(r, (p,)))) for r in rules]
         self.rules = sorted(reads, key=lambda item: len(item[1]))  # the most often remembered first
         self.seen: dict[tuple[str, tuple[Any, ...]], tuple[str, ...] | None] = {}
+        self.ruled_out: Counter[str] = Counter()
 
     def warnings_if_passing(self, config: dict[str, Any], values: tuple[Any, ...]) -> tuple[str, ...] | None:
         """The candidate's warning messages; None when a rule reports an error."""
@@ -151,6 +156,7 @@ class _Verdicts:
                 self.seen[key] = None if any(d.is_error for d in found) else tuple(d.message for d in found)
             verdict = self.seen[key]
             if verdict is None:
+                self.ruled_out[rule.id] += 1
                 return None
             messages.extend(verdict)
         return tuple(messages)

@@ -81,6 +81,7 @@ def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
             for layout in found.layouts
         ],
         "blocking": [d.to_dict() for d in found.blocking],
+        "ruled_out": found.ruled_out,
     }
 
 
@@ -93,7 +94,8 @@ def as_text(found: Plan, gpus_per_node: int | None) -> str:
         lines += [f"  {d.one_line()}" for d in found.blocking]
         return "\n".join(lines) + "\n"
     if not found.layouts:
-        return head + "no layout passes every rule\n"
+        refused = ", ".join(f"{rule} ({count:,})" for rule, count in found.ruled_out.items())
+        return head + f"no layout passes every rule; the candidates fail {refused or 'nothing (there are none)'}\n"
     lines = [head + f"{len(found.layouts)} layout(s) pass, best first", f"ranked by: {found.family.layout.heuristic}"]
     lines.append(f"closest to the file: layout {_nearest_rank(found)}")
     width = len(str(len(found.layouts)))
