@@ -225,3 +225,24 @@ def test_when_nothing_passes_the_plan_says_which_rules_refused(capsys):
     assert "managed-trainer-devices-match-nproc" in found.ruled_out  # the file lists 2 trainer devices
     assert main(["plan", str(path), "--gpus", "4"]) == 1
     assert "the candidates fail" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("size", [8, 16, 64])
+def test_a_world_size_error_names_the_nearest_layout_and_it_passes(capsys, size):
+    from trainspec.runner import Options, check_file
+
+    result = check_file(str(EXAMPLE_7B), Options(world_sizes=(size,)))
+    [error] = [d for d in result.diagnostics if d.is_error]
+    assert error.rule == "world-size-product"
+    hint = error.message.split(f"; the nearest layout that passes at world size {size}: ", 1)[1]
+    overrides = hint.split(", ")
+    assert overrides and all(o.startswith("distributed.") for o in overrides)
+    assert check_path(EXAMPLE_7B, overrides=overrides, world_size=size).ok
+    assert len(overrides) == min(len(layout.overrides) for layout in plan(EXAMPLE_7B, size)[0].layouts)
+
+
+def test_no_layout_hint_without_a_single_world_size():
+    from trainspec.runner import Options, check_file
+
+    result = check_file(str(EXAMPLE_7B), Options(world_sizes=(8, 16)))
+    assert all("nearest layout" not in d.message for d in result.diagnostics)

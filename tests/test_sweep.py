@@ -26,7 +26,8 @@ AXES = (
 def alone(file, assignments, fixed=(), sizes=(), **options):
     """The variant checked on its own, as `trainspec check FILE --set ... --world-size ...` does."""
     sets = (*fixed, *(f"{path}={value}" for path, value in assignments))
-    result = check_file(str(file), Options(overrides=sets, world_sizes=sizes, **options))
+    # a sweep leaves the nearest-layout search of each failing variant to `trainspec plan`
+    result = check_file(str(file), Options(overrides=sets, world_sizes=sizes, layout_hints=False, **options))
     return sorted(result.diagnostics, key=Diagnostic.sort_key)
 
 

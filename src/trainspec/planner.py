@@ -94,7 +94,7 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
     assert base.family is not None and base.config is not None and base.document is not None
     family = base.family
     paths = tuple(parse_path(p) for p in space.paths)
-    rules = [r for r in family.rules if r.needs_world_size or _reads(r, paths)]
+    rules = [r for r in family.rules if r.needs_world_size or reads_any(r, paths)]
     moved = {r.id for r in rules}
     blocking = [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
     result = Plan(base.file, family, world_size, blocking=blocking)
@@ -141,7 +141,7 @@ class _Verdicts:
         self.registries, self.world_size = base.family.registries, world_size
         self.raw = any(r.raw for r in rules)
         self.doc = base.document.snapshot() if self.raw else base.document
-        reads = [(r, tuple(i for i, p in enumerate(paths) if _reads(r, (p,)))) for r in rules]
+        reads = [(r, tuple(i for i, p in enumerate(paths) if reads_any(r, (p,)))) for r in rules]
         self.rules = sorted(reads, key=lambda item: len(item[1]))  # the most often remembered first
         self.seen: dict[tuple[str, tuple[Any, ...]], tuple[str, ...] | None] = {}
         self.ruled_out: Counter[str] = Counter()
@@ -167,7 +167,8 @@ def nearest(found: Plan) -> Layout | None:
     return min(found.layouts, key=lambda layout: len(layout.overrides), default=None)
 
 
-def _reads(rule: Rule, paths: tuple[Path, ...]) -> bool:
+def reads_any(rule: Rule, paths: tuple[Path, ...]) -> bool:
+    """Whether the rule reads one of `paths`, or a value inside or above one."""
     return any(is_prefix(p, q) or is_prefix(q, p) for p in paths for q in rule.parsed_paths)
 
 

@@ -22,9 +22,12 @@ from .diagnostics import Diagnostic, Severity
 from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
 from .formats import FORMATS, JSON
+from .layout import LayoutSpace
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
+from .paths import parse_path
 from .pipeline import check_path
+from .planner import PlanError, nearest, plan_result, reads_any
 from .progress import Progress
 from .project import ProjectError, find_project
 from .result import Result
@@ -62,6 +65,8 @@ class Options:
     """The text of files not read from disk (`trainspec check -`: the buffer an editor pipes in), by name."""
     use_project: bool = False
     """Apply the project configuration that governs each file (see `project`)."""
+    layout_hints: bool = True
+    """World-size errors name the nearest layout that passes (a sweep leaves this to `plan`)."""
     fallback_sizes: bool = False
     """`world_sizes` are for files that state none (the command line's): a config that fixes its own
     world size (a SpecForge trainer topology) keeps it, instead of failing at sizes meant for others."""
@@ -120,6 +125,8 @@ def check_file(file: str, options: Options) -> Result:
             return Result(file, None, [], skipped=unknown)
         if options.skip_unknown and (unknown or unreadable):
             return Result(file, None, [], skipped=unknown or f"unreadable: {unreadable}")
+    if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
+        result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
     found = result.diagnostics
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
@@ -128,6 +135,28 @@ def check_file(file: str, options: Options) -> Result:
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
     return replace(result, diagnostics=kept).for_report()
+
+
+def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> list[Diagnostic]:
+    """The diagnostics, each world-size error naming the layout that passes with the fewest changes
+    to the file (divisibility errors list their passing values themselves)."""
+    family = result.family
+    if family is None:
+        return result.diagnostics
+    sized = {r.id for r in family.rules if r.needs_world_size}
+    if not any(d.is_error and d.rule in sized for d in result.diagnostics):
+        return result.diagnostics
+    paths = tuple(parse_path(p) for p in space.paths)
+    moved = sized | {r.id for r in family.rules if reads_any(r, paths)}
+    alone = replace(result, diagnostics=[d for d in result.diagnostics if d.rule in moved])  # the rest stay as they are
+    try:
+        found = nearest(plan_result(alone, space, world_size))
+    except PlanError:
+        return result.diagnostics
+    if found is None or not found.overrides:
+        return result.diagnostics
+    hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
+    return [replace(d, message=d.message + hint) if d.is_error and d.rule in sized else d for d in result.diagnostics]
 
 
 def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:

@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "completion",
         help="print the shell completion script for bash, zsh or fish",
-        description="Print a completion script. bash: `eval \"$(trainspec completion bash)\"` in ~/.bashrc; "
+        description='Print a completion script. bash: `eval "$(trainspec completion bash)"` in ~/.bashrc; '
         'zsh: `eval "$(trainspec completion zsh)"` in ~/.zshrc; fish: '
         "`trainspec completion fish > ~/.config/fish/completions/trainspec.fish`.",
     )
