@@ -47,7 +47,7 @@ def project(tmp_path_factory):
     return repo
 
 
-def try_repo(project: Path, home: Path, *files: str) -> subprocess.CompletedProcess[str]:
+def try_repo(project: Path, home: Path, *files: str, hook: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "PRE_COMMIT_HOME": str(home),
@@ -60,7 +60,17 @@ def try_repo(project: Path, home: Path, *files: str) -> subprocess.CompletedProc
         "GIT_COMMITTER_EMAIL": "t@example.org",
     }
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "--verbose", "--files", *files],
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "try-repo",
+            str(ROOT),
+            *([hook] if hook else []),
+            "--verbose",
+            "--files",
+            *files,
+        ],
         cwd=project,
         env=env,
         capture_output=True,
@@ -97,15 +107,15 @@ def test_the_hook_agrees_with_check_in_a_configured_repository(tmp_path):
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     files = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
-    hooked = try_repo(repo, tmp_path / "home", *files)
-    checked = subprocess.run(
-        [sys.executable, "-m", "trainspec", "check", "--format", "github"], cwd=repo, capture_output=True, text=True
-    )
-    assert checked.returncode == 1
-    expected = [line for line in checked.stdout.splitlines() if line.startswith("::")]
-    assert expected and all(line in hooked.stdout for line in expected), hooked.stdout
-    assert "legacy/old.toml" not in hooked.stdout  # excluded by the project, also when pre-commit names it
-    assert "lightning.yaml" not in hooked.stdout and "package.json" not in hooked.stdout
+    hooked = try_repo(repo, tmp_path / "home", *files, hook="trainspec-check")
+    checked = subprocess.run([sys.executable, "-m", "trainspec", "check"], cwd=repo, capture_output=True, text=True)
+    assert checked.returncode == 1 and hooked.returncode == 1
+    problem = re.compile(r"^\S+?:(\d+:\d+:)? \w+\[")
+    expected = [line for line in checked.stdout.splitlines() if problem.match(line)]
+    got = [line for line in hooked.stdout.splitlines() if problem.match(line)]
+    assert expected and sorted(got) == sorted(expected), hooked.stdout
+    assert not [line for line in got if line.startswith(("legacy/", "configs/runs/lightning", "package.json"))]
+    assert any(line.startswith("configs/kf/nested/bad.toml:") for line in got)
 
 
 def _docs_block(language: str, first_line: str) -> str:
