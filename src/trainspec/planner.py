@@ -10,6 +10,8 @@ file. Each layout comes with the `--set` overrides that select it.
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -117,16 +119,62 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
         warnings = verdicts.warnings_if_passing(config, values)
         if warnings is None:
             continue
-        changes = tuple(
-            f"{format_path(p)}={show(v)}"
-            for p, v, was in zip(paths, values, written, strict=True)
-            if v != was and not (format_path(p) in space.auto and was == space.auto[format_path(p)])
-        )
+        changes = _changes(space, paths, values, written)
         layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
         ranked.append(((*space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
     result.layouts = [layout for _, layout in sorted(ranked, key=lambda item: item[0])]
     result.ruled_out = dict(verdicts.ruled_out.most_common())
     return result
+
+
+def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
+    """`nearest(plan_result(...))` without ranking every layout: candidates are tried in order of
+    how many of the file's values they change, and the search stops after the first group that
+    has a passing one (of which the best ranked wins). None when nothing passes or the file has
+    errors no layout changes."""
+    assert base.family is not None and base.config is not None and base.document is not None
+    paths = tuple(parse_path(p) for p in space.paths)
+    rules = [r for r in base.family.rules if r.needs_world_size or reads_any(r, paths)]
+    moved = {r.id for r in rules}
+    if any(d.is_error and d.rule not in moved and not _under(d, paths) for d in base.diagnostics):
+        return None
+    written = [get(base.config, p) for p in paths]
+    free = [
+        format_path(p) in space.auto and was == space.auto[format_path(p)]
+        for p, was in zip(paths, written, strict=True)
+    ]
+
+    def count(values: tuple[Any, ...]) -> int:
+        return sum(v != was and not auto for v, was, auto in zip(values, written, free, strict=True))
+
+    candidates = list(itertools.islice(space.candidates(base.config, world_size), MAX_CANDIDATES))
+    config = copy.deepcopy(base.config)
+    verdicts = _Verdicts(base, rules, paths, world_size)
+    found: list[tuple[tuple[Any, ...], Layout]] = []
+    for values in sorted(candidates, key=count):
+        if found and count(values) > len(found[0][1].overrides):
+            break
+        changes = _changes(space, paths, values, written)
+        for p, value in zip(paths, values, strict=True):
+            _put(config, p, value)
+            if verdicts.raw:
+                _put(verdicts.doc.data, p, value)
+        warnings = verdicts.warnings_if_passing(config, values)
+        if warnings is not None:
+            layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
+            found.append((space.rank(config, world_size, None), layout))
+    return min(found, key=lambda item: item[0])[1] if found else None
+
+
+def _changes(
+    space: LayoutSpace, paths: tuple[Path, ...], values: Sequence[Any], written: Sequence[Any]
+) -> tuple[str, ...]:
+    """The overrides that select `values` from the file's own (a path at its "auto" value needs none)."""
+    return tuple(
+        f"{format_path(p)}={show(v)}"
+        for p, v, was in zip(paths, values, written, strict=True)
+        if v != was and not (format_path(p) in space.auto and was == space.auto[format_path(p)])
+    )
 
 
 class _Verdicts:
@@ -169,7 +217,13 @@ def nearest(found: Plan) -> Layout | None:
 
 def reads_any(rule: Rule, paths: tuple[Path, ...]) -> bool:
     """Whether the rule reads one of `paths`, or a value inside or above one."""
-    return any(is_prefix(p, q) or is_prefix(q, p) for p in paths for q in rule.parsed_paths)
+    return any(_reads(rule.parsed_paths, p) for p in paths)
+
+
+@functools.lru_cache(maxsize=4096)
+def _reads(reads: tuple[Path, ...], path: Path) -> bool:
+    """Asked for every rule and layout path of every file planned or hinted: remembered."""
+    return any(is_prefix(path, q) or is_prefix(q, path) for q in reads)
 
 
 def _under(diagnostic: Diagnostic, paths: tuple[Path, ...]) -> bool:

@@ -27,7 +27,7 @@ from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .paths import parse_path
 from .pipeline import check_path
-from .planner import PlanError, nearest, plan_result, reads_any
+from .planner import closest, reads_any
 from .progress import Progress
 from .project import ProjectError, find_project
 from .result import Result
@@ -149,10 +149,7 @@ def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> 
     paths = tuple(parse_path(p) for p in space.paths)
     moved = sized | {r.id for r in family.rules if reads_any(r, paths)}
     alone = replace(result, diagnostics=[d for d in result.diagnostics if d.rule in moved])  # the rest stay as they are
-    try:
-        found = nearest(plan_result(alone, space, world_size))
-    except PlanError:
-        return result.diagnostics
+    found = closest(alone, space, world_size)
     if found is None or not found.overrides:
         return result.diagnostics
     hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
