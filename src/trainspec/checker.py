@@ -228,14 +228,15 @@ def run_rules(
     """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
     for rule in rules:
-        stopped = {p for p in rule.parsed_paths for b in broken if is_prefix(b, p) or is_prefix(p, b)}
-        if stopped - rule.optional:
+        stopped = {p for p in rule.parsed_paths for b in broken if is_prefix(b, p) or is_prefix(p, b)} if broken else ()
+        if stopped and set(stopped) - rule.optional:
             continue
         if rule.raw:
             values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
         else:
             values = [seen[p] if p in seen else seen.setdefault(p, get(config, p)) for p in rule.parsed_paths]
-        values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
+        if stopped:
+            values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
         try:
             violations = list(rule.run(values, world_size, registries))
         except Exception as exc:  # a rule must not take the whole report down
