@@ -77,9 +77,11 @@ def check_document(
             _set(doc.data, path, None)  # reported here; the validator would choke on writing it out
         out.append(place(doc, path, rule, Severity.ERROR, message, at_key=False))
     already_reported = set(broken)
-    validator = family.validator  # built whoever answers: a broken family schema is reported either way
-    valid = plain and surely_valid(family.schema, doc.data)
-    for finding in () if valid else findings(family.schema, validator, doc.data):
+    if not family.trusted_schema:
+        family.validator  # noqa: B018 (built whoever answers: it reports a broken family schema)
+    fresh = "validator" not in vars(family)  # nothing built the python validator (a cached property) yet
+    valid = plain and surely_valid(family.schema, doc.data, first=fresh)
+    for finding in () if valid else findings(family.schema, family.validator, doc.data):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:

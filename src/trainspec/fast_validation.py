@@ -203,12 +203,14 @@ def fast_validator(schema: Schema) -> FastValidator | None:
     return _BUILT[schema]
 
 
-def surely_valid(schema: Schema, data: Any) -> bool:
+def surely_valid(schema: Schema, data: Any, *, first: bool = False) -> bool:
     """True only when the compiled validator confirms plain `data` valid: then python-jsonschema finds nothing.
 
-    False, unasked, for the first `COMPILE_AFTER` documents of a schema.
+    False, unasked, for the first `COMPILE_AFTER` documents of a schema, unless `first`: nothing
+    has built the python validator yet, and compiling (a few ms) is far cheaper than importing
+    jsonschema and building it (about 100 ms), which a valid document then never needs.
     """
-    if schema not in _BUILT:
+    if schema not in _BUILT and not first:
         _SEEN[schema] = seen = _SEEN.get(schema, 0) + 1
         if seen <= COMPILE_AFTER:
             return False

@@ -23,7 +23,6 @@ from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .paths import Path, format_path, parse_path
 from .readers import ReadError
-from .readers import yaml as yaml_reader
 from .schema import Node, Schema, get
 from .validation import closest, show
 
@@ -220,6 +219,8 @@ def _plain(value: Any) -> Any:
 
 def _parse(text: str, path_text: str) -> Any:
     try:
+        from .readers import yaml as yaml_reader  # PyYAML only for runs with overrides
+
         doc = yaml_reader.parse("<override>", text)
     except ReadError as exc:
         raise _Refused(

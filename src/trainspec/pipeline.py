@@ -12,13 +12,12 @@ a run are still checked.
 from __future__ import annotations
 
 import copy
+import sys
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path as FsPath
 from typing import Any
-
-import jsonschema.exceptions
 
 from .checker import check_document
 from .detect import detect
@@ -148,9 +147,16 @@ def _check(
             if fam.loader_overrides is not None and by_itself.ok and by_itself.config is not None:
                 result.diagnostics.extend(_as_the_loader_overrides(by_itself.config, fam, overrides, sizes, result))
         return result
-    except (SchemaError, jsonschema.exceptions.SchemaError) as exc:
+    except _schema_errors() as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
         return Result(file, fam, [Diagnostic(file, None, None, "", "invalid-family-schema", Severity.ERROR, message)])
+
+
+def _schema_errors() -> tuple[type[Exception], ...]:
+    """A family schema that is unusable: ours, or jsonschema's when it was imported (only then can it
+    have raised one; a check the compiled validator confirmed never imports it)."""
+    loaded = sys.modules.get("jsonschema.exceptions")
+    return (SchemaError, loaded.SchemaError) if loaded is not None else (SchemaError,)
 
 
 def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> list[Diagnostic]:

@@ -16,9 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, Severity
 from .document import Document
@@ -27,6 +25,9 @@ from .paths import format_path
 from .readers import ReadError, parse, read_text
 from .resources import schema_dir
 from .world_sizes import parse_world_sizes
+
+if TYPE_CHECKING:
+    import jsonschema
 
 FILENAMES = (".trainspec.toml", "pyproject.toml")
 """Looked for in this order in each folder; the first holding trainspec settings wins."""
@@ -227,6 +228,8 @@ def _settings(table: Mapping[str, Any]) -> Settings:
 @functools.cache
 def _validator() -> jsonschema.Draft202012Validator:
     import json
+
+    import jsonschema
 
     schema = json.loads((schema_dir() / "trainspec" / "project.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)

@@ -8,13 +8,12 @@ same thing, and the pool's ordered `map` keeps the order of the files.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from . import suppressions
 from .catalogue import engine_rules, family_rules
@@ -31,6 +30,9 @@ from .planner import closest, reads_any
 from .progress import Progress
 from .project import ProjectError, find_project
 from .result import Result
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 FILE_LEVEL = frozenset(
     {
@@ -222,6 +224,8 @@ def iter_check_files(
         else:
             _prepare(options)
             chunk = max(1, min(16, len(files) // (jobs * 8)))
+            from concurrent.futures import ProcessPoolExecutor  # only runs that use a pool pay for its import
+
             with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
                 for checked in pool.map(work, files, chunksize=chunk):
                     yield _tick(progress, checked)
@@ -239,6 +243,8 @@ def _prepare(options: Options) -> None:
 
 def _context() -> multiprocessing.context.BaseContext | None:
     """Fork where the platform has it: workers start warm, with everything the parent built."""
+    import multiprocessing
+
     return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
 
 

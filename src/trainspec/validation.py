@@ -16,17 +16,16 @@ import difflib
 import json
 import re
 from collections.abc import Iterator
-from functools import lru_cache
-from typing import Any
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Severity
 from .paths import Path, format_path
 from .schema import Node, Schema
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from referencing import Resource
 
 RULE_ANNOTATION = "x-trainspec-rule"
 
@@ -78,18 +77,29 @@ def _python_pattern(pattern: str) -> str:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    from jsonschema.exceptions import ValidationError
+
     if validator.is_type(instance, "string") and not re.search(_python_pattern(pattern), instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_StrictValidator = validators.extend(
-    Draft202012Validator,
-    validators={"pattern": _pattern},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
-)
+@cache
+def _strict_validator() -> Any:
+    """Draft 2020-12 with strict integers and `$` as the end of the text; jsonschema is imported
+    here, when a document first needs explaining, so a check the compiled validator confirms
+    never pays for it."""
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(
+        Draft202012Validator,
+        validators={"pattern": _pattern},
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+    )
 
 
 def _refuse(uri: str) -> Resource[Any]:
+    from referencing.exceptions import NoSuchResource
+
     raise NoSuchResource(uri)
 
 
@@ -99,12 +109,15 @@ def build_validator(schema: Schema, check: bool = True) -> Any:
     With `check`, the schema is first validated against the Draft 2020-12
     meta-schema (jsonschema's SchemaError says what is wrong).
     """
+    from referencing import Registry, Resource
+
+    strict = _strict_validator()
     if check:
-        Draft202012Validator.check_schema(schema.root)
+        strict.check_schema(schema.root)
     registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
     if schema.id:
         registry = registry.with_resource(schema.id, Resource.from_contents(schema.inlined))
-    return _StrictValidator(schema.inlined, registry=registry)
+    return strict(schema.inlined, registry=registry)
 
 
 class Finding:
@@ -424,7 +437,7 @@ def _no_variant(schema: Schema, members: list[Node], at: Path, value: Any, disc:
     specs = [m.get("properties", {}).get(at[-1], {}) for m in members]
     names = ", ".join(show(s["const"]) for s in specs if s.get("const") is not None)
     types = sorted({t for s in specs for t in schema.types(s)})
-    checker = _StrictValidator.TYPE_CHECKER
+    checker = _strict_validator().TYPE_CHECKER
     if types and value is not _ABSENT and not any(checker.is_type(value, t) for t in types):
         message = f"`{format_path(at)}` must be {_type_names(types)} (one of {names}), got {_described(value)}"
         return Finding(at, "wrong-type", message, at_key=False, wrong_type=True)
