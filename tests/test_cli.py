@@ -342,11 +342,16 @@ def test_a_bug_inside_a_command_is_one_line_not_a_traceback(capsys, monkeypatch,
 def test_a_config_piped_on_standard_input_is_checked_as_the_named_file(capsys, monkeypatch):
     import io
 
-    monkeypatch.setattr("sys.stdin", io.StringIO("[model]\ndim = 4100\n"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"[model]\ndim = 4100\n")))
     code, out, _ = run(capsys, "check", "-", "--stdin-filename", "configs/job.toml", "--world-size", "1")
     assert code == 1
     assert out.startswith("configs/job.toml:2:1: error[model-heads-divide-dim] model.dim = 4100")
-    monkeypatch.setattr("sys.stdin", io.StringIO("model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"))
+    monkeypatch.setattr(
+        "sys.stdin", io.TextIOWrapper(io.BytesIO(b"model:\n  target_model_path: m\ndata:\n  hidden_states_path: h\n"))
+    )
     assert run(capsys, "check", "-", "--stdin-filename", "run.yaml")[0] == 0
     code, _, err = run(capsys, "check", "-", "other.toml")
     assert code == 2 and "cannot be mixed with other paths" in err
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'a: 1\nb: "\xff"\n')))
+    code, _, err = run(capsys, "check", "-", "--stdin-filename", "x.yaml")
+    assert code == 2 and "standard input is not UTF-8 text (byte 10 is invalid)" in err

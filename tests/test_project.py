@@ -155,8 +155,8 @@ def test_a_broken_project_configuration_is_a_located_usage_error(repo, capsys):
     assert code == 2
     assert f"{repo / '.trainspec.toml'}:1:1: world-size: 0 is not a world size" in err
     assert f"{repo / '.trainspec.toml'}:2:1: `exclud` is not a setting; did you mean `exclude`?" in err
-    code, out, _ = run(capsys, "check", "configs/kf/7b.toml")
-    assert code == 2 and "invalid-project-config" in out
+    code, _, err = run(capsys, "check", "configs/kf/7b.toml")  # told once, not once per file it governs
+    assert code == 2 and err.count("is not a setting; did you mean `exclude`?") == 1
 
 
 def test_the_nearest_configuration_applies(repo, capsys):
@@ -285,7 +285,9 @@ def test_a_command_line_size_does_not_override_a_config_that_fixes_its_own(capsy
     monkeypatch.chdir(ROOT / "examples")
     code, out, _ = run(capsys, "check", ".", "--world-size", "8,16")
     assert code == 0, out
-    assert "world size 4 from deployment.trainer.nnodes × nproc_per_node = 1 × 4; the world size 8, 16 given" in out
+    assert (
+        "world size 4 from deployment.trainer.nnodes × nproc_per_node = 1 × 4; the world sizes 8, 16 given are" in out
+    )
 
 
 def test_a_size_given_for_the_file_that_disagrees_with_its_topology_is_one_error(capsys, tmp_path):
@@ -338,3 +340,90 @@ def test_the_first_results_print_before_the_run_ends(tmp_path):
     assert "0000.toml" in first and "error[" in first
     assert still_running, "the first file's diagnostics appeared only when the run ended"
     assert rest.splitlines()[-1].endswith("in 1500 files")
+
+
+# -- what a project configuration cannot do ------------------------------------------------------
+
+
+def test_an_overlay_named_by_the_project_works_in_parallel_runs(capsys, tmp_path, monkeypatch):
+    (tmp_path / "acme.json").write_text(
+        json.dumps({"family": "kempnerforge@5666d0d", "name": "acme", "registries": {"optimizer.name": ["acme_adamw"]}})
+    )
+    (tmp_path / ".trainspec.toml").write_text('[[configs]]\npaths = ["runs/*.toml"]\noverlay = "acme.json"\n')
+    (tmp_path / "runs").mkdir()
+    text = (ROOT / "examples" / "tiny_kempnerforge.toml").read_text().replace('name = "adamw"', 'name = "acme_adamw"')
+    assert "acme_adamw" in text
+    for n in range(30):
+        (tmp_path / "runs" / f"r{n:02d}.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "check", "--jobs", "2", "--world-size", "2")
+    assert (code, err) == (0, ""), out + err
+    assert out.splitlines()[-1] == "30 files checked, no problems"
+
+
+@pytest.mark.parametrize(
+    ("settings", "line", "message"),
+    [
+        ('select = ["unknwn-key"]\n', 1, "`unknwn-key` matches no rule id"),
+        ('[[configs]]\npaths = ["*.toml"]\nfamily = "kempnerforgee"\n', 3, "unknown family 'kempnerforgee'"),
+        ('[[configs]]\npaths = ["*.toml"]\noverlay = "nope.json"\n', 3, "overlay: cannot read the overlay"),
+        ('[[configs]]\npaths = ["../shared/*.toml"]\n', 2, "not absolute or `..`"),
+        ('world-size = "8..4"\n', 1, "is empty (its end is below its start)"),
+        ('set = ["=1"]\n', 1, "'=1' is not an override: write PATH=VALUE"),
+        ('exclude = ["x"]\nignore = ["x"\n', 3, "the project configuration cannot be read"),
+    ],
+)
+def test_an_unusable_setting_is_told_once_at_its_line(capsys, tmp_path, monkeypatch, settings, line, message):
+    (tmp_path / ".trainspec.toml").write_text(settings)
+    for n in range(3):
+        shutil.copy(KF_7B, tmp_path / f"job{n}.toml")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "check", ".")
+    assert code == 2 and out == ""
+    [problem] = [e for e in err.splitlines() if ".trainspec.toml" in e]
+    assert problem.startswith(f"  {tmp_path / '.trainspec.toml'}:{line}:") and message in problem, err
+
+
+def test_another_tools_broken_pyproject_is_passed_over(capsys, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x\n')
+    shutil.copy(KF_7B, tmp_path / "job.toml")
+    code, out, _ = run(capsys, "check", str(tmp_path / "job.toml"), "--world-size", "12")
+    assert code == 0, out
+
+
+def test_a_directive_naming_an_unusable_family_is_an_error_at_the_directive(capsys, tmp_path):
+    (tmp_path / "typo.toml").write_text("# trainspec: world-size=12 family=kempnerforgee\n" + KF_7B.read_text())
+    (tmp_path / "yaml.toml").write_text("# trainspec: family=specforge\n" + KF_7B.read_text())
+    code, out, _ = run(capsys, "check", str(tmp_path), "--isolated")
+    assert code == 1
+    assert f"{tmp_path}/typo.toml:1:28: error[invalid-directive] file directive: family=kempnerforgee: unknown" in out
+    assert (
+        f"{tmp_path}/yaml.toml:1:14: error[invalid-directive] file directive: family=specforge: specforge reads" in out
+    )
+    assert "skipped" not in out
+
+
+def test_globs_with_brackets_and_folders_with_glob_characters(capsys, tmp_path, monkeypatch):
+    root = tmp_path / "my[1]"
+    (root / "configs").mkdir(parents=True)
+    shutil.copy(KF_7B, root / "configs" / "]a.toml")
+    (root / "configs" / "README.md").write_text("# not a config\n")
+    (root / "configs" / "legacy").mkdir()
+    (root / "configs" / "legacy" / "old.toml").write_text("[model]\ndim = 4100\n")
+    (root / ".trainspec.toml").write_text(
+        'exclude = ["configs/legacy/"]\n[[configs]]\npaths = ["configs/**"]\nworld-size = 12\n'
+        '[[configs]]\npaths = ["other/[]a].toml"]\n'
+    )
+    monkeypatch.chdir(root)
+    code, out, _ = run(capsys, "check")
+    assert code == 0, out
+    assert out.splitlines()[-1] == "1 file checked, no problems"  # README.md and the excluded folder left out
+
+
+def test_junit_lists_skipped_files(capsys, tmp_path):
+    shutil.copy(KF_7B, tmp_path / "job.toml")
+    (tmp_path / "lightning.yaml").write_text(LIGHTNING)
+    code, out, _ = run(capsys, "check", str(tmp_path), "--isolated", "--world-size", "12", "--format", "junit")
+    assert code == 0
+    assert 'tests="2" failures="0" errors="0" skipped="1"' in out
+    assert f'name="{tmp_path}/lightning.yaml"' in out and "<skipped message=" in out

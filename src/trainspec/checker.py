@@ -115,7 +115,8 @@ def check_document(
         sizes = (derived[0],)
         if not world_sizes or fallback_sizes:
             unused = [str(s) for s in world_sizes if s != derived[0]]
-            aside = f"; the world size {', '.join(unused)} given is for configs that state none" if unused else ""
+            said = f"sizes {', '.join(unused)} given are" if len(unused) > 1 else f"size {''.join(unused)} given is"
+            aside = f"; the world {said} for configs that state none" if unused else ""
             out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, derived[1] + aside))
     registries = family.registries
     out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken, None, registries))

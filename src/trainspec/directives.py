@@ -22,12 +22,16 @@ KEYS = ("world-size", "family")
 class Directives:
     world_sizes: tuple[int, ...] = ()
     family: str | None = None
+    family_at: tuple[int, int] = (1, 1)
+    """Line and column of the `family=` setting, for errors about the family it names."""
 
 
 def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]:
     """The settings a file's directive lines give, and an error for each one that cannot be used."""
     sizes: tuple[int, ...] = ()
     family: str | None = None
+    family_at = (1, 1)
+    seen: dict[str, int] = {}
     problems: list[Diagnostic] = []
     for number, line in enumerate(text.splitlines(), 1):
         found = _LINE.match(line)
@@ -35,22 +39,26 @@ def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]
             continue
         column = found.start(1) + 1
         body = found.group(1)
-        settings = _SETTING.findall(body)
         leftover = _SETTING.sub("", body).strip()
-        if leftover or not settings:
+        if leftover or not _SETTING.search(body):
             problems.append(_invalid(file, number, column, f"cannot read `{body}`"))
             continue
-        for key, value in settings:
+        for found_setting in _SETTING.finditer(body):
+            key, value = found_setting.groups()
+            if key in seen:
+                problems.append(_invalid(file, number, column, f"`{key}` is set twice (also on line {seen[key]})"))
+                continue
+            seen[key] = number
             if key == "world-size":
                 try:
                     sizes = parse_world_sizes(value)
                 except ValueError as exc:
                     problems.append(_invalid(file, number, column, f"world-size {exc}"))
             elif key == "family":
-                family = value
+                family, family_at = value, (number, found.start(1) + found_setting.start() + 1)
             else:
                 problems.append(_invalid(file, number, column, f"unknown setting `{key}`"))
-    return Directives(sizes, family), problems
+    return Directives(sizes, family, family_at), problems
 
 
 def _invalid(file: str, line: int, column: int, why: str) -> Diagnostic:

@@ -15,8 +15,11 @@ import glob
 import os
 from collections.abc import Iterator, Sequence
 
+from .formats import BY_EXTENSION
+
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 PROJECT_FILES = frozenset({"pyproject.toml"})
+_EVERY_EXTENSION = frozenset(BY_EXTENSION)
 """Never a training config: a walk leaves it out rather than list it as skipped (hidden files,
 such as `.trainspec.toml`, are left out anyway)."""
 
@@ -53,8 +56,13 @@ def _is_glob(arg: str) -> bool:
 def _matched(match: str, extensions: frozenset[str]) -> Iterator[str]:
     if os.path.isdir(match):
         yield from _walk(match, extensions)
-    elif _is_config(match, extensions):
+    elif _is_config(match, extensions) and os.path.basename(match) not in PROJECT_FILES:
         yield match
+
+
+def is_config_file(path: str) -> bool:
+    """Whether a directory walk or glob would take `path`: an extension trainspec reads, not a pyproject.toml."""
+    return _is_config(path, _EVERY_EXTENSION) and os.path.basename(path) not in PROJECT_FILES
 
 
 def _is_config(name: str, extensions: frozenset[str]) -> bool:

@@ -107,7 +107,11 @@ def _check(
     if "trainspec:" in text and FORMATS[doc.format].comments:
         directives, problems = read_directives(file, text)
         doc.problems.extend(problems)
-        family = directives.family or family
+        if directives.family is not None:
+            unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
+            if unusable is not None:
+                return Result(file, None, [*doc.problems, unusable], document=doc)
+            family = directives.family
         if directives.world_sizes:
             sizes, fallback_sizes = directives.world_sizes, False
     if isinstance(family, str):
@@ -150,6 +154,21 @@ def _check(
     except _schema_errors() as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
         return Result(file, fam, [Diagnostic(file, None, None, "", "invalid-family-schema", Severity.ERROR, message)])
+
+
+def _directive_family_problem(file: str, doc: Document, name: str, at: tuple[int, int]) -> Diagnostic | None:
+    """Why the family a file's directive names cannot check it (unknown, or another format), at the directive."""
+    try:
+        named = get_family(name)
+    except UnknownFamily as exc:
+        why = str(exc)
+    else:
+        if doc.format in named.formats:
+            return None
+        formats = " or ".join(sorted(f.upper() for f in named.formats))
+        why = f"{named.name} reads {formats} files, not {doc.format.upper()}"
+    message = f"file directive: family={name}: {why}"
+    return Diagnostic(file, at[0], at[1], "", "invalid-directive", Severity.ERROR, message)
 
 
 def _schema_errors() -> tuple[type[Exception], ...]:

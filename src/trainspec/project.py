@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, Severity
+from .discovery import is_config_file
 from .document import Document
 from .errors import TrainspecError
 from .paths import format_path
@@ -95,12 +96,13 @@ class Project:
         return any(p.fullmatch(prefix) for p in self.exclude for prefix in prefixes)
 
     def files(self) -> list[str]:
-        """Every file the entries' globs match, in entry order, sorted within each glob, not excluded."""
+        """Every config file (by extension) the entries' globs match, in entry order, sorted within each
+        glob, not excluded."""
         found: dict[str, None] = {}
         for entry in self.entries:
             for pattern in entry.paths:
-                for match in sorted(glob.glob(str(self.root / pattern), recursive=True)):
-                    if os.path.isfile(match) and not self.excluded(match):
+                for match in sorted(glob.glob(os.path.join(glob.escape(str(self.root)), pattern), recursive=True)):
+                    if os.path.isfile(match) and is_config_file(match) and not self.excluded(match):
                         found.setdefault(os.path.relpath(match), None)
         return list(found)
 
@@ -125,6 +127,7 @@ def glob_pattern(pattern: str) -> re.Pattern[str]:
     """A regular expression for a glob relative to the root: `*` and `?` stay within a folder,
     `**` crosses folders, `[...]` is a character class."""
     out, i = [], 0
+    pattern = pattern.rstrip("/") or pattern  # `legacy/` names the folder, as `legacy` does
     while i < len(pattern):
         if pattern.startswith("**/", i):
             out.append("(?:.*/)?")
@@ -138,14 +141,19 @@ def glob_pattern(pattern: str) -> re.Pattern[str]:
         elif pattern[i] == "?":
             out.append("[^/]")
             i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
-            end = pattern.index("]", i + 1)
-            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)  # `[]a]`: a `]` right after the `[` is a member
+            inner = pattern[i + 1 : end]
+            negate = inner.startswith("!")
+            out.append("[" + ("^" if negate else "") + re.escape(inner[negate:]).replace("\\-", "-") + "]")
             i = end + 1
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out).removeprefix(re.escape(".") + "/"))
+    try:
+        return re.compile("".join(out).removeprefix(re.escape(".") + "/"))
+    except re.error as exc:
+        raise _Unusable(pattern, f"`{pattern}` is not a usable glob ({exc})") from None
 
 
 def find_project(start: str | Path) -> Project | None:
@@ -174,10 +182,16 @@ def load_project(source: Path) -> Project | None:
     Raises ProjectError with every problem, each at its line and column.
     """
     try:
-        doc = parse(str(source), read_text(str(source)))
+        text = read_text(str(source))
     except ReadError as exc:
-        raise ProjectError([exc.diagnostic]) from None
+        raise ProjectError([_as_project_problem(exc.diagnostic)]) from None
     prefix: tuple[str, ...] = ("tool", "trainspec") if source.name == "pyproject.toml" else ()
+    if prefix and "trainspec" not in text:
+        return None  # another tool's pyproject.toml, broken or not, is none of trainspec's business
+    try:
+        doc = parse(str(source), text)
+    except ReadError as exc:
+        raise ProjectError([_as_project_problem(exc.diagnostic)]) from None
     data: Any = doc.data
     for key in prefix:
         data = data.get(key) if isinstance(data, dict) else None
@@ -187,38 +201,78 @@ def load_project(source: Path) -> Project | None:
     problems = [p for error in found for p in _problems(source, doc, prefix, error)]
     if problems:
         raise ProjectError(sorted(problems, key=Diagnostic.sort_key))
-    root = source.parent
     try:
         defaults = _settings(data)
         entries = tuple(_entry(e) for e in data.get("configs", ()))
+        exclude = tuple(glob_pattern(p) for p in data.get("exclude", ()))
     except ValueError as exc:
-        problem = Diagnostic(str(source), None, None, "", "invalid-project-config", Severity.ERROR, str(exc))
-        raise ProjectError([problem]) from None
+        raise ProjectError([_at_text(source, text, exc)]) from None
     return Project(
         source=source,
-        root=root,
+        root=source.parent,
         defaults=defaults,
         entries=entries,
-        exclude=tuple(glob_pattern(p) for p in data.get("exclude", ())),
+        exclude=exclude,
         warnings_as_errors=bool(data.get("warnings-as-errors", False)),
+    )
+
+
+class _Unusable(ValueError):
+    """A setting the schema accepts but trainspec cannot use; `needle` is the text to point at."""
+
+    def __init__(self, needle: str, message: str) -> None:
+        super().__init__(message)
+        self.needle = needle
+
+
+def _at_text(source: Path, text: str, exc: ValueError) -> Diagnostic:
+    """`exc` placed at the first occurrence of the setting's text in the file."""
+    needle = exc.needle if isinstance(exc, _Unusable) else ""
+    offset = text.find(needle) if needle else -1
+    line = text.count("\n", 0, offset) + 1 if offset >= 0 else None
+    column = offset - text.rfind("\n", 0, offset) if offset >= 0 else None
+    message = f"{exc} (docs/project.md describes every setting)"
+    return Diagnostic(str(source), line, column, "", "invalid-project-config", Severity.ERROR, message)
+
+
+def _as_project_problem(problem: Diagnostic) -> Diagnostic:
+    """A project configuration that cannot be read is unusable as such (exit status 2), whatever the reader says."""
+    return Diagnostic(
+        problem.file,
+        problem.line,
+        problem.column,
+        problem.config_path,
+        "invalid-project-config",
+        Severity.ERROR,
+        f"the project configuration cannot be read: {problem.message}",
     )
 
 
 def _entry(table: Mapping[str, Any]) -> Entry:
     paths = tuple(table["paths"])
+    for pattern in paths:
+        parts = pattern.replace("\\", "/").split("/")
+        if pattern.startswith(("/", "\\")) or ".." in parts or (len(pattern) > 1 and pattern[1] == ":"):
+            raise _Unusable(
+                pattern, f"`{pattern}`: `paths` are globs below the folder of this configuration, not absolute or `..`"
+            )
     return Entry(paths, _settings(table), tuple(glob_pattern(p) for p in paths))
 
 
 def _settings(table: Mapping[str, Any]) -> Settings:
-    sizes = table.get("world-size")
-    if isinstance(sizes, int):
-        sizes = (sizes,)
-    elif isinstance(sizes, str):
-        sizes = parse_world_sizes(sizes)
+    given = table.get("world-size")
+    sizes: tuple[int, ...] | list[int]
+    if isinstance(given, str):
+        try:
+            sizes = parse_world_sizes(given)
+        except ValueError as exc:
+            raise _Unusable(given, f"world-size {given!r}: {exc}") from None
+    else:
+        sizes = (given,) if isinstance(given, int) else given or ()
     return Settings(
         family=table.get("family"),
         overlay=table.get("overlay"),
-        world_sizes=tuple(dict.fromkeys(sizes or ())),
+        world_sizes=tuple(dict.fromkeys(sizes)),
         overrides=tuple(table.get("set", ())),
         select=tuple(table["select"]) if "select" in table else None,
         ignore=tuple(table.get("ignore", ())),
@@ -244,6 +298,9 @@ def _problems(
         known = sorted(k for k in error.schema.get("properties", {}) if k != "$schema")
         unknown = [k for k in error.instance if k not in error.schema.get("properties", {})]
         return [_at(source, doc, (*path, key), f"`{key}` is not a setting{_near(key, known)}") for key in unknown]
+    if error.validator == "pattern" and "set" in path:
+        message = f"{error.instance!r} is not an override: write PATH=VALUE, as with --set"
+        return [_at(source, doc, path, f"{format_path(path)}: {message}")]
     if error.validator == "oneOf":
         message = f'{error.instance!r} is not a world size: write 8, [8, 16], "8,16" or "1..64"'
     else:

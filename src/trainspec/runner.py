@@ -13,10 +13,11 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
 from . import suppressions
-from .catalogue import engine_rules, family_rules
+from .catalogue import catalogue, engine_rules, family_rules
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
@@ -28,7 +29,7 @@ from .paths import parse_path
 from .pipeline import check_path
 from .planner import closest, reads_any
 from .progress import Progress
-from .project import ProjectError, find_project
+from .project import Project, ProjectError, find_project
 from .result import Result
 
 if TYPE_CHECKING:
@@ -84,11 +85,12 @@ class Options:
         project = find_project(file) if self.use_project else None
         if project is None:
             return self
+        overlays = usable(project)
         entry = project.entry_for(file)
         mine = project.settings_for(file)
         family = self.family
         if family is None and mine.overlay is not None:
-            family = load_overlay(mine.overlay).id
+            family = overlays[mine.overlay]
         source = project.source.name
         own = entry.settings.world_sizes if entry else ()
         return replace(
@@ -101,6 +103,50 @@ class Options:
             ignore=(*mine.ignore, *self.ignore),
             warnings_as_errors=self.warnings_as_errors or project.warnings_as_errors,
         )
+
+
+_USABLE: dict[FsPath, dict[str, str]] = {}
+
+
+def usable(project: Project) -> dict[str, str]:
+    """The family id of each overlay the project names, once every setting trainspec cannot use
+    is found: a family or an overlay that does not load, a rule id or prefix that matches no rule.
+    Raises ProjectError, each problem at the line of its setting. Checked once per process;
+    the parent checks before forking, so its workers inherit the overlays it registered."""
+    if project.source in _USABLE:
+        return _USABLE[project.source]
+    text = project.source.read_text(encoding="utf-8", errors="replace")
+    problems, overlays = [], {}
+    ids = [r.id for r in catalogue(all_families())]
+    for settings in (project.defaults, *(e.settings for e in project.entries)):
+        if settings.family is not None:
+            try:
+                get_family(settings.family)
+            except UnknownFamily as exc:
+                problems.append(project_problem(project, text, f'"{settings.family}"', f"family: {exc}"))
+        if settings.overlay is not None:
+            path = str(project.root / settings.overlay)
+            try:
+                overlays[path] = load_overlay(path).id
+            except (OverlayError, UnknownFamily) as exc:
+                problems.append(project_problem(project, text, f'"{settings.overlay}"', f"overlay: {exc}"))
+        for pattern in (*(settings.select or ()), *settings.ignore):
+            if not any(suppressions.matches(i, pattern) for i in ids):
+                message = f"`{pattern}` matches no rule id; see `trainspec rules`"
+                problems.append(project_problem(project, text, f'"{pattern}"', message))
+    if problems:
+        raise ProjectError(problems)
+    _USABLE[project.source] = overlays
+    return overlays
+
+
+def project_problem(project: Project, text: str, needle: str, message: str) -> Diagnostic:
+    """`invalid-project-config` at the first place `needle` is written in the project configuration."""
+    offset = text.find(needle)
+    line = text.count("\n", 0, offset) + 1 if offset >= 0 else None
+    column = offset - text.rfind("\n", 0, offset) if offset >= 0 else None
+    message += " (docs/project.md describes every setting)"
+    return Diagnostic(str(project.source), line, column, "", "invalid-project-config", Severity.ERROR, message)
 
 
 def check_file(file: str, options: Options) -> Result:

@@ -210,7 +210,10 @@ def collect(
         if args.files != ["-"]:
             return "`-` (a config read from standard input) cannot be mixed with other paths"
         name = args.stdin_filename or "stdin.yaml"
-        texts[name] = sys.stdin.read().removeprefix("\ufeff")
+        try:
+            texts[name] = sys.stdin.buffer.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return f"standard input is not UTF-8 text (byte {exc.start + 1} is invalid)"
         args.files = [name]
     unmatched: list[str] = []
     if texts:
@@ -223,6 +226,9 @@ def collect(
             return configured
         files, expanded = configured, frozenset(configured)
     if not args.isolated:
+        unusable = _unusable_projects(files)
+        if unusable:
+            return "the project configuration cannot be used:\n" + "\n".join(_located(d) for d in unusable)
         files = [f for f in files if (f not in expanded and not args.force_exclude) or not _excluded(f)]
     options = Options(
         family=args.family,
@@ -261,6 +267,23 @@ def _configured_files(isolated: bool) -> list[str] | str:
     if not files:
         return f"no paths given, and the `configs` globs of {project.source} match no file"
     return files
+
+
+def _unusable_projects(files: Sequence[str]) -> list[Diagnostic]:
+    """The problems of every project configuration that governs one of `files`, each told once
+    (loading them here also registers their overlays before any worker process starts)."""
+    from ..project import ProjectError, find_project
+    from ..runner import usable
+
+    problems: dict[tuple[str, int | None, str], Diagnostic] = {}
+    for folder in dict.fromkeys(os.path.dirname(os.path.abspath(f)) for f in files):
+        try:
+            project = find_project(folder)
+            if project is not None:
+                usable(project)
+        except ProjectError as exc:
+            problems.update(((d.file, d.line, d.message), d) for d in exc.diagnostics)
+    return list(problems.values())
 
 
 def _located(d: Diagnostic) -> str:

@@ -17,12 +17,18 @@ from .text import format_line
 
 
 def report(results: Iterable[Result], out: TextIO) -> None:
-    results = checked(results)
+    every = list(results)
+    results = checked(every)
+    skipped = [r for r in every if r.skipped]
     failed = sum(not r.ok for r in results)
-    root = ET.Element("testsuites", name="trainspec", tests=str(len(results)), failures=str(failed), errors="0")
+    tests = str(len(every))
+    root = ET.Element("testsuites", name="trainspec", tests=tests, failures=str(failed), errors="0")
     suite = ET.SubElement(
-        root, "testsuite", name="trainspec", tests=str(len(results)), failures=str(failed), errors="0", skipped="0"
+        root, "testsuite", name="trainspec", tests=tests, failures=str(failed), errors="0", skipped=str(len(skipped))
     )
+    for r in skipped:
+        case = ET.SubElement(suite, "testcase", classname="trainspec.unknown", name=relative_path(r.file))
+        ET.SubElement(case, "skipped", message=r.skipped)
     for r in results:
         family = r.family.name if r.family is not None else "unknown"
         case = ET.SubElement(suite, "testcase", classname=f"trainspec.{family}", name=relative_path(r.file))
