@@ -63,6 +63,7 @@ def load_overlay(path: str | Path) -> Family:
         schema_patch=(*base.schema_patch, *patch),
         registries={**base.registries, **merged},
         model=str(spec.get("model", base.model)),
+        extends=base.id,
     )
     try:
         family.schema  # noqa: B018 (a cached property: applying the patch here reports a bad one now)

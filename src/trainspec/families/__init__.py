@@ -137,6 +137,10 @@ class Family:
     trusted_schema: bool = False
     layout: LayoutSpace | None = None
     derive: Derive | None = None
+    extends: str | None = None
+    """For a project overlay (`overlay.py`): the id of the family version it extends. An overlay is
+    reached by its own id only; it is no version of the trainer, so `other_versions`, `versions_of`
+    and the plain name never pick it."""
 
     @cached_property
     def schema(self) -> Schema:
@@ -218,13 +222,16 @@ def every_version() -> dict[str, Family]:
 
 def versions_of(name: str) -> list[Family]:
     """A family's registered versions, newest (latest release date) first."""
-    return sorted((f for f in every_version().values() if f.name == name), key=lambda f: f.released, reverse=True)
+    found = (f for f in every_version().values() if f.name == name and f.extends is None)
+    return sorted(found, key=lambda f: f.released, reverse=True)
 
 
 def all_families() -> dict[str, Family]:
     """The newest version of every registered family, by name: what detection and the plain name pick."""
     newest: dict[str, Family] = {}
     for family in every_version().values():
+        if family.extends is not None:
+            continue
         if family.name not in newest or family.released > newest[family.name].released:
             newest[family.name] = family
     return newest
