@@ -355,3 +355,11 @@ def test_a_config_piped_on_standard_input_is_checked_as_the_named_file(capsys, m
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'a: 1\nb: "\xff"\n')))
     code, _, err = run(capsys, "check", "-", "--stdin-filename", "x.yaml")
     assert code == 2 and "standard input is not UTF-8 text (byte 10 is invalid)" in err
+    code, _, err = run(capsys, "check", "-")
+    assert code == 2 and "`-` needs --stdin-filename PATH" in err
+
+
+def test_a_dangling_symbolic_link_says_so(capsys, tmp_path):
+    (tmp_path / "job.toml").symlink_to(tmp_path / "gone.toml")
+    code, out, _ = run(capsys, "check", str(tmp_path / "job.toml"))
+    assert code == 2 and f"a symbolic link to {tmp_path / 'gone.toml'}, which does not exist" in out

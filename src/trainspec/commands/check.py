@@ -70,7 +70,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--stdin-filename",
         metavar="PATH",
-        help="with `-`: the name the piped config stands for (its extension, directives and reports use it)",
+        help="with `-` (required there): the path the piped config stands for; its extension names the format, "
+        "its folder the project configuration, and reports use it",
     )
     family = p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from each file)")
     family.completer = family_ids  # read by argcomplete
@@ -209,7 +210,11 @@ def collect(
     if "-" in args.files:
         if args.files != ["-"]:
             return "`-` (a config read from standard input) cannot be mixed with other paths"
-        name = args.stdin_filename or "stdin.yaml"
+        if not args.stdin_filename:
+            return (
+                "`-` needs --stdin-filename PATH: its extension names the format, its folder the project configuration"
+            )
+        name = args.stdin_filename
         try:
             texts[name] = sys.stdin.buffer.read().decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -30,6 +30,9 @@ def read_text(path: str) -> str:
             raise ReadError(file_error(path, "file-not-readable", "is not a regular file (a pipe or device?)"))
         raw = FsPath(path).read_bytes()
     except FileNotFoundError:
+        if os.path.islink(path):
+            message = f"a symbolic link to {os.readlink(path)}, which does not exist"
+            raise ReadError(file_error(path, "file-not-found", message)) from None
         raise ReadError(file_error(path, "file-not-found", "no such file")) from None
     except IsADirectoryError:
         raise ReadError(file_error(path, "file-not-readable", "is a directory, not a config file")) from None
