@@ -26,6 +26,7 @@ TESTED_ELSEWHERE = {
     "device-fp8-unsupported": "tests/test_distributed.py",
     "device-count-per-node": "tests/test_distributed.py",
     "invalid-project-config": "tests/test_project.py (needs a project configuration beside the file)",
+    "world-size-from-project": "tests/test_project.py (needs a project configuration beside the file)",
 }
 """Engine ids no built-in family's config file can produce, each with a test of its own."""
 

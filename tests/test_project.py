@@ -130,6 +130,10 @@ def test_a_directory_walk_skips_excluded_folders_and_lists_unknown_files(repo, c
 def test_command_line_world_size_is_the_fallback_below_a_glob(repo, capsys):
     code, out, _ = run(capsys, "check", "configs/kf/7b.toml", "configs/kf-small/moe.toml", "--world-size", "8")
     assert code == 0, out  # 7b.toml keeps its glob's 12, moe.toml its 1 and 2
+    assert (
+        "configs/kf/7b.toml: note[world-size-from-project] checked at world size 12, from the entry for "
+        "configs/kf/**/*.toml in pyproject.toml; --world-size 8 is for files that state none"
+    ) in out
     code, out, _ = run(capsys, "check", "configs/kf/7b.toml", "--world-size", "8", "--isolated")
     assert code == 1 and "world-size-product" in out  # without the project configuration: 8
 

@@ -210,6 +210,15 @@ Sizes that fail show the failing rules instead, each message starting `at world 
 
 Pass `--world-size N` (or several: `--world-size 8,16,64`) to check them.""",
     ),
+    "world-size-from-project": _rule(
+        "note",
+        """The file's entry in the project configuration states its world sizes, so the ones given with
+`--world-size` do not apply to it.
+
+World sizes belong to the job that runs a file: a file directive wins, then the file's
+`[[configs]]` entry, then `--world-size`, which is for files that state none (see
+`docs/project.md`). `--isolated` ignores the project configuration.""",
+    ),
     "world-size-derived": _rule(
         "note",
         """The world size was taken from the config itself (e.g. nodes ×

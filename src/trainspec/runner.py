@@ -70,6 +70,8 @@ class Options:
     """Apply the project configuration that governs each file (see `project`)."""
     layout_hints: bool = True
     """World-size errors name the nearest layout that passes (a sweep leaves this to `plan`)."""
+    set_aside: str = ""
+    """Why the command line's world sizes do not apply to this file (its project entry states its own)."""
     fallback_sizes: bool = False
     """`world_sizes` are for files that state none (the command line's): a config that fixes its own
     world size (a SpecForge trainer topology) keeps it, instead of failing at sizes meant for others."""
@@ -93,8 +95,15 @@ class Options:
             family = overlays[mine.overlay]
         source = project.source.name
         own = entry.settings.world_sizes if entry else ()
+        aside = ""
+        if own and self.world_sizes and set(own) != set(self.world_sizes):
+            sizes = ", ".join(map(str, own))
+            given = ", ".join(map(str, self.world_sizes))
+            where = f"the entry for {', '.join(entry.paths)} in {project.source.name}" if entry else ""
+            aside = f"checked at world size {sizes}, from {where}; --world-size {given} is for files that state none"
         return replace(
             self,
+            set_aside=aside,
             family=family or mine.family,
             world_sizes=own or self.world_sizes or mine.world_sizes,
             fallback_sizes=self.fallback_sizes and not own,
@@ -173,6 +182,9 @@ def check_file(file: str, options: Options) -> Result:
             return Result(file, None, [], skipped=unknown)
         if options.skip_unknown and (unknown or unreadable):
             return Result(file, None, [], skipped=unknown or f"unreadable: {unreadable}")
+    if options.set_aside:
+        note = Diagnostic(file, None, None, "", "world-size-from-project", Severity.NOTE, options.set_aside)
+        result = replace(result, diagnostics=[*result.diagnostics, note])
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
     found = result.diagnostics
