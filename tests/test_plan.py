@@ -246,3 +246,105 @@ def test_no_layout_hint_without_a_single_world_size():
 
     result = check_file(str(EXAMPLE_7B), Options(world_sizes=(8, 16)))
     assert all("nearest layout" not in d.message for d in result.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("sets", "layout"),
+    [
+        (["distributed.dp_shard=-1"], {"dp_shard": 2, "tp": 4, "pp": 1}),
+        (["distributed.pp=2"], {"dp_shard": 1, "tp": 1, "pp": 8}),
+    ],
+)
+def test_apply_writes_what_differs_from_the_file_not_from_the_sets(write, capsys, sets, layout):
+    path = write("job.toml", EXAMPLE_7B.read_text())
+    (found,) = plan(path, 8, overrides=sets)
+    [rank] = [
+        n
+        for n, candidate in enumerate(found.layouts, 1)
+        if all(candidate.values[f"distributed.{k}"] == v for k, v in layout.items())
+        and candidate.values["distributed.cp"] == 1
+        and candidate.values["distributed.dp_replicate"] == 1
+    ]
+    args = [a for s in sets for a in ("--set", s)]
+    assert main(["plan", str(path), "--gpus", "8", *args, "--apply", str(rank)]) == 0
+    assert "nothing to change" not in capsys.readouterr().out
+    written = check_path(path, world_size=8)  # the file alone, without the --sets, runs at 8
+    assert written.ok, [d.one_line() for d in written.diagnostics]
+    assert {k: written.config["distributed"][k] for k in layout} == layout
+
+
+def test_apply_verifies_with_the_sets_that_touch_no_layout_value(write, capsys):
+    path = write("job.toml", EXAMPLE_7B.read_text())
+    # a non-layout --set that breaks the run stays an override of the check after the rewrite
+    assert main(["plan", str(path), "--gpus", "8", "--set", "train.seq_len=999999", "--apply", "1"]) == 1
+    assert path.read_text() == EXAMPLE_7B.read_text()
+
+
+def test_closest_to_the_file_is_counted_against_the_file(write):
+    path = write("job.toml", EXAMPLE_7B.read_text())  # dp_shard=3 tp=4 pp=1
+    (found,) = plan(path, 8, overrides=["distributed.tp=1", "distributed.pp=8"])
+    # against the file with the sets, tp=1 pp=8 dp_shard=1 is one change; against the file, tp=4 dp_shard=2 is one
+    assert nearest(found).values["distributed.tp"] == 4
+    assert nearest(found).values["distributed.dp_shard"] == 2
+
+
+def test_a_layout_the_sets_alone_select_is_not_called_the_file_as_it_is(capsys):
+    assert main(["plan", str(EXAMPLE_7B), "--gpus", "8", "--set", "distributed.dp_shard=-1"]) == 0
+    first = capsys.readouterr().out.splitlines()[3]
+    assert "dp_shard=2" in first and first.endswith("(the file with the --sets given)")
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_apply_keeps_line_endings_and_byte_order_mark(tmp_path, capsys, bom, newline):
+    original = bom + EXAMPLE_7B.read_bytes().replace(b"\n", newline)
+    path = tmp_path / "job.toml"
+    path.write_bytes(original)
+    assert main(["plan", str(path), "--gpus", "8", "--apply", "1"]) == 0, capsys.readouterr().err
+    data = path.read_bytes()
+    assert data.startswith(bom) and data.count(newline) == original.count(newline)
+    assert data.count(b"\n") == original.count(b"\n")
+    assert data.replace(b"dp_shard = 2", b"dp_shard = 3") == original
+    assert check_path(path, world_size=8).ok
+
+
+def test_an_invalid_set_of_a_layout_value_is_an_error(capsys):
+    assert main(["plan", str(EXAMPLE_7B), "--gpus", "8", "--set", "distributed.tp=abc"]) == 1
+    out = capsys.readouterr().out
+    assert "errors no layout changes" in out and "distributed.tp" in out
+    (found,) = plan(EXAMPLE_7B, 8, overrides=["distributed.tp=abc"])
+    assert not found.layouts and [d.rule for d in found.blocking] == ["wrong-type"]
+
+
+def test_a_syntax_error_is_a_config_error_exit_1(write, capsys):
+    path = write("bad.toml", "[model\ndim = 64\n")
+    assert main(["plan", str(path), "--gpus", "8"]) == 1
+    assert "syntax-error" in capsys.readouterr().err
+
+
+def test_a_file_that_pins_its_world_size_says_so_and_apply_refuses_other_sizes(write, capsys):
+    text = "# trainspec: world-size=12\n" + EXAMPLE_7B.read_text()
+    path = write("job.toml", text)
+    assert main(["plan", str(path), "--gpus", "8"]) == 0
+    assert "pins its world size to 12" in capsys.readouterr().out
+    assert main(["plan", str(path), "--gpus", "8", "--apply", "1"]) == 2
+    assert "pins its world size to 12" in capsys.readouterr().err
+    assert path.read_text() == text
+    assert main(["plan", str(path), "--gpus", "12"]) == 0
+    assert "pins its world size" not in capsys.readouterr().out
+
+
+def test_one_override_string_is_one_override():
+    (found,) = plan(EXAMPLE_7B, 8, overrides="distributed.tp=8")
+    assert found.layouts[0].overrides == ("distributed.dp_shard=1",)  # tp=8 from the override, not t, p, =, ...
+    assert found.layouts[0].values["distributed.tp"] == 8
+
+
+def test_apply_keeps_crlf_and_byte_order_mark_of_yaml(tmp_path, capsys):
+    original = b"\xef\xbb\xbf" + (ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml").read_bytes().replace(
+        b"\n", b"\r\n"
+    )
+    path = tmp_path / "run.yaml"
+    path.write_bytes(original)
+    assert main(["plan", str(path), "--gpus", "8", "--apply", "1"]) == 0, capsys.readouterr().err
+    assert path.read_bytes() == original.replace(b"nproc_per_node: 4\r\n", b"nproc_per_node: 8\r\n")

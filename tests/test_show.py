@@ -51,6 +51,26 @@ def test_moe_experts_are_counted_per_moe_layer(capsys, write):
     assert mixed["derived"]["parameters"]["value"] - base["derived"]["parameters"]["value"] == extra
 
 
+@pytest.mark.parametrize(
+    ("multiplier", "parameters"),
+    [
+        ("", 17_648_896),  # the default 1.0: ffn_hidden_dim 100 makes 96-wide experts (a multiple of 16)
+        ("moe_expert_ffn_multiplier = 0.5\n", 17_648_896 - 5 * 2 * 3 * 256 * (96 - 48)),
+        ("moe_expert_ffn_multiplier = 0.3\n", 17_648_896 - 5 * 2 * 3 * 256 * (96 - 32)),  # 30 rounds to 32
+    ],
+)
+def test_moe_experts_have_the_expert_width(capsys, write, multiplier, parameters):
+    # the reference's example: 2 MoE layers of 4 routed and 1 shared expert each
+    text = (
+        "[model]\ndim = 256\nn_layers = 2\nn_heads = 4\nn_kv_heads = 4\nvocab_size = 32000\n"
+        "tie_embeddings = false\nnum_experts = 4\nmoe_frequency = 1\nmoe_shared_experts = 1\n"
+        f"ffn_hidden_dim = 100\n{multiplier}[train]\ncompile_model = false\n"
+    )
+    code, out = show_json(capsys, str(write("moe.toml", text)))
+    assert code == 0, out["diagnostics"]
+    assert out["derived"]["parameters"]["value"] == parameters
+
+
 def test_origins_name_the_line_the_override_the_default_and_the_hook(capsys):
     _, out = show_json(capsys, str(EXAMPLE_7B), "--set", "train.batch_size=2", "--set", "vlm.arch=joint_decoder")
     origins = {v["path"]: v["origin"] for v in out["values"]}
@@ -160,3 +180,21 @@ def test_values_json_cannot_write_are_shown_as_text(capsys, write):
     leaf = next(v for v in out["values"] if v["path"] == "model.when")
     line = text.splitlines().index("when = 2024-01-02") + 1
     assert leaf["value"] == "2024-01-02" and leaf["origin"].endswith(f"job.toml:{line}")
+
+
+def test_one_override_string_is_one_override():
+    shown = show(EXAMPLE_7B, overrides="model.dim=2048")
+    assert shown.ok
+    leaf = next(leaf for leaf in shown.leaves if leaf.path == "model.dim")
+    assert leaf.value == 2048 and leaf.origin.startswith("override #1")
+
+
+def test_specforge_shows_the_size_it_runs_at_and_names_a_disagreeing_one(capsys):
+    config = str(ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml")  # 1 node × 4 processes
+    code, out = show_json(capsys, config, "--world-size", "8")
+    assert code == 0 and out["world_size"] == 4
+    assert out["derived"]["world_size"]["value"] == 4 and out["derived"]["data_parallel"]["value"] == 4
+    assert "world size 8 given disagrees with the 4" in out["note"]
+    code, out = show_json(capsys, config, "--world-size", "4")
+    assert code == 0 and out["note"] is None
+    assert out["derived"]["world_size"]["how"] == "deployment.trainer.nnodes × nproc_per_node"

@@ -133,3 +133,12 @@ def test_the_command_line_sweep_agrees_with_check_variant_by_variant(capsys):
         alone = [d for d in json.loads(capsys.readouterr().out)["diagnostics"] if d["severity"] != "note"]
         assert variant["diagnostics"] == alone
         assert variant["ok"] == (not any(d["severity"] == "error" for d in alone))
+
+
+def test_one_string_is_one_axis_and_one_override():
+    found = sweep(EXAMPLE_7B, "distributed.tp=2,4", overrides="train.batch_size=2", world_size=12)
+    assert found.axes == (Axis("distributed.tp", ("2", "4")),)
+    assert [v.ok for v in found.variants] == [False, True]
+    assert all(v.result.config is None for v in found.variants)  # results as `check` reports them
+    listed = sweep(EXAMPLE_7B, ["distributed.tp=2,4"], overrides=["train.batch_size=2"], world_size=12)
+    assert [v.result.diagnostics for v in found.variants] == [v.result.diagnostics for v in listed.variants]

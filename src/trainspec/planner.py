@@ -20,11 +20,13 @@ from typing import Any
 
 from .checker import run_rules
 from .diagnostics import Diagnostic
+from .directives import read_directives
 from .errors import TrainspecError
 from .families import Family
+from .formats import FORMATS
 from .layout import LayoutSpace
 from .paths import Path, format_path, is_prefix, parse_path
-from .pipeline import check_path, world_sizes_of
+from .pipeline import as_overrides, check_path, world_sizes_of
 from .result import Result
 from .rules import Rule
 from .schema import get
@@ -35,7 +37,14 @@ MAX_CANDIDATES = 1_000_000
 
 
 class PlanError(TrainspecError):
-    """No plan can be made for this file (its family declares no layout, or it could not be read)."""
+    """No plan can be made for this file (its family declares no layout, or it could not be read).
+
+    `diagnostics`: the errors of a file that could not be checked (empty when its family declares no layout).
+    """
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = tuple(diagnostics)
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,9 @@ class Layout:
 @dataclass
 class Plan:
     """The layouts that pass at one world size, best first; `blocking` are errors no layout changes;
-    `ruled_out` counts the candidates each rule was the first to refuse."""
+    `ruled_out` counts the candidates each rule was the first to refuse. `written`: each layout path's
+    value in the file itself (without the plan's overrides); `pinned`: the world sizes the file's
+    `# trainspec: world-size=` directive fixes (a layout at another size cannot be written into it)."""
 
     file: str
     family: Family
@@ -58,6 +69,8 @@ class Plan:
     layouts: list[Layout] = field(default_factory=list)
     blocking: list[Diagnostic] = field(default_factory=list)
     ruled_out: dict[str, int] = field(default_factory=dict)
+    written: dict[str, Any] = field(default_factory=dict)
+    pinned: tuple[int, ...] = ()
 
 
 def plan(
@@ -65,27 +78,52 @@ def plan(
     gpus: int | Sequence[int],
     *,
     family: str | Family | None = None,
-    overrides: Iterable[str] = (),
+    overrides: str | Iterable[str] = (),
     gpus_per_node: int | None = None,
 ) -> list[Plan]:
     """The passing layouts of one config at each world size in `gpus`, ranked.
 
     Raises PlanError when the file's family declares no layout or the file
-    cannot be checked at all; ValueError for a world size below 1.
+    cannot be checked at all; ValueError for a world size below 1. One string is one override.
     """
     sizes = world_sizes_of(gpus)
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
         raise ValueError(f"gpus_per_node must be a whole number of at least 1, got {gpus_per_node!r}")
-    base = check_path(path, family=family, overrides=list(overrides))
+    given = as_overrides(overrides)
+    base = check_path(path, family=family, overrides=given)
     space = layout_of(base)
-    return [plan_result(base, space, size, gpus_per_node) for size in sizes]
+    written = _file_values(base, space, family, bool(given))
+    pinned = _pinned(base)
+    plans = [plan_result(base, space, size, gpus_per_node) for size in sizes]
+    for found in plans:
+        found.written, found.pinned = written, pinned
+    return plans
+
+
+def _file_values(base: Result, space: LayoutSpace, family: str | Family | None, overridden: bool) -> dict[str, Any]:
+    """Each layout path's value in the file itself: `base` checked again without its overrides when it has some."""
+    assert base.config is not None and base.document is not None
+    config = base.config
+    if overridden:
+        alone = check_path(base.file, text=base.document.text, family=base.family or family)
+        config = alone.config if alone.config is not None else base.document.data
+    return {p: get(config, parse_path(p)) for p in space.paths}
+
+
+def _pinned(base: Result) -> tuple[int, ...]:
+    """The world sizes a `# trainspec: world-size=N` directive of the file fixes."""
+    assert base.document is not None
+    text = base.document.text
+    if "trainspec:" not in text or not FORMATS[base.document.format].comments:
+        return ()
+    return read_directives(base.file, text)[0].world_sizes
 
 
 def layout_of(base: Result) -> LayoutSpace:
     """The layout space of a checked file's family; PlanError when there is none to search."""
     if base.family is None or base.config is None or base.document is None:
         problems = "; ".join(d.message for d in base.diagnostics if d.is_error) or "no family"
-        raise PlanError(f"{base.file}: cannot be planned ({problems})")
+        raise PlanError(f"{base.file}: cannot be planned ({problems})", [d for d in base.diagnostics if d.is_error])
     if base.family.layout is None:
         raise PlanError(f"family {base.family.id} declares no parallel layout, so there is nothing to plan")
     return base.family.layout
@@ -211,8 +249,23 @@ class _Verdicts:
 
 
 def nearest(found: Plan) -> Layout | None:
-    """The passing layout that changes the fewest of the file's values (the best ranked among them)."""
-    return min(found.layouts, key=lambda layout: len(layout.overrides), default=None)
+    """The passing layout that changes the fewest of the file's values (the best ranked among them),
+    counted against the file itself (`Plan.written`) when known, else against the file with the overrides."""
+    if not found.written:
+        return min(found.layouts, key=lambda layout: len(layout.overrides), default=None)
+    return min(found.layouts, key=lambda layout: len(file_changes(found, layout)), default=None)
+
+
+def file_changes(found: Plan, layout: Layout) -> dict[str, Any]:
+    """The layout's values that differ from the file's own (`Plan.written`): what writing it into the file
+    changes. A path the file holds at its "auto" value (`dp_shard = -1`) follows the others by itself."""
+    auto = found.family.layout.auto if found.family.layout is not None else {}
+    return {
+        path: value
+        for path, value in layout.values.items()
+        if path not in found.written
+        or (found.written[path] != value and not (path in auto and found.written[path] == auto[path]))
+    }
 
 
 def reads_any(rule: Rule, paths: tuple[Path, ...]) -> bool:
@@ -227,8 +280,9 @@ def _reads(reads: tuple[Path, ...], path: Path) -> bool:
 
 
 def _under(diagnostic: Diagnostic, paths: tuple[Path, ...]) -> bool:
-    """A diagnostic about a layout path (a schema error there): a layout sets that value anew."""
-    if not diagnostic.config_path:
+    """A diagnostic about a layout path (a schema error there): a layout sets that value anew.
+    Not one about a value an override gave (`--set distributed.tp=abc`): that is the command's error."""
+    if not diagnostic.config_path or diagnostic.origin:
         return False
     try:
         where = parse_path(diagnostic.config_path)

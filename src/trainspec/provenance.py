@@ -18,7 +18,7 @@ from .diagnostics import Diagnostic
 from .families import Family
 from .layout import Quantity
 from .paths import Path, format_path
-from .pipeline import check_path
+from .pipeline import as_overrides, check_path
 from .result import Result
 from .rules import ABSENT
 
@@ -55,19 +55,30 @@ def show(
     path: str | FsPath,
     *,
     family: str | Family | None = None,
-    overrides: Iterable[str] = (),
+    overrides: str | Iterable[str] = (),
     world_size: int | None = None,
 ) -> Shown:
     """The resolved config of one file with every leaf's origin and the family's derived quantities.
 
-    Raises ValueError for a world size below 1; problems of the config are in `diagnostics`.
+    Raises ValueError for a world size below 1; problems of the config are in `diagnostics`. One string
+    is one override. A config that states its own world size (SpecForge's trainer topology) is shown at
+    that size, and `note` says when `world_size` disagrees with it.
     """
-    result = check_path(path, family=family, overrides=list(overrides), world_size=world_size)
+    # as `trainspec check` takes --world-size: for a config that states none (the config's own size wins)
+    result = check_path(
+        path, family=family, overrides=as_overrides(overrides), world_size=world_size, fallback_sizes=True
+    )
     shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics)
     if result.family is None or result.config is None or result.document is None:
         return shown
     shown.leaves = list(leaves(result))
     shown.quantities, shown.note = quantities(result)
+    if world_size is not None and result.world_size is not None and result.world_size != world_size:
+        disagrees = (
+            f"the world size {world_size} given disagrees with the {result.world_size} the config runs at; "
+            f"shown at {result.world_size}"
+        )
+        shown.note = f"{shown.note}\n{disagrees}" if shown.note else disagrees
     return shown
 
 

@@ -103,10 +103,10 @@ def parse_axis(text: str) -> Axis:
 
 def sweep(
     path: str | FsPath,
-    axes: Iterable[Axis | str],
+    axes: Axis | str | Iterable[Axis | str],
     *,
     family: str | Family | None = None,
-    overrides: Iterable[str | Override] = (),
+    overrides: str | Iterable[str | Override] = (),
     world_size: int | Sequence[int] | None = None,
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
@@ -116,15 +116,18 @@ def sweep(
     """Check every combination of the axes' values on top of `overrides`, the file read once.
 
     The keywords mean what they mean to `runner.Options` (`fallback_sizes`: the world
-    sizes are for files that state none). Raises SweepError for an unusable axis or
-    more than MAX_VARIANTS variants, ValueError for a world size below 1.
+    sizes are for files that state none). One string is one axis, and one override. Raises
+    SweepError for an unusable axis or more than MAX_VARIANTS variants, ValueError for a world
+    size below 1.
     """
+    if isinstance(axes, (str, Axis)):  # one axis, not the characters of one
+        axes = [axes]
     parsed = tuple(a if isinstance(a, Axis) else parse_axis(a) for a in axes)
     count = math.prod([len(a.values) for a in parsed])
     if count > MAX_VARIANTS:
         raise SweepError(f"{count:,} variants: at most {MAX_VARIANTS:,} at once")
     sizes = world_sizes_of(world_size)
-    fixed = as_overrides(list(overrides))
+    fixed = as_overrides(overrides)
     base = check_path(path, family=family, overrides=fixed, world_size=sizes, fallback_sizes=fallback_sizes)
     found = Sweep(str(path), parsed, base)
     if base.family is None or base.document is None:

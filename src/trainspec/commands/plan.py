@@ -1,21 +1,25 @@
 """`trainspec plan CONFIG --gpus N[,M...]`: every parallel layout the config's family accepts, ranked.
 
-`--apply N` writes the N-th layout into the file, keeping its comments, once
-the rewritten file (with the same `--set`s) checks clean at that size.
+`--apply N` writes into the file every value of the N-th layout that differs
+from the file's own (a `--set` of a layout value included), keeping its
+comments, once the rewritten file checks clean at that size with the `--set`s
+that do not touch a layout value.
 Exit status: 0 at least one layout at every size (or the layout written), 1 a
-size without one (or errors no layout changes), 2 usage problems (no layout
-declared, bad arguments, a file that cannot be rewritten).
+size without one (or errors no layout changes, or a config that cannot be
+checked), 2 usage problems (no layout declared, bad arguments, a file that
+cannot be rewritten).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .check import world_size_arg, world_sizes_arg
+from .check import USAGE_RULES, world_size_arg, world_sizes_arg
 
 if TYPE_CHECKING:
     from ..planner import Plan
@@ -54,8 +58,11 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             args.file, args.gpus, family=args.family, overrides=args.overrides, gpus_per_node=args.gpus_per_node
         )
     except PlanError as exc:
+        for d in exc.diagnostics:  # a config that cannot be checked: its errors as `check` reports them
+            print(d.one_line(), file=sys.stderr)
         print(f"trainspec: {exc}", file=sys.stderr)
-        return 2
+        usage = not exc.diagnostics or any(d.rule in USAGE_RULES for d in exc.diagnostics)
+        return 2 if usage else 1
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
     if args.format == "json":
@@ -76,6 +83,7 @@ def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
         "gpus_per_node": gpus_per_node,
         "heuristic": found.family.layout.heuristic,
         "nearest": _nearest_rank(found),
+        "pinned_world_sizes": list(found.pinned),
         "layouts": [
             {"values": layout.values, "overrides": list(layout.overrides), "warnings": list(layout.warnings)}
             for layout in found.layouts
@@ -97,14 +105,30 @@ def as_text(found: Plan, gpus_per_node: int | None) -> str:
         refused = ", ".join(f"{rule} ({count:,})" for rule, count in found.ruled_out.items())
         return head + f"no layout passes every rule; the candidates fail {refused or 'nothing (there are none)'}\n"
     lines = [head + f"{len(found.layouts)} layout(s) pass, best first", f"ranked by: {found.family.layout.heuristic}"]
+    if found.pinned and found.world_size not in found.pinned:
+        lines.append(_pinned_note(found))
     lines.append(f"closest to the file: layout {_nearest_rank(found)}")
     width = len(str(len(found.layouts)))
     for n, layout in enumerate(found.layouts, 1):
         shape = " ".join(f"{path.rpartition('.')[2]}={value}" for path, value in layout.values.items())
-        select = " ".join(f"--set {o}" for o in layout.overrides) or "(the file as it is)"
+        select = " ".join(f"--set {o}" for o in layout.overrides) or _as_it_is(found, layout)
         lines.append(f"  {n:>{width}}. {shape}   {select}")
         lines += [f"  {'':>{width}}  warning: {w}" for w in layout.warnings]
     return "\n".join(lines) + "\n"
+
+
+def _as_it_is(found: Plan, layout: Any) -> str:
+    from ..planner import file_changes
+
+    return "(the file with the --sets given)" if file_changes(found, layout) else "(the file as it is)"
+
+
+def _pinned_note(found: Plan) -> str:
+    sizes = ",".join(map(str, found.pinned))
+    return (
+        f"note: the file pins its world size to {sizes} (`# trainspec: world-size={sizes}`); "
+        f"a layout at {found.world_size} GPUs cannot be written into it (--apply) unless the directive changes"
+    )
 
 
 def _nearest_rank(found: Plan) -> int | None:
@@ -116,13 +140,15 @@ def _nearest_rank(found: Plan) -> int | None:
 
 
 def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
-    """Write the `rank`-th layout into the file, if the result checks clean at the plan's world size."""
+    """Write the `rank`-th layout into the file (every value that differs from the file's own), if the
+    result checks clean at the plan's world size with the overrides that set no layout value."""
     from pathlib import Path
 
     from ..paths import parse_path
     from ..pipeline import check_path
+    from ..planner import file_changes
     from ..rewrite import RewriteError, set_values
-    from ..safe_write import WriteRefused, write_text
+    from ..safe_write import WriteRefused, read_text, write_text
 
     if found.blocking or not found.layouts:
         sys.stderr.write(as_text(found, None))
@@ -133,15 +159,35 @@ def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    if found.pinned and found.world_size not in found.pinned:
+        sizes = ",".join(map(str, found.pinned))
+        print(
+            f"trainspec: {found.file}: pins its world size to {sizes} (`# trainspec: world-size={sizes}`), so a "
+            f"layout at {found.world_size} GPUs would not check clean there; nothing was written (change the "
+            "directive first, or plan with --gpus " + sizes + ")",
+            file=sys.stderr,
+        )
+        return 2
     layout = found.layouts[rank - 1]
-    changes = {parse_path(path): layout.values[path] for path in (o.partition("=")[0] for o in layout.overrides)}
-    text = Path(found.file).read_text(encoding="utf-8")
+    changes = file_changes(found, layout)
+    paths = [parse_path(p) for p in layout.values]
+    kept = [o for o in overrides if not _sets_layout(o, paths)]
     try:
-        new = set_values(found.file, text, changes)
+        text = read_text(Path(found.file))
+    except WriteRefused as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    if text is None:
+        print(f"trainspec: {found.file}: no longer exists; nothing was written", file=sys.stderr)
+        return 2
+    try:
+        new = set_values(found.file, text, {parse_path(path): value for path, value in changes.items()})
     except RewriteError as exc:
         print(f"trainspec: {found.file}: {exc}", file=sys.stderr)
         return 2
-    checked = check_path(found.file, text=new, family=found.family, overrides=overrides, world_size=found.world_size)
+    if "\r\n" in text:  # keep the file's line endings (write_text keeps a byte-order mark)
+        new = re.sub(r"(?<!\r)\n", "\r\n", new)
+    checked = check_path(found.file, text=new, family=found.family, overrides=kept, world_size=found.world_size)
     errors = [d for d in checked.diagnostics if d.is_error]
     if errors:
         for d in errors:
@@ -154,6 +200,19 @@ def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
         except WriteRefused as exc:
             print(f"trainspec: {exc}", file=sys.stderr)
             return 2
-    what = " ".join(layout.overrides) or "nothing to change"
+    from ..validation import show
+
+    what = " ".join(f"{path}={show(value)}" for path, value in changes.items()) or "nothing to change"
     print(f"{found.file}: layout {rank} at {found.world_size} GPUs written ({what})")
     return 0
+
+
+def _sets_layout(override: str, paths: Sequence[tuple[str | int, ...]]) -> bool:
+    """Whether `--set PATH=VALUE` sets a layout value (or a table holding one): the file now holds the layout's."""
+    from ..paths import is_prefix, parse_path
+
+    try:
+        where = parse_path(override.partition("=")[0].strip())
+    except ValueError:
+        return False
+    return any(is_prefix(where, p) or is_prefix(p, where) for p in paths)

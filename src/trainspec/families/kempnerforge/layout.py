@@ -72,6 +72,20 @@ def ffn_hidden(model: Mapping[str, Any]) -> int:
     return 256 * math.ceil(int(4 * model["dim"] * 2 / 3 * model["ffn_dim_multiplier"]) / 256)
 
 
+def expert_ffn_hidden(model: Mapping[str, Any]) -> int:
+    """A routed or shared expert's MLP width: max(16, 16 · round_half_even(trunc(ffn_hidden · moe_expert_ffn_multiplier)
+    / 16)) (kempnerforge-5666d0d reference §7); the FFN width where the version has no multiplier."""
+    f = ffn_hidden(model)
+    if "moe_expert_ffn_multiplier" not in model:
+        return f
+    multiplier = model["moe_expert_ffn_multiplier"]
+    if math.isnan(multiplier) or multiplier <= 0:
+        return 16
+    if math.isinf(multiplier):
+        raise ValueError("model.moe_expert_ffn_multiplier is infinite")
+    return max(16, 16 * round(int(f * multiplier) / 16))  # round() rounds halves to the even multiple
+
+
 def moe_layers(model: Mapping[str, Any]) -> int:
     """Layers i (from 0) with (i + 1) divisible by moe_frequency, for an MoE model; else none."""
     if model["num_experts"] <= 0:
@@ -80,14 +94,16 @@ def moe_layers(model: Mapping[str, Any]) -> int:
 
 
 def parameter_counts(model: Mapping[str, Any]) -> tuple[int, int]:
-    """(every parameter, the routed experts' share of them) by reference §9's estimate."""
+    """(every parameter, the routed experts' share of them) by reference §9's estimate; routed and shared
+    experts have the expert width (`expert_ffn_hidden`), dense layers the FFN width."""
     d, heads, kv = model["dim"], model["n_heads"], model["n_kv_heads"] or model["n_heads"]
     hd, f = d // heads, ffn_hidden(model)
     attention, mlp, norms = 2 * d * heads * hd + 2 * d * kv * hd, 3 * d * f, 2 * d
     dense = attention + mlp + norms
     moe, experts = moe_layers(model), max(model["num_experts"], 0)
-    routed = moe * experts * 3 * d * f
-    moe_layer = attention + routed // max(moe, 1) + d * experts + model["moe_shared_experts"] * 3 * d * f + norms
+    fe = expert_ffn_hidden(model) if moe else f
+    routed = moe * experts * 3 * d * fe
+    moe_layer = attention + routed // max(moe, 1) + d * experts + model["moe_shared_experts"] * 3 * d * fe + norms
     layers = moe * moe_layer + (model["n_layers"] - moe) * dense
     head = 0 if model["tie_embeddings"] else model["vocab_size"] * d
     return layers + model["vocab_size"] * d + head + d, routed
@@ -113,7 +129,13 @@ def derive(config: Mapping[str, Any], world_size: int | None) -> list[Quantity]:
         Quantity("head_dim", model["dim"] // model["n_heads"], "", "model.dim / model.n_heads"),
         Quantity("n_kv_heads_effective", model["n_kv_heads"] or model["n_heads"], "", "model.n_kv_heads"),
         Quantity("ffn_hidden", ffn_hidden(model), "", "model.ffn_hidden_dim, else 256·⌈⌊4·dim·2/3·multiplier⌋/256⌉"),
-        Quantity("parameters", total, "", "attention + MLP + norms per layer, embedding, output head, final norm"),
+        Quantity(
+            "parameters",
+            total,
+            "",
+            "attention + MLP (MoE layers: experts at moe_expert_ffn_multiplier × the FFN width) + norms per layer, "
+            "embedding, output head, final norm",
+        ),
     ]
     degrees = resolved_degrees(config, world_size)
     if degrees is None:

@@ -57,7 +57,8 @@ def derive(config: Mapping[str, Any], world_size: int | None) -> list[Quantity]:
     data, training, trainer = config["data"], config["training"], config["deployment"]["trainer"]
     sources = [data.get(p.partition(".")[2]) for p in SOURCES]
     sp = training["sp_ulysses_size"] * training["sp_ring_size"]
-    size = world_size if world_size is not None else trainer["nnodes"] * trainer["nproc_per_node"]
+    topology = trainer["nnodes"] * trainer["nproc_per_node"]
+    size = world_size if world_size is not None else topology
     return [
         Quantity("data_mode", data_mode(*sources), "", "offline with data.hidden_states_path, else online"),
         Quantity("deployment_mode", config["deployment"]["mode"], "", "deployment.mode"),
@@ -66,7 +67,7 @@ def derive(config: Mapping[str, Any], world_size: int | None) -> list[Quantity]:
             "world_size",
             size,
             "",
-            "the world size checked at" if world_size is not None else "deployment.trainer.nnodes × nproc_per_node",
+            "deployment.trainer.nnodes × nproc_per_node" if size == topology else "the world size checked at",
         ),
         Quantity("sequence_parallel", sp, "", "training.sp_ulysses_size × sp_ring_size"),
         Quantity(
