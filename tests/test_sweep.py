@@ -142,3 +142,8 @@ def test_one_string_is_one_axis_and_one_override():
     assert all(v.result.config is None for v in found.variants)  # results as `check` reports them
     listed = sweep(EXAMPLE_7B, ["distributed.tp=2,4"], overrides=["train.batch_size=2"], world_size=12)
     assert [v.result.diagnostics for v in found.variants] == [v.result.diagnostics for v in listed.variants]
+
+
+def test_a_path_swept_twice_is_refused():
+    with pytest.raises(SweepError, match=r"`distributed\.tp` is swept twice"):
+        sweep(EXAMPLE_7B, ["distributed.tp=4", "distributed.tp=1,2"])

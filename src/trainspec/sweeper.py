@@ -123,6 +123,10 @@ def sweep(
     if isinstance(axes, (str, Axis)):  # one axis, not the characters of one
         axes = [axes]
     parsed = tuple(a if isinstance(a, Axis) else parse_axis(a) for a in axes)
+    paths = [a.path for a in parsed]
+    twice = sorted({p for p in paths if paths.count(p) > 1})
+    if twice:
+        raise SweepError(f"`{twice[0]}` is swept twice: give all its values in one --sweep {twice[0]}=V1,V2,...")
     count = math.prod([len(a.values) for a in parsed])
     if count > MAX_VARIANTS:
         raise SweepError(f"{count:,} variants: at most {MAX_VARIANTS:,} at once")
