@@ -128,16 +128,13 @@ def _shape(family: Family) -> dict[str, frozenset[str] | None]:
 
 def headerless_section(data: dict[str, Any], family: Family) -> str | None:
     """The section whose keys a file holds at its top level (an upstream preset without its header)."""
-    schema = family.schema
+    shape = _shape(family)
     keys = set(data) - {"$schema"}
-    if not keys or keys & set(schema.properties(schema.root, data, every=True)):
+    if not keys or keys & set(shape):
         return None
-    for name in schema.properties(schema.root, data, every=True):
-        node = schema.child(schema.root, name, data)
-        fields = schema.properties(node, every=True) if node is not None else {}
-        if len(keys & set(fields)) >= CLAIM_SHARE * len(keys):
-            return name
-    return None
+    return next(
+        (name for name, fields in shape.items() if len(keys & (fields or set())) >= CLAIM_SHARE * len(keys)), None
+    )
 
 
 def detect(doc: Document, families: dict[str, Family], *, by_reference: bool = True) -> tuple[Family | None, str]:

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 
 from .diagnostics import Diagnostic, Severity
+from .document import Document
+from .formats import FORMATS
 from .world_sizes import parse_world_sizes
 
 _LINE = re.compile(r"^\s*#\s*trainspec:(?!\s*ignore\[)\s*(.*?)\s*$")
@@ -24,6 +26,13 @@ class Directives:
     family: str | None = None
     family_at: tuple[int, int] = (1, 1)
     """Line and column of the `family=` setting, for errors about the family it names."""
+
+
+def directives_of(doc: Document) -> tuple[Directives, list[Diagnostic]]:
+    """A parsed document's directives: none in a format without comments, or without the word."""
+    if "trainspec:" not in doc.text or not FORMATS[doc.format].comments:
+        return Directives(), []
+    return read_directives(doc.file, doc.text)
 
 
 def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]:

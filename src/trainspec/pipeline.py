@@ -22,10 +22,9 @@ from typing import Any
 from .checker import check_document
 from .detect import detect
 from .diagnostics import Diagnostic, Severity
-from .directives import read_directives
+from .directives import directives_of
 from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
-from .formats import FORMATS
 from .overrides import Override
 from .readers import ReadError, parse, read_text
 from .result import Result
@@ -104,16 +103,15 @@ def _check(
                 enumerate(text.splitlines()[exc.diagnostic.line - 1 : exc.diagnostic.line], exc.diagnostic.line)
             )
         return Result(file, None, [exc.diagnostic], lines=lines)
-    if "trainspec:" in text and FORMATS[doc.format].comments:
-        directives, problems = read_directives(file, text)
-        doc.problems.extend(problems)
-        if directives.family is not None:
-            unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
-            if unusable is not None:
-                return Result(file, None, [*doc.problems, unusable], document=doc)
-            family = directives.family
-        if directives.world_sizes:
-            sizes, fallback_sizes = directives.world_sizes, False
+    directives, problems = directives_of(doc)
+    doc.problems.extend(problems)
+    if directives.family is not None:
+        unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
+        if unusable is not None:
+            return Result(file, None, [*doc.problems, unusable], document=doc)
+        family = directives.family
+    if directives.world_sizes:
+        sizes, fallback_sizes = directives.world_sizes, False
     if isinstance(family, str):
         try:
             fam = get_family(family)

@@ -20,10 +20,9 @@ from typing import Any
 
 from .checker import run_rules
 from .diagnostics import Diagnostic
-from .directives import read_directives
+from .directives import directives_of
 from .errors import TrainspecError
 from .families import Family
-from .formats import FORMATS
 from .layout import LayoutSpace
 from .paths import Path, format_path, is_prefix, parse_path
 from .pipeline import as_overrides, check_path, world_sizes_of
@@ -113,10 +112,7 @@ def _file_values(base: Result, space: LayoutSpace, family: str | Family | None, 
 def _pinned(base: Result) -> tuple[int, ...]:
     """The world sizes a `# trainspec: world-size=N` directive of the file fixes."""
     assert base.document is not None
-    text = base.document.text
-    if "trainspec:" not in text or not FORMATS[base.document.format].comments:
-        return ()
-    return read_directives(base.file, text)[0].world_sizes
+    return directives_of(base.document)[0].world_sizes
 
 
 def layout_of(base: Result) -> LayoutSpace:
@@ -131,13 +127,9 @@ def layout_of(base: Result) -> LayoutSpace:
 
 def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None) -> Plan:
     """The layouts of a file already checked without a world size (`base`), at one world size."""
-    assert base.family is not None and base.config is not None and base.document is not None
-    family = base.family
-    paths = tuple(parse_path(p) for p in space.paths)
-    rules = [r for r in family.rules if r.needs_world_size or reads_any(r, paths)]
-    moved = {r.id for r in rules}
-    blocking = [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
-    result = Plan(base.file, family, world_size, blocking=blocking)
+    assert base.family is not None and base.config is not None
+    paths, rules, blocking = _search(base, space)
+    result = Plan(base.file, base.family, world_size, blocking=blocking)
     if blocking:
         return result
     config = copy.deepcopy(base.config)
@@ -165,16 +157,23 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
     return result
 
 
+def _search(base: Result, space: LayoutSpace) -> tuple[tuple[Path, ...], list[Rule], list[Diagnostic]]:
+    """(the layout paths, the rules a candidate layout is judged by, the errors no layout changes)."""
+    assert base.family is not None and base.document is not None
+    paths = tuple(parse_path(p) for p in space.paths)
+    rules = [r for r in base.family.rules if r.needs_world_size or reads_any(r, paths)]
+    moved = {r.id for r in rules}
+    return paths, rules, [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
+
+
 def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
     """`nearest(plan_result(...))` without ranking every layout: candidates are tried in order of
     how many of the file's values they change, and the search stops after the first group that
     has a passing one (of which the best ranked wins). None when nothing passes or the file has
     errors no layout changes."""
-    assert base.family is not None and base.config is not None and base.document is not None
-    paths = tuple(parse_path(p) for p in space.paths)
-    rules = [r for r in base.family.rules if r.needs_world_size or reads_any(r, paths)]
-    moved = {r.id for r in rules}
-    if any(d.is_error and d.rule not in moved and not _under(d, paths) for d in base.diagnostics):
+    assert base.config is not None
+    paths, rules, blocking = _search(base, space)
+    if blocking:
         return None
     written = [get(base.config, p) for p in paths]
     free = [

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, Severity
 from .discovery import is_config_file
-from .document import Document
+from .document import Document, LineIndex
 from .errors import TrainspecError
 from .paths import format_path
 from .readers import ReadError, parse, read_text
@@ -226,13 +226,24 @@ class _Unusable(ValueError):
 
 
 def _at_text(source: Path, text: str, exc: ValueError) -> Diagnostic:
-    """`exc` placed at the first occurrence of the setting's text in the file."""
-    needle = exc.needle if isinstance(exc, _Unusable) else ""
+    return problem_at(source, text, exc.needle if isinstance(exc, _Unusable) else "", str(exc))
+
+
+def problem_at(source: Path, text: str, needle: str, message: str) -> Diagnostic:
+    """`invalid-project-config` at the first place `needle` is written in the configuration's `text`
+    (a setting the schema accepts but trainspec cannot use has no position of its own)."""
     offset = text.find(needle) if needle else -1
-    line = text.count("\n", 0, offset) + 1 if offset >= 0 else None
-    column = offset - text.rfind("\n", 0, offset) if offset >= 0 else None
-    message = f"{exc} (docs/project.md describes every setting)"
-    return Diagnostic(str(source), line, column, "", "invalid-project-config", Severity.ERROR, message)
+    at = LineIndex(text).pos(offset) if offset >= 0 else None
+    message += " (docs/project.md describes every setting)"
+    return Diagnostic(
+        str(source),
+        at.line if at else None,
+        at.column if at else None,
+        "",
+        "invalid-project-config",
+        Severity.ERROR,
+        message,
+    )
 
 
 def _as_project_problem(problem: Diagnostic) -> Diagnostic:

@@ -29,7 +29,7 @@ from .paths import parse_path
 from .pipeline import check_path
 from .planner import closest, reads_any
 from .progress import Progress
-from .project import Project, ProjectError, find_project
+from .project import Project, ProjectError, find_project, problem_at
 from .result import Result
 
 if TYPE_CHECKING:
@@ -132,30 +132,21 @@ def usable(project: Project) -> dict[str, str]:
             try:
                 get_family(settings.family)
             except UnknownFamily as exc:
-                problems.append(project_problem(project, text, f'"{settings.family}"', f"family: {exc}"))
+                problems.append(problem_at(project.source, text, f'"{settings.family}"', f"family: {exc}"))
         if settings.overlay is not None:
             path = str(project.root / settings.overlay)
             try:
                 overlays[path] = load_overlay(path).id
             except (OverlayError, UnknownFamily) as exc:
-                problems.append(project_problem(project, text, f'"{settings.overlay}"', f"overlay: {exc}"))
+                problems.append(problem_at(project.source, text, f'"{settings.overlay}"', f"overlay: {exc}"))
         for pattern in (*(settings.select or ()), *settings.ignore):
             if not any(suppressions.matches(i, pattern) for i in ids):
                 message = f"`{pattern}` matches no rule id; see `trainspec rules`"
-                problems.append(project_problem(project, text, f'"{pattern}"', message))
+                problems.append(problem_at(project.source, text, f'"{pattern}"', message))
     if problems:
         raise ProjectError(problems)
     _USABLE[project.source] = overlays
     return overlays
-
-
-def project_problem(project: Project, text: str, needle: str, message: str) -> Diagnostic:
-    """`invalid-project-config` at the first place `needle` is written in the project configuration."""
-    offset = text.find(needle)
-    line = text.count("\n", 0, offset) + 1 if offset >= 0 else None
-    column = offset - text.rfind("\n", 0, offset) if offset >= 0 else None
-    message += " (docs/project.md describes every setting)"
-    return Diagnostic(str(project.source), line, column, "", "invalid-project-config", Severity.ERROR, message)
 
 
 def check_file(file: str, options: Options) -> Result:

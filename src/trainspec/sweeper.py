@@ -20,7 +20,7 @@ from pathlib import Path as FsPath
 from . import suppressions
 from .checker import check_document
 from .diagnostics import Diagnostic, Severity
-from .directives import read_directives
+from .directives import directives_of
 from .document import Document
 from .errors import TrainspecError
 from .families import Family
@@ -137,10 +137,9 @@ def sweep(
     if base.family is None or base.document is None:
         found.base = _finish(base, select, ignore, warnings_as_errors, bool(sizes))
         return found
-    text = base.document.text
-    if FORMATS[base.document.format].comments and "trainspec:" in text:
-        own = read_directives(base.file, text)[0].world_sizes  # the file's own directive wins
-        sizes, fallback_sizes = (own, False) if own else (sizes, fallback_sizes)
+    own = directives_of(base.document)[0].world_sizes  # the file's own directive wins
+    if own:
+        sizes, fallback_sizes = own, False
     checker = _VariantChecker(base.document, base.family, fixed, sizes, fallback_sizes)
     for values in itertools.product(*(a.values for a in parsed)):
         assignments = tuple((a.path, v) for a, v in zip(parsed, values, strict=True))
