@@ -18,10 +18,10 @@ from .dialect import loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
-from .fast_validation import is_plain, surely_valid
+from .fast_validation import error_paths, is_plain
 from .other_versions import note_other_versions
 from .overrides import Override, apply_overrides
-from .paths import Path, format_path, is_prefix, parse_path
+from .paths import Path, format_path, parse_path
 from .result import Result
 from .rules import ABSENT, Rule, Violation
 from .schema import get
@@ -80,8 +80,8 @@ def check_document(
     if not family.trusted_schema:
         family.validator  # noqa: B018 (built whoever answers: it reports a broken family schema)
     fresh = "validator" not in vars(family)  # nothing built the python validator (a cached property) yet
-    valid = plain and surely_valid(family.schema, doc.data, first=fresh)
-    for finding in () if valid else findings(family.schema, family.validator, doc.data):
+    wrong = error_paths(family.schema, doc.data, first=fresh) if plain else None
+    for finding in () if wrong == [] else findings(family.schema, family.validator, doc.data, wrong):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:
@@ -230,8 +230,9 @@ def run_rules(
 ) -> Iterator[Diagnostic]:
     """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
+    touches = _touches_any(broken)
     for rule in rules:
-        stopped = {p for p in rule.parsed_paths for b in broken if is_prefix(b, p) or is_prefix(p, b)} if broken else ()
+        stopped = {p for p in rule.parsed_paths if touches(p)} if broken else ()
         if stopped and set(stopped) - rule.optional:
             continue
         if rule.raw:
@@ -256,6 +257,13 @@ def run_rules(
         by_path = dict(zip(rule.parsed_paths, values, strict=True))
         for violation in violations:
             yield _rule_diagnostic(doc, rule, by_path, violation)
+
+
+def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:
+    """Whether a path is one of `broken`, inside one or above one (two set lookups per step, not a scan)."""
+    exact = set(broken)
+    above = {b[:n] for b in exact for n in range(len(b) + 1)}
+    return lambda path: path in above or any(path[:n] in exact for n in range(len(path)))
 
 
 def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violation: Violation) -> Diagnostic:

@@ -1,10 +1,12 @@
-"""A compiled validator that answers one question fast: is this config valid?
+"""A compiled validator that answers fast: is this config valid, and if not, where is it wrong?
 
 Most configs are valid, and python-jsonschema takes far longer to say so than
 the file takes to parse. jsonschema-rs answers in microseconds, but it reads a
-few things differently, so it may only ever confirm validity; python-jsonschema
-stays the validator of record, asked whenever the answer is not a sure yes, and
-it explains every error. The answer is a sure yes only when:
+few things differently, so python-jsonschema stays the validator of record: it
+explains every error, and is asked whenever the answer is not sure. For an invalid
+config the compiled validator's error paths only tell python-jsonschema where to
+look (`validation.findings(only=...)`): the sections it found clean are not walked
+again. The answer is sure only when:
 
 - the data is plain JSON (exact dict with text keys, list, text, bool, null, an
   integer within 64 bits, a finite float): anything else (dates, NaN) python-jsonschema
@@ -21,6 +23,7 @@ import re
 import weakref
 from typing import Any
 
+from .paths import Path
 from .schema import Schema
 from .validation import _python_pattern
 
@@ -176,12 +179,14 @@ class FastValidator:
             keywords={_STRICT_INTEGER: _StrictInteger, _PATTERN: _Pattern},
         )
 
-    def confirms(self, data: Any) -> bool:
-        """True when `data` (already found plain) is valid; False when invalid or unsure."""
+    def error_paths(self, data: Any) -> list[Path] | None:
+        """Where plain `data` is invalid ([] when valid); None when unsure."""
         try:
-            return bool(self._validator.is_valid(data))
+            if self._validator.is_valid(data):
+                return []
+            return [tuple(error.instance_path) for error in self._validator.iter_errors(data)]
         except Exception:  # text the compiled validator cannot take (a lone surrogate): unsure
-            return False
+            return None
 
 
 COMPILE_AFTER = 8
@@ -203,16 +208,17 @@ def fast_validator(schema: Schema) -> FastValidator | None:
     return _BUILT[schema]
 
 
-def surely_valid(schema: Schema, data: Any, *, first: bool = False) -> bool:
-    """True only when the compiled validator confirms plain `data` valid: then python-jsonschema finds nothing.
+def error_paths(schema: Schema, data: Any, *, first: bool = False) -> list[Path] | None:
+    """Where plain `data` breaks `schema` by the compiled validator ([] when valid: then python-jsonschema
+    finds nothing either); None when it cannot say.
 
-    False, unasked, for the first `COMPILE_AFTER` documents of a schema, unless `first`: nothing
+    None, unasked, for the first `COMPILE_AFTER` documents of a schema, unless `first`: nothing
     has built the python validator yet, and compiling (a few ms) is far cheaper than importing
     jsonschema and building it (about 100 ms), which a valid document then never needs.
     """
     if schema not in _BUILT and not first:
         _SEEN[schema] = seen = _SEEN.get(schema, 0) + 1
         if seen <= COMPILE_AFTER:
-            return False
+            return None
     validator = fast_validator(schema)
-    return validator is not None and validator.confirms(data)
+    return None if validator is None else validator.error_paths(data)

@@ -208,24 +208,27 @@ class Schema:
 
     def fill_defaults(self, data: Any) -> Any:
         """A copy of `data` with every absent defaulted field filled in."""
-        return self._fill(self.root, _copy(data))
+        return self._fill(self.root, data)
 
-    def _fill(self, node: Node, value: Any) -> Any:
+    def _fill(self, node: Node | None, value: Any) -> Any:
+        """`value` copied, with the defaults of `node` (None: no schema there) filled in; one pass."""
         if isinstance(value, dict):
+            value = dict(value)
+            if node is None:
+                return {k: _copy(v) for k, v in value.items()}
             defaults, props, extra = self._object_plan(node, value)
             for name, default in defaults:
                 if name not in value:
-                    value[name] = _copy(default)
+                    value[name] = default
             if defaults and self._discriminator(node) is not None:
                 _, props, extra = self._object_plan(node, value)  # a filled tag may select another branch
             for name, item in value.items():
-                spec = props.get(name, extra)
-                if spec is not None and isinstance(item, (dict, list)):
-                    value[name] = self._fill(spec, item)
-        elif isinstance(value, list):
-            items = self.items(node, value)
-            if items is not None:
-                return [self._fill(items, v) for v in value]
+                if isinstance(item, (dict, list)):
+                    value[name] = self._fill(props.get(name, extra), item)
+            return value
+        if isinstance(value, list):
+            items = None if node is None else self.items(node, value)
+            return [self._fill(items, v) for v in value]
         return value
 
     def _object_plan(

@@ -16,6 +16,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -83,16 +84,65 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
+_ONLY: ContextVar[frozenset[tuple[int, str | int]] | None] = ContextVar("trainspec_only", default=None)
+"""(id(object), key) of each step to an error the compiled validator found; None: look everywhere."""
+
+
+def _properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """`properties`, walking only the keys on the way to a known error (when those are known)."""
+    only = _ONLY.get()
+    if only is not None and isinstance(instance, dict):
+        key = id(instance)
+        properties = {name: spec for name, spec in properties.items() if (key, name) in only}
+    yield from _KEYWORDS["properties"](validator, properties, instance, schema)
+
+
+def _everywhere(keyword: str) -> Any:
+    """A keyword that tests subschemas for validity (`anyOf`...): a branch that fails only in a part
+    the compiled validator found clean must still fail, so nothing is skipped below it."""
+
+    def run(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+        token = _ONLY.set(None)
+        try:
+            errors = list(_KEYWORDS[keyword](validator, value, instance, schema))
+        finally:
+            _ONLY.reset(token)
+        yield from errors
+
+    return run
+
+
+def _if(validator: Any, condition: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """`if`, tested everywhere; its `then`/`else` report errors, so they skip what is clean."""
+    token = _ONLY.set(None)
+    try:
+        holds = validator.evolve(schema=condition).is_valid(instance)
+    finally:
+        _ONLY.reset(token)
+    branch = "then" if holds else "else"
+    if branch in schema:
+        yield from validator.descend(instance, schema[branch], schema_path=branch)
+
+
+_KEYWORDS: dict[str, Any] = {}
+
+
 @cache
 def _strict_validator() -> Any:
-    """Draft 2020-12 with strict integers and `$` as the end of the text; jsonschema is imported
-    here, when a document first needs explaining, so a check the compiled validator confirms
-    never pays for it."""
+    """Draft 2020-12 with strict integers and `$` as the end of the text, able to skip the parts of a
+    document known to be clean; jsonschema is imported here, when a document first needs
+    explaining, so a check the compiled validator confirms never pays for it."""
     from jsonschema import Draft202012Validator, validators
 
+    _KEYWORDS.update(Draft202012Validator.VALIDATORS)
     return validators.extend(
         Draft202012Validator,
-        validators={"pattern": _pattern},
+        validators={
+            "pattern": _pattern,
+            "properties": _properties,
+            "if": _if,
+            **{keyword: _everywhere(keyword) for keyword in ("anyOf", "oneOf", "not", "contains")},
+        },
         type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
     )
 
@@ -187,14 +237,19 @@ def _described(value: Any) -> str:
     return "null" if value is None else f"{type_name(value)} {show(value)}"
 
 
-def findings(schema: Schema, validator: Any, data: Any) -> list[Finding]:
+def findings(schema: Schema, validator: Any, data: Any, only: list[Path] | None = None) -> list[Finding]:
     """Every schema problem of `data`, each once; a value of the wrong type gets only its type error,
     and a section whose keys are written without its header only that error (not "missing").
 
+    `only`: where the compiled validator found errors; the rest of the document is not walked
+    (when that finds nothing after all, everything is).
     (Explaining an error of `required` names every missing key, and jsonschema reports one such
     error per missing key.)
     """
-    explained = (f for error in validator.iter_errors(data) for f in _explain(schema, error, data))
+    errors = _errors(validator, data, only) if only else []
+    if not errors:
+        errors = list(validator.iter_errors(data))
+    explained = (f for error in errors for f in _explain(schema, error, data))
     found = list({(f.path, f.rule, f.message): f for f in explained}.values())
     mistyped = {f.path for f in found if f.wrong_type}
     headerless = {f.path for f in found if f.headerless}  # its error already says to write the section
@@ -203,6 +258,24 @@ def findings(schema: Schema, validator: Any, data: Any) -> list[Finding]:
         for f in found
         if (f.wrong_type or f.at_key or f.path not in mistyped) and not (f.missing and f.path in headerless)
     ]
+
+
+def _errors(validator: Any, data: Any, only: list[Path]) -> list[ValidationError]:
+    """The validator's errors, walking only the steps to `only`; [] when a step is not in `data`."""
+    steps = set()
+    for path in only:
+        node = data
+        for part in path:
+            steps.add((id(node), part))
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return []
+    token = _ONLY.set(frozenset(steps))
+    try:
+        return list(validator.iter_errors(data))
+    finally:
+        _ONLY.reset(token)
 
 
 def _rule_for(schema: Schema, error: ValidationError) -> str | None:
