@@ -27,9 +27,9 @@ class Quantity:
     how: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LayoutSpace:
-    """The parallel layouts of one family.
+    """The parallel layouts of one family (each one its own: it keys the caches of its rules).
 
     - `paths`: the config paths a layout sets, in the order its values come.
     - `candidates(config, world_size)`: value tuples worth trying at that size

@@ -9,7 +9,6 @@ file. Each layout comes with the `--set` overrides that select it.
 
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 from collections import Counter
@@ -128,13 +127,13 @@ def layout_of(base: Result) -> LayoutSpace:
 def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None) -> Plan:
     """The layouts of a file already checked without a world size (`base`), at one world size."""
     assert base.family is not None and base.config is not None
-    paths, rules, blocking = _search(base, space)
+    paths, judged, blocking = _search(base, space)
     result = Plan(base.file, base.family, world_size, blocking=blocking)
     if blocking:
         return result
-    config = copy.deepcopy(base.config)
+    config = _copied_along(base.config, paths)
     written = [get(base.config, p) for p in paths]
-    verdicts = _Verdicts(base, rules, paths, world_size)
+    verdicts = _Verdicts(base, judged, world_size)
     ranked = []
     for count, values in enumerate(space.candidates(base.config, world_size), 1):
         if count > MAX_CANDIDATES:
@@ -157,13 +156,25 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
     return result
 
 
-def _search(base: Result, space: LayoutSpace) -> tuple[tuple[Path, ...], list[Rule], list[Diagnostic]]:
+Judged = tuple[tuple[Rule, tuple[int, ...]], ...]
+"""Rules with the indexes of the layout paths each reads."""
+
+
+@functools.lru_cache(maxsize=64)
+def layout_rules(family: Family, space: LayoutSpace) -> tuple[tuple[Path, ...], Judged]:
+    """(the layout paths, each rule a candidate layout is judged by with the indexes of the layout paths
+    it reads): the same for every file of a family, so worked out once."""
+    paths = tuple(parse_path(p) for p in space.paths)
+    rules = [r for r in family.rules if r.needs_world_size or reads_any(r, paths)]
+    return paths, tuple((r, tuple(i for i, p in enumerate(paths) if reads_any(r, (p,)))) for r in rules)
+
+
+def _search(base: Result, space: LayoutSpace) -> tuple[tuple[Path, ...], Judged, list[Diagnostic]]:
     """(the layout paths, the rules a candidate layout is judged by, the errors no layout changes)."""
     assert base.family is not None and base.document is not None
-    paths = tuple(parse_path(p) for p in space.paths)
-    rules = [r for r in base.family.rules if r.needs_world_size or reads_any(r, paths)]
-    moved = {r.id for r in rules}
-    return paths, rules, [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
+    paths, judged = layout_rules(base.family, space)
+    moved = {r.id for r, _ in judged}
+    return paths, judged, [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
 
 
 def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
@@ -172,7 +183,7 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
     has a passing one (of which the best ranked wins). None when nothing passes or the file has
     errors no layout changes."""
     assert base.config is not None
-    paths, rules, blocking = _search(base, space)
+    paths, judged, blocking = _search(base, space)
     if blocking:
         return None
     written = [get(base.config, p) for p in paths]
@@ -185,8 +196,8 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
         return sum(v != was and not auto for v, was, auto in zip(values, written, free, strict=True))
 
     candidates = list(itertools.islice(space.candidates(base.config, world_size), MAX_CANDIDATES))
-    config = copy.deepcopy(base.config)
-    verdicts = _Verdicts(base, rules, paths, world_size)
+    config = _copied_along(base.config, paths)
+    verdicts = _Verdicts(base, judged, world_size)
     found: list[tuple[tuple[Any, ...], Layout]] = []
     for values in sorted(candidates, key=count):
         if found and count(values) > len(found[0][1].overrides):
@@ -221,13 +232,12 @@ class _Verdicts:
     change between candidates, so `tp-divides-heads` runs once per tp value, not once per layout.
     """
 
-    def __init__(self, base: Result, rules: Sequence[Rule], paths: tuple[Path, ...], world_size: int) -> None:
+    def __init__(self, base: Result, judged: Judged, world_size: int) -> None:
         assert base.family is not None and base.document is not None
         self.registries, self.world_size = base.family.registries, world_size
-        self.raw = any(r.raw for r in rules)
+        self.raw = any(r.raw for r, _ in judged)
         self.doc = base.document.snapshot() if self.raw else base.document
-        reads = [(r, tuple(i for i, p in enumerate(paths) if reads_any(r, (p,)))) for r in rules]
-        self.rules = sorted(reads, key=lambda item: len(item[1]))  # the most often remembered first
+        self.rules = sorted(judged, key=lambda item: len(item[1]))  # the most often remembered first
         self.seen: dict[tuple[str, tuple[Any, ...]], tuple[str, ...] | None] = {}
         self.ruled_out: Counter[str] = Counter()
 
@@ -288,6 +298,17 @@ def _under(diagnostic: Diagnostic, paths: tuple[Path, ...]) -> bool:
     except ValueError:
         return False
     return any(is_prefix(p, where) for p in paths)
+
+
+def _copied_along(config: dict[str, Any], paths: tuple[Path, ...]) -> dict[str, Any]:
+    """`config` with the tables on the way to `paths` copied: a candidate writes only there."""
+    out = dict(config)
+    for path in paths:
+        node = out
+        for part in path[:-1]:
+            inner = node.get(str(part))
+            node[str(part)] = node = dict(inner) if isinstance(inner, dict) else {}
+    return out
 
 
 def _put(data: dict[str, Any], path: Path, value: Any) -> None:

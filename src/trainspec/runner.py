@@ -25,9 +25,8 @@ from .formats import FORMATS, JSON
 from .layout import LayoutSpace
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
-from .paths import parse_path
 from .pipeline import check_path
-from .planner import closest, reads_any
+from .planner import closest, layout_rules
 from .progress import Progress
 from .project import Project, ProjectError, find_project, problem_at
 from .result import Result
@@ -197,8 +196,7 @@ def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> 
     sized = {r.id for r in family.rules if r.needs_world_size}
     if not any(d.is_error and d.rule in sized for d in result.diagnostics):
         return result.diagnostics
-    paths = tuple(parse_path(p) for p in space.paths)
-    moved = sized | {r.id for r in family.rules if reads_any(r, paths)}
+    moved = {r.id for r, _ in layout_rules(family, space)[1]}
     alone = replace(result, diagnostics=[d for d in result.diagnostics if d.rule in moved])  # the rest stay as they are
     found = closest(alone, space, world_size)
     if found is None or not found.overrides:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ...layout import LayoutSpace, Quantity
@@ -31,19 +31,18 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(sorted({*small, *(n // d for d in small)}))
 
 
-def factorings(n: int, parts: int) -> Iterator[tuple[int, ...]]:
-    """Every ordered way to write n as a product of `parts` whole numbers."""
+@lru_cache(maxsize=256)
+def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
+    """Every ordered way to write n as a product of `parts` whole numbers (asked for every file hinted at
+    a world size: remembered)."""
     if parts == 1:
-        yield (n,)
-        return
-    for first in divisors(n):
-        for rest in factorings(n // first, parts - 1):
-            yield (first, *rest)
+        return ((n,),)
+    return tuple((first, *rest) for first in divisors(n) for rest in factorings(n // first, parts - 1))
 
 
 def candidates(config: Mapping[str, Any], world_size: int) -> Iterator[tuple[int, ...]]:
     """Every assignment of the six degrees whose product is the world size (dp_shard written out)."""
-    return factorings(world_size, len(DEGREES))
+    return iter(factorings(world_size, len(DEGREES)))
 
 
 def rank(config: Mapping[str, Any], world_size: int, gpus_per_node: int | None) -> tuple[int, ...]:
