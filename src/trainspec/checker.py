@@ -230,11 +230,16 @@ def run_rules(
 ) -> Iterator[Diagnostic]:
     """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
-    touches = _touches_any(broken)
+    touches = _touches_any(broken) if broken else None
+    sections = {b[0] if b else None for b in broken}
     for rule in rules:
-        stopped = {p for p in rule.parsed_paths if touches(p)} if broken else ()
-        if stopped and set(stopped) - rule.optional:
-            continue
+        stopped: set[Path] | frozenset[Path] = frozenset()
+        if touches is not None and (
+            None in sections or None in rule.sections or not sections.isdisjoint(rule.sections)
+        ):
+            stopped = {p for p in rule.parsed_paths if touches(p)}
+            if stopped - rule.optional:
+                continue
         if rule.raw:
             values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
         else:

@@ -25,6 +25,7 @@ import inspect
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .diagnostics import Severity
@@ -60,6 +61,12 @@ class Rule:
     doc: str = ""
     parsed_paths: tuple[Path, ...] = field(default=(), compare=False)
     optional: frozenset[Path] = field(default=frozenset(), compare=False)
+
+    @cached_property
+    def sections(self) -> frozenset[str | int | None]:
+        """The top-level keys the rule reads under (None: the whole document): a value that failed the
+        schema in another section cannot stop it."""
+        return frozenset(p[0] if p else None for p in self.parsed_paths)
 
     def run(
         self, values: list[Any], world_size: int | None, registries: Mapping[str, tuple[str, ...]] | None = None
