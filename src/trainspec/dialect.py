@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from .diagnostics import Diagnostic, Severity
@@ -89,18 +90,29 @@ Conversion = Callable[[frozenset[str], Any], tuple[bool, Any]]
 
 def pydantic_lax(types: frozenset[str], value: Any) -> tuple[bool, Any]:
     """What pydantic's default (lax) validation makes of `value` for a field of these JSON types."""
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
+
+    adapter = _adapter(types)
+    if adapter is None:
+        return True, value
+    try:
+        return True, adapter.validate_python(value)
+    except ValidationError:
+        return False, None
+
+
+@lru_cache(maxsize=64)
+def _adapter(types: frozenset[str]) -> Any:
+    """pydantic's validator of a field of these JSON types (None: any value); built once per set of types."""
+    from pydantic import TypeAdapter
 
     kinds = [_PYTHON_TYPES[t] for t in sorted(types) if t in _PYTHON_TYPES]
     if not kinds:
-        return True, value
+        return None
     target: Any = kinds[0]
     for kind in kinds[1:]:
         target = target | kind
-    try:
-        return True, TypeAdapter(target).validate_python(value)
-    except ValidationError:
-        return False, None
+    return TypeAdapter(target)
 
 
 def _loader_value(family: Family, node: Any, value: Any, data: Any, path: Path) -> tuple[bool, Any]:
