@@ -247,7 +247,7 @@ def run_rules(
         if stopped:
             values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
         try:
-            violations = list(rule.run(values, world_size, registries))
+            violations = rule.run(values, world_size, registries)
         except Exception as exc:  # a rule must not take the whole report down
             yield Diagnostic(
                 doc.file,
@@ -259,9 +259,10 @@ def run_rules(
                 f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it",
             )
             continue
-        by_path = dict(zip(rule.parsed_paths, values, strict=True))
-        for violation in violations:
-            yield _rule_diagnostic(doc, rule, by_path, violation)
+        if violations:
+            by_path = dict(zip(rule.parsed_paths, values, strict=True))
+            for violation in violations:
+                yield _rule_diagnostic(doc, rule, by_path, violation)
 
 
 def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -70,12 +70,16 @@ class Rule:
 
     def run(
         self, values: list[Any], world_size: int | None, registries: Mapping[str, tuple[str, ...]] | None = None
-    ) -> Iterator[Violation]:
-        kwargs: dict[str, Any] = {"world_size": world_size} if self.needs_world_size else {}
-        if self.needs_registries:
-            kwargs["registries"] = registries or {}
-        for found in self.check(*values, **kwargs):
-            yield found if isinstance(found, Violation) else Violation(found)
+    ) -> list[Violation]:
+        """The rule's findings on `values` (in the order of its paths)."""
+        if self.needs_world_size or self.needs_registries:
+            kwargs: dict[str, Any] = {"world_size": world_size} if self.needs_world_size else {}
+            if self.needs_registries:
+                kwargs["registries"] = registries or {}
+            found = self.check(*values, **kwargs)
+        else:
+            found = self.check(*values)
+        return [f if isinstance(f, Violation) else Violation(f) for f in found]
 
 
 def rule(

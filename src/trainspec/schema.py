@@ -298,7 +298,7 @@ def _copy(value: Any) -> Any:
 def get(data: Any, path: Path) -> Any:
     """The value at `path`, or None when any step is absent."""
     for part in path:
-        if isinstance(data, dict):
+        if type(data) is dict or isinstance(data, dict):  # the exact type first: asked for every rule's paths
             data = data.get(part)
         elif isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
             data = data[part]
