@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trainspec.families import every_version
-from trainspec.fast_validation import COMPILE_AFTER, error_paths, fast_validator, is_plain
+from trainspec.fast_validation import COMPILE_AFTER, Where, fast_validator, is_plain, where_invalid
 from trainspec.readers import parse
 from trainspec.readers.toml import _loads
 from trainspec.schema import Schema
@@ -49,12 +49,11 @@ def fast_valid(schema: Schema, data: Any) -> bool:
 
 
 def explained(schema: Schema, validator: Any, data: Any, targeted: bool) -> list[tuple[Any, ...]]:
-    """The findings of `data`, from a walk of the whole document or only of the way to the compiled
-    validator's errors."""
-    compiled = fast_validator(schema)
-    assert compiled is not None
-    only = compiled.error_paths(data) if targeted else None
-    return sorted((f.path, f.rule, f.message, f.at_key, f.anchor) for f in findings(schema, validator, data, only))
+    """The findings of `data`, from a walk of the whole document or only of the way to what the
+    compiled validator found."""
+    where = where_invalid(schema, data, first=True) if targeted else None
+    assert where is not None or not targeted
+    return sorted((f.path, f.rule, f.message, f.at_key, f.anchor) for f in findings(schema, validator, data, where))
 
 
 def test_every_family_gets_a_compiled_validator() -> None:
@@ -119,6 +118,42 @@ def test_verdicts_agree_on_corpus_configs_with_generated_values(data: st.DataObj
         assert fast_valid(family.schema, changed) is python_valid(family.validator, changed)
         targeted = explained(family.schema, family.validator, changed, targeted=True)
         assert targeted == explained(family.schema, family.validator, changed, targeted=False)
+
+
+UNJUDGED = st.sampled_from([math.nan, -math.inf, datetime.date(2026, 1, 1), datetime.time(12, 30), 2**70, -(2**64)])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_values_the_compiled_validator_cannot_judge_are_explained_where_they_are(data: st.DataObject) -> None:
+    """NaN, dates or huge integers in a corpus config (with perhaps a mistake elsewhere): the compiled
+    validator sees null there, python-jsonschema walks to them, and finds what the whole walk finds."""
+    family = data.draw(st.sampled_from(FAMILIES))
+    doc = DOCS[data.draw(st.sampled_from(sorted(DOCS)))]
+    for value in data.draw(st.lists(st.one_of(UNJUDGED, VALUES), min_size=1, max_size=3)):
+        doc = _replaced(doc, data.draw(st.sampled_from(_leaves(doc))), value)
+    if isinstance(doc, dict):
+        where = where_invalid(family.schema, doc, first=True)
+        assert where is not None
+        if where == ([], []):
+            assert python_valid(family.validator, doc)
+        targeted = explained(family.schema, family.validator, doc, targeted=True)
+        assert targeted == explained(family.schema, family.validator, doc, targeted=False)
+
+
+def test_a_condition_on_a_value_the_compiled_validator_cannot_judge_is_walked_whole() -> None:
+    """NaN is a number to python-jsonschema, null to the compiled validator: the `if` takes the other
+    branch, so its errors are not where the compiled validator looked, and all of it is walked."""
+    tree = Schema(
+        {
+            "if": {"properties": {"a": {"type": "number"}}},
+            "then": {"properties": {"b": {"type": "string"}}},
+            "else": {"properties": {"b": {"type": "integer"}}},
+        }
+    )
+    doc = {"a": math.nan, "b": 1}
+    assert where_invalid(tree, doc, first=True) == Where([], [("a",)])
+    assert [f.path for f in findings(tree, build_validator(tree), doc, Where([], [("a",)]))] == [("b",)]
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.id)
@@ -226,7 +261,7 @@ def test_text_the_compiled_validator_cannot_take_is_left_to_python_jsonschema() 
 def test_a_schema_is_compiled_only_once_it_has_seen_a_few_documents() -> None:
     """A run of one file never pays for building the compiled validator; a run of many does, once."""
     tree = Schema({"type": "object"})
-    assert [error_paths(tree, {}) for _ in range(COMPILE_AFTER + 2)] == [None] * COMPILE_AFTER + [[], []]
+    assert [where_invalid(tree, {}) for _ in range(COMPILE_AFTER + 2)] == [None] * COMPILE_AFTER + [Where([], [])] * 2
 
 
 KEYS = st.sampled_from(["a", "b", "a.b", '"a"', "'b'", '"é"', "é", "x-y", "1", "a . b", '""'])

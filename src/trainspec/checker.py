@@ -18,7 +18,7 @@ from .dialect import loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
-from .fast_validation import error_paths, is_plain
+from .fast_validation import is_plain, where_invalid
 from .other_versions import note_other_versions
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path, parse_path
@@ -80,8 +80,8 @@ def check_document(
     if not family.trusted_schema:
         family.validator  # noqa: B018 (built whoever answers: it reports a broken family schema)
     fresh = "validator" not in vars(family)  # nothing built the python validator (a cached property) yet
-    wrong = error_paths(family.schema, doc.data, first=fresh) if plain else None
-    for finding in () if wrong == [] else findings(family.schema, family.validator, doc.data, wrong):
+    where = where_invalid(family.schema, doc.data, first=fresh)
+    for finding in () if where == ([], []) else findings(family.schema, family.validator, doc.data, where):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:

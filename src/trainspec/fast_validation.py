@@ -3,14 +3,13 @@
 Most configs are valid, and python-jsonschema takes far longer to say so than
 the file takes to parse. jsonschema-rs answers in microseconds, but it reads a
 few things differently, so python-jsonschema stays the validator of record: it
-explains every error, and is asked whenever the answer is not sure. For an invalid
-config the compiled validator's error paths only tell python-jsonschema where to
-look (`validation.findings(only=...)`): the sections it found clean are not walked
-again. The answer is sure only when:
+explains every error. The compiled validator only tells it where to look
+(`validation.findings(where=...)`): a document it finds valid is not walked at all,
+an invalid one only on the way to its errors. Its answer holds when:
 
 - the data is plain JSON (exact dict with text keys, list, text, bool, null, an
-  integer within 64 bits, a finite float): anything else (dates, NaN) python-jsonschema
-  judges, and
+  integer within 64 bits, a finite float): a value that is not (a date, NaN) it sees
+  as null, and python-jsonschema judges that value where it is, and
 - the schema uses only keywords whose meaning the two validators share (a schema with
   another one gets no compiled validator), with two of them rewritten: integers are
   strict (2.0 is not an integer, as in trainspec's validator and the models), and a
@@ -21,7 +20,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 from .paths import Path
 from .schema import Schema
@@ -167,8 +166,35 @@ def is_plain(data: Any) -> bool:
     return True
 
 
+def stand_in(data: Any) -> tuple[Any, list[Path]] | None:
+    """`data` with each value the compiled validator cannot judge (NaN, a date, an integer past 64 bits)
+    replaced by null, and the paths of those values; None when a key is not text (no stand-in keeps
+    the shape). Plain data comes back as it is."""
+    if is_plain(data):
+        return data, []
+    odd: list[Path] = []
+
+    def plain(value: Any, path: Path) -> Any:
+        kind = type(value)
+        if kind is dict:
+            if not all(type(k) is str for k in value):
+                raise _Unsupported
+            return {k: plain(v, (*path, k)) for k, v in value.items()}
+        if kind is list:
+            return [plain(v, (*path, i)) for i, v in enumerate(value)]
+        if is_plain(value):
+            return value
+        odd.append(path)
+        return None
+
+    try:
+        return plain(data, ()), odd
+    except _Unsupported:
+        return None
+
+
 class FastValidator:
-    """jsonschema-rs on the rewritten schema; `confirms` is True only for data that is surely valid."""
+    """jsonschema-rs on the rewritten schema; it finds where plain data is invalid."""
 
     def __init__(self, schema: Schema) -> None:
         import jsonschema_rs
@@ -208,9 +234,16 @@ def fast_validator(schema: Schema) -> FastValidator | None:
     return _BUILT[schema]
 
 
-def error_paths(schema: Schema, data: Any, *, first: bool = False) -> list[Path] | None:
-    """Where plain `data` breaks `schema` by the compiled validator ([] when valid: then python-jsonschema
-    finds nothing either); None when it cannot say.
+class Where(NamedTuple):
+    """Where a document may be invalid: the compiled validator's error paths, and the values it could not judge."""
+
+    errors: list[Path]
+    unjudged: list[Path]
+
+
+def where_invalid(schema: Schema, data: Any, *, first: bool = False) -> Where | None:
+    """Where `data` may break `schema`, by the compiled validator (nowhere: python-jsonschema finds nothing
+    either); None when it cannot say.
 
     None, unasked, for the first `COMPILE_AFTER` documents of a schema, unless `first`: nothing
     has built the python validator yet, and compiling (a few ms) is far cheaper than importing
@@ -221,4 +254,8 @@ def error_paths(schema: Schema, data: Any, *, first: bool = False) -> list[Path]
         if seen <= COMPILE_AFTER:
             return None
     validator = fast_validator(schema)
-    return None if validator is None else validator.error_paths(data)
+    standing = stand_in(data) if validator is not None else None
+    if validator is None or standing is None:
+        return None
+    errors = validator.error_paths(standing[0])
+    return None if errors is None else Where(errors, standing[1])

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .diagnostics import Severity
 from .paths import Path, format_path
@@ -27,6 +27,8 @@ from .schema import Node, Schema
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from referencing import Resource
+
+    from .fast_validation import Where
 
 RULE_ANNOTATION = "x-trainspec-rule"
 
@@ -84,16 +86,25 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_ONLY: ContextVar[frozenset[tuple[int, str | int]] | None] = ContextVar("trainspec_only", default=None)
-"""(id(object), key) of each step to an error the compiled validator found; None: look everywhere."""
+class _Look(NamedTuple):
+    """Where a walk goes: (id(object), key) of each step to an error or an unjudged value, and the
+    id of each object holding an unjudged value (its `if` may hold otherwise than the compiled
+    validator found)."""
+
+    steps: frozenset[tuple[int, str | int]]
+    unjudged_in: frozenset[int]
+
+
+_LOOK: ContextVar[_Look | None] = ContextVar("trainspec_look", default=None)
+"""None: look everywhere."""
 
 
 def _properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Iterator[ValidationError]:
     """`properties`, walking only the keys on the way to a known error (when those are known)."""
-    only = _ONLY.get()
-    if only is not None and isinstance(instance, dict):
+    look = _LOOK.get()
+    if look is not None and isinstance(instance, dict):
         key = id(instance)
-        properties = {name: spec for name, spec in properties.items() if (key, name) in only}
+        properties = {name: spec for name, spec in properties.items() if (key, name) in look.steps}
     yield from _KEYWORDS["properties"](validator, properties, instance, schema)
 
 
@@ -102,25 +113,36 @@ def _everywhere(keyword: str) -> Any:
     the compiled validator found clean must still fail, so nothing is skipped below it."""
 
     def run(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-        token = _ONLY.set(None)
+        token = _LOOK.set(None)
         try:
             errors = list(_KEYWORDS[keyword](validator, value, instance, schema))
         finally:
-            _ONLY.reset(token)
+            _LOOK.reset(token)
         yield from errors
 
     return run
 
 
 def _if(validator: Any, condition: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    """`if`, tested everywhere; its `then`/`else` report errors, so they skip what is clean."""
-    token = _ONLY.set(None)
+    """`if`, tested everywhere; its `then`/`else` report errors, so they skip what is clean, unless the
+    condition read a value the compiled validator could not judge (it may have taken the other branch)."""
+    look = _LOOK.get()
+    token = _LOOK.set(None)
     try:
         holds = validator.evolve(schema=condition).is_valid(instance)
     finally:
-        _ONLY.reset(token)
+        _LOOK.reset(token)
     branch = "then" if holds else "else"
-    if branch in schema:
+    if branch not in schema:
+        return
+    if look is not None and id(instance) in look.unjudged_in:
+        token = _LOOK.set(None)
+        try:
+            errors = list(validator.descend(instance, schema[branch], schema_path=branch))
+        finally:
+            _LOOK.reset(token)
+        yield from errors
+    else:
         yield from validator.descend(instance, schema[branch], schema_path=branch)
 
 
@@ -237,17 +259,17 @@ def _described(value: Any) -> str:
     return "null" if value is None else f"{type_name(value)} {show(value)}"
 
 
-def findings(schema: Schema, validator: Any, data: Any, only: list[Path] | None = None) -> list[Finding]:
+def findings(schema: Schema, validator: Any, data: Any, where: Where | None = None) -> list[Finding]:
     """Every schema problem of `data`, each once; a value of the wrong type gets only its type error,
     and a section whose keys are written without its header only that error (not "missing").
 
-    `only`: where the compiled validator found errors; the rest of the document is not walked
-    (when that finds nothing after all, everything is).
+    `where`: what the compiled validator found; only the way to its errors and to the values it could
+    not judge is walked (everything, when that finds nothing after all).
     (Explaining an error of `required` names every missing key, and jsonschema reports one such
     error per missing key.)
     """
-    errors = _errors(validator, data, only) if only else []
-    if not errors:
+    errors = _errors(validator, data, where) if where is not None else None
+    if errors is None:
         errors = list(validator.iter_errors(data))
     explained = (f for error in errors for f in _explain(schema, error, data))
     found = list({(f.path, f.rule, f.message): f for f in explained}.values())
@@ -260,22 +282,27 @@ def findings(schema: Schema, validator: Any, data: Any, only: list[Path] | None 
     ]
 
 
-def _errors(validator: Any, data: Any, only: list[Path]) -> list[ValidationError]:
-    """The validator's errors, walking only the steps to `only`; [] when a step is not in `data`."""
-    steps = set()
-    for path in only:
+def _errors(validator: Any, data: Any, where: Where) -> list[ValidationError] | None:
+    """The validator's errors, walking only the way `where` shows; None when that cannot be trusted (a step
+    is not in `data`, or the compiled validator's errors are not found)."""
+    steps: set[tuple[int, str | int]] = set()
+    unjudged_in: set[int] = set()
+    for path, unjudged in [*((p, False) for p in where.errors), *((p, True) for p in where.unjudged)]:
         node = data
         for part in path:
             steps.add((id(node), part))
+            if unjudged:
+                unjudged_in.add(id(node))
             try:
                 node = node[part]
             except (KeyError, IndexError, TypeError):
-                return []
-    token = _ONLY.set(frozenset(steps))
+                return None
+    token = _LOOK.set(_Look(frozenset(steps), frozenset(unjudged_in)))
     try:
-        return list(validator.iter_errors(data))
+        errors = list(validator.iter_errors(data))
     finally:
-        _ONLY.reset(token)
+        _LOOK.reset(token)
+    return None if where.errors and not errors else errors
 
 
 def _rule_for(schema: Schema, error: ValidationError) -> str | None:
