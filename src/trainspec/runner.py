@@ -21,6 +21,7 @@ from .catalogue import catalogue, engine_rules, family_rules
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
+from .fast_validation import fast_validator
 from .formats import FORMATS, JSON
 from .layout import LayoutSpace
 from .overlay import OverlayError, load_overlay
@@ -282,10 +283,11 @@ def iter_check_files(
 
 
 def _prepare(options: Options) -> None:
-    """Build schemas and validators once, before the workers fork, so none of them rebuilds them."""
+    """Build schemas and both validators once, before the workers fork, so none of them rebuilds them."""
     families = [get_family(options.family)] if options.family else list(all_families().values())
     for family in families:
         family.validator  # noqa: B018 (a cached property: touching it builds it)
+        fast_validator(family.schema)
 
 
 def _context() -> multiprocessing.context.BaseContext | None:
