@@ -9,16 +9,29 @@ the same data is read from the repository's top-level `schema/` and
 
 from __future__ import annotations
 
-from importlib.resources import files
-from importlib.resources.abc import Traversable
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 _CHECKOUT = Path(__file__).resolve().parent.parent.parent
 
 
+def _package() -> Traversable | Path:
+    """trainspec's package folder: the folder of this file, which is what `importlib.resources.files`
+    gives for a package on disk; asked of it only otherwise (a zip), as importing it takes ~10 ms."""
+    if os.path.isfile(__file__):
+        return Path(__file__).parent
+    from importlib.resources import files
+
+    return files("trainspec")
+
+
 def schema_dir() -> Traversable | Path:
     """The folder holding the built-in families' canonical schemas."""
-    packaged = files("trainspec") / "schemas"
+    packaged = _package() / "schemas"
     return packaged if packaged.is_dir() else _CHECKOUT / "schema"
 
 

@@ -286,8 +286,11 @@ def _prepare(options: Options) -> None:
     """Build schemas and both validators once, before the workers fork, so none of them rebuilds them."""
     families = [get_family(options.family)] if options.family else list(all_families().values())
     for family in families:
-        family.validator  # noqa: B018 (a cached property: touching it builds it)
-        fast_validator(family.schema)
+        try:
+            family.validator  # noqa: B018 (a cached property: touching it builds it)
+            fast_validator(family.schema)
+        except Exception:  # an unusable family schema: each file it checks says so
+            continue
 
 
 def _context() -> multiprocessing.context.BaseContext | None:

@@ -12,18 +12,20 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import metadata
-from importlib.resources.abc import Traversable
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
+from ..entry_points import entry_points
 from ..errors import TrainspecError
 from ..examples import Example
 from ..layout import Derive, LayoutSpace
 from ..rules import Rule
 from ..schema import Schema
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 ENTRY_POINT_GROUP = "trainspec.families"
 
@@ -204,7 +206,7 @@ def every_version() -> dict[str, Family]:
     global _loaded
     if _loaded is None:
         found: dict[str, Family] = {}
-        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for entry in entry_points(ENTRY_POINT_GROUP):
             try:
                 loaded = entry.load()
             except Exception as exc:

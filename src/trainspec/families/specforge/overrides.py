@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from ...dialect import pydantic_lax
 from ...overrides import Override
 from ...paths import Path
@@ -47,6 +45,8 @@ def _apply(family: Any, config: dict[str, Any], path: Path, value: str) -> str:
         return "SpecForge's overrides need a key the loaded config has (and take no [N] list indices)"
     current = node[key]
     if isinstance(current, (list, dict)) and value.lstrip()[:1] in ("[", "{"):
+        import yaml  # here, not at the top: a KempnerForge check would import it for nothing
+
         try:
             node[key] = yaml.safe_load(value)
         except yaml.YAMLError as exc:

@@ -1,0 +1,95 @@
+"""What a one-file check leaves unimported, and the entry-point reader that makes it possible."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from trainspec.entry_points import entry_points
+
+from .conftest import ROOT
+
+GROUP = "trainspec.families"
+
+
+def _dist(folder: Path, name: str, entry_points_txt: str | None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).mkdir()
+    (folder / name / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.partition('-')[0]}\nVersion: 1\n")
+    if entry_points_txt is not None:
+        (folder / name / "entry_points.txt").write_text(entry_points_txt)
+
+
+def _listed(group: str) -> list[tuple[str, str]]:
+    return [(e.name, e.value) for e in metadata.entry_points(group=group)]
+
+
+def test_entry_points_are_read_as_importlib_metadata_reads_them(tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    _dist(first, "alpha-1.0.dist-info", f"[console_scripts]\nx = y:z\n\n[{GROUP}]\n# a comment\n a =  alpha:FAMILY \n")
+    _dist(first, "Beta_Pkg-2.dist-info", f"[{GROUP}]\nbeta = beta.fam:FAMILIES [extra]\n")
+    _dist(first, "gamma.egg-info", f"[{GROUP}]\ngamma=gamma\n")
+    _dist(first, "nothing-1.dist-info", None)
+    _dist(second, "alpha-0.9.dist-info", f"[{GROUP}]\nshadowed = alpha.old:FAMILY\n")  # the first alpha wins
+    _dist(second, "beta.pkg-3.dist-info", f"[{GROUP}]\nalso_shadowed = beta:X\n")  # same normalized name
+    _dist(second, "delta-1.dist-info", f"[{GROUP}]\ndelta = delta:FAMILY\n[other]\ndelta = no:thanks\n")
+    (second / "legacy.egg-info").write_text("Name: legacy\n")  # a metadata file, not a folder
+    monkeypatch.setattr(sys, "path", [str(first), str(tmp_path / "missing"), str(second)])
+    expected = _listed(GROUP)
+    assert [tuple(e) for e in entry_points(GROUP)] == expected
+    assert {name for name, _ in expected} == {"a", "beta", "gamma", "delta"}
+    assert [tuple(e) for e in entry_points("other")] == _listed("other")
+
+
+def test_an_unusual_distribution_name_is_left_to_importlib_metadata(tmp_path, monkeypatch):
+    _dist(tmp_path, "Upper-1.DIST-INFO", f"[{GROUP}]\nupper = upper:FAMILY\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert [tuple(e) for e in entry_points(GROUP)] == _listed(GROUP) == [("upper", "upper:FAMILY")]
+
+
+def test_an_entry_point_loads_the_object_it_names():
+    (kempnerforge,) = (e for e in entry_points(GROUP) if e.name == "kempnerforge")
+    from trainspec.families.kempnerforge import FAMILIES
+
+    assert kempnerforge.load() is FAMILIES
+
+
+@pytest.mark.parametrize("name", ["jsonschema", "importlib.metadata", "yaml", "pydantic"])
+def test_a_valid_file_under_a_project_configuration_is_checked_without(name, tmp_path):
+    """A valid file (the usual case) is answered by the compiled validators, its project configuration
+    included; these imports would cost a one-file check about 90 ms."""
+    (tmp_path / ".trainspec.toml").write_text(
+        'world-size = "1..8"\nwarnings-as-errors = true\n[[configs]]\npaths = ["*.toml"]\nselect = ["model"]\n'
+    )
+    config = tmp_path / "job.toml"
+    config.write_text((ROOT / "examples" / "kempnerforge_7b_12gpu.toml").read_text())
+    probe = (
+        "import sys, io, contextlib\nfrom trainspec.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n    code = main(sys.argv[1:])\n"
+        f"print(code, {name!r} in sys.modules, repr(out.getvalue()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "check", str(config), "--world-size", "12"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    code, imported, _ = done.stdout.split(maxsplit=2)
+    assert (code, imported) == ("0", "False"), done.stdout + done.stderr
+
+
+def test_an_invalid_project_configuration_is_still_explained(tmp_path):
+    (tmp_path / ".trainspec.toml").write_text('world-size = "8,x"\nset = ["no-equals"]\n')
+    config = tmp_path / "job.toml"
+    config.write_text((ROOT / "examples" / "kempnerforge_7b_12gpu.toml").read_text())
+    done = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", str(config)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 2
+    assert "is not a world size" in done.stdout + done.stderr
+    assert "is not an override" in done.stdout + done.stderr
