@@ -18,8 +18,9 @@ crossed, NaN, a date), and measures:
 - one-file cold start of both tools, the first and a warm `trainspec.load` after
   `import trainspec`, and the world-size sweep (one size against 1..1024), medians.
 
-check-jsonschema only validates the schema; trainspec also runs every rule. The
-machine may be shared: ratios of alternating runs hold up better than seconds.
+check-jsonschema only validates the schema; trainspec also runs every rule. Each
+command runs once untimed first, and both run from bytecode, as installed tools do.
+The machine may be shared: ratios of alternating runs hold up better than seconds.
 Prints Markdown tables. `bench/sweep.py`, when present, benchmarks `--sweep`
 and planning; `--with-sweep` runs it after these.
 """
@@ -139,10 +140,15 @@ def build(out: Path, fmt: str, count: int) -> list[Path]:
     return files
 
 
+ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+"""Both tools run as installed ones do, from bytecode (pip compiles it at install): a machine that
+turns bytecode caching off would time the compiling of every edited module instead."""
+
+
 def run(cmd: list[str]) -> tuple[float, int]:
     """Wall time and peak resident memory (KiB, the largest process) of one invocation."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     _, _, usage = os.wait4(proc.pid, 0)
     return time.perf_counter() - start, usage.ru_maxrss
 
@@ -163,6 +169,8 @@ def alternating(cmds: dict[str, list[str]], rounds: int) -> tuple[dict[str, list
     """Each command once per round, in turn; the times of each, and trainspec's peak memory."""
     times: dict[str, list[float]] = {name: [] for name in cmds}
     peak = 0
+    for cmd in cmds.values():
+        run(cmd)  # untimed: writes the bytecode, warms the file cache
     for _ in range(rounds):
         for name, cmd in cmds.items():
             took, rss = run(cmd)
@@ -224,12 +232,12 @@ def loads(example: str, runs: int) -> tuple[float, float]:
                     capture_output=True,
                     text=True,
                     check=True,
-                    env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+                    env={**ENV, "PYTHONPATH": str(ROOT / "src")},
                 ).stdout.split(),
             )
         )
-        for _ in range(runs)
-    ]
+        for _ in range(runs + 1)
+    ][1:]  # the first run writes the bytecode
     return statistics.median(g[0] for g in got), statistics.median(g[1] for g in got)
 
 

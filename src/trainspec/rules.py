@@ -99,6 +99,7 @@ def rule(
 
     def wrap(fn: Callable[..., Iterable[str | Violation]]) -> Rule:
         doc = inspect.getdoc(fn) or ""
+        params = inspect.signature(fn).parameters  # once: every family's rules are declared at import
         if not doc:
             raise ValueError(f"rule {rule_id} needs a docstring: it is the rule's documentation")
         return Rule(
@@ -106,10 +107,10 @@ def rule(
             severity=Severity(severity),
             paths=paths,
             check=fn,
-            needs_world_size="world_size" in inspect.signature(fn).parameters,
-            needs_registries="registries" in inspect.signature(fn).parameters,
+            needs_world_size="world_size" in params,
+            needs_registries="registries" in params,
             raw=raw,
-            at_launch=at_launch or "world_size" in inspect.signature(fn).parameters,
+            at_launch=at_launch or "world_size" in params,
             summary=doc.splitlines()[0],
             doc=doc,
             parsed_paths=tuple(parse_path(p) for p in paths),
