@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
@@ -220,10 +220,12 @@ def selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool
     return not any(suppressions.matches(rule_id, p) for p in ignore)
 
 
+@lru_cache(maxsize=64)
 def _suppression_checks(
     family: Family | None, world_size_known: bool
 ) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
-    """(is the id a rule id, could such a rule have fired): world-size rules need a world size."""
+    """(is the id a rule id, could such a rule have fired): world-size rules need a world size.
+    The same for every file of a family: built once."""
     infos = [*(family_rules(family) if family is not None else ()), *engine_rules()]
     ids = [r.id for r in infos]
     notes = {r.id for r in infos if r.severity is Severity.NOTE}  # never suppressed: notes fail nothing

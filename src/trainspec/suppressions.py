@@ -59,6 +59,8 @@ def _in_string(before: str) -> bool:
 
 
 def find(text: str) -> list[Suppression]:
+    if "trainspec" not in text:
+        return []  # most files: no line to search
     lines = text.splitlines()
     found = []
     for n, line in enumerate(lines, 1):
