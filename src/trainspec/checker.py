@@ -80,7 +80,7 @@ def check_document(
     if not family.trusted_schema:
         family.validator  # noqa: B018 (built whoever answers: it reports a broken family schema)
     fresh = "validator" not in vars(family)  # nothing built the python validator (a cached property) yet
-    where = where_invalid(family.schema, doc.data, first=fresh)
+    where = where_invalid(family.schema, doc.data, first=fresh, plain=plain)
     for finding in () if where == ([], []) else findings(family.schema, family.validator, doc.data, where):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice

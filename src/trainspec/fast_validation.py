@@ -166,11 +166,11 @@ def is_plain(data: Any) -> bool:
     return True
 
 
-def stand_in(data: Any) -> tuple[Any, list[Path]] | None:
+def stand_in(data: Any, plain: bool | None = None) -> tuple[Any, list[Path]] | None:
     """`data` with each value the compiled validator cannot judge (NaN, a date, an integer past 64 bits)
     replaced by null, and the paths of those values; None when a key is not text (no stand-in keeps
-    the shape). Plain data comes back as it is."""
-    if is_plain(data):
+    the shape). Plain data (`plain`: already known whether it is) comes back as it is."""
+    if is_plain(data) if plain is None else plain:
         return data, []
     odd: list[Path] = []
 
@@ -241,7 +241,7 @@ class Where(NamedTuple):
     unjudged: list[Path]
 
 
-def where_invalid(schema: Schema, data: Any, *, first: bool = False) -> Where | None:
+def where_invalid(schema: Schema, data: Any, *, first: bool = False, plain: bool | None = None) -> Where | None:
     """Where `data` may break `schema`, by the compiled validator (nowhere: python-jsonschema finds nothing
     either); None when it cannot say.
 
@@ -254,7 +254,7 @@ def where_invalid(schema: Schema, data: Any, *, first: bool = False) -> Where | 
         if seen <= COMPILE_AFTER:
             return None
     validator = fast_validator(schema)
-    standing = stand_in(data) if validator is not None else None
+    standing = stand_in(data, plain) if validator is not None else None
     if validator is None or standing is None:
         return None
     errors = validator.error_paths(standing[0])
