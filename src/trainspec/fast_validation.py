@@ -174,21 +174,21 @@ def stand_in(data: Any, plain: bool | None = None) -> tuple[Any, list[Path]] | N
         return data, []
     odd: list[Path] = []
 
-    def plain(value: Any, path: Path) -> Any:
+    def judged(value: Any, path: Path) -> Any:
         kind = type(value)
         if kind is dict:
             if not all(type(k) is str for k in value):
                 raise _Unsupported
-            return {k: plain(v, (*path, k)) for k, v in value.items()}
+            return {k: judged(v, (*path, k)) for k, v in value.items()}
         if kind is list:
-            return [plain(v, (*path, i)) for i, v in enumerate(value)]
+            return [judged(v, (*path, i)) for i, v in enumerate(value)]
         if is_plain(value):
             return value
         odd.append(path)
         return None
 
     try:
-        return plain(data, ()), odd
+        return judged(data, ()), odd
     except _Unsupported:
         return None
 
