@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trainspec.families import every_version
-from trainspec.fast_validation import COMPILE_AFTER, Where, fast_validator, is_plain, where_invalid
+from trainspec.fast_validation import COMPILE_AFTER, fast_validator, is_plain, where_invalid
 from trainspec.readers import parse
 from trainspec.readers.toml import _loads
 from trainspec.schema import Schema
-from trainspec.validation import build_validator, findings
+from trainspec.validation import Where, build_validator, findings
 
 CORPUS = Path(__file__).parent / "corpus"
 FAMILIES = sorted(every_version().values(), key=lambda f: f.id)

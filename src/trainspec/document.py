@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import copy
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -14,15 +15,24 @@ from .diagnostics import Diagnostic
 from .paths import Path
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pos:
     """A 1-based line and column in the file."""
 
     line: int
     column: int
 
+    def __init__(self, line: int, column: int) -> None:
+        # Scanners make one for each end of each key and value. The generated __init__ sets fields
+        # through object.__setattr__ (the class is frozen), at about half the speed of their slots.
+        _set_line(self, line)
+        _set_column(self, column)
 
-@dataclass(frozen=True)
+
+_set_line, _set_column = (vars(Pos)[name].__set__ for name in ("line", "column"))
+
+
+@dataclass(frozen=True, slots=True)
 class Span:
     """Where a mapping key and its value start (the key is None for list items), and where each ends.
 
@@ -34,6 +44,20 @@ class Span:
     value: Pos | None
     key_end: Pos | None = None
     value_end: Pos | None = None
+
+    def __init__(
+        self, key: Pos | None, value: Pos | None, key_end: Pos | None = None, value_end: Pos | None = None
+    ) -> None:
+        # as in Pos: one made for each path of the file
+        _set_key(self, key)
+        _set_value(self, value)
+        _set_key_end(self, key_end)
+        _set_value_end(self, value_end)
+
+
+_set_key, _set_value, _set_key_end, _set_value_end = (
+    vars(Span)[name].__set__ for name in ("key", "value", "key_end", "value_end")
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +84,24 @@ class LineIndex:
     def pos(self, offset: int) -> Pos:
         line = bisect.bisect_right(self.starts, offset)
         return Pos(line, offset - self.starts[line - 1] + 1)
+
+    def span(self, key: int | None, value: int | None, key_end: int | None, value_end: int | None) -> Span:
+        """The Span of these offsets (None stays None), the first given first.
+
+        Most entries sit on one line: one lookup then serves all their offsets.
+        """
+        starts = self.starts
+        first = value if key is None else key
+        assert first is not None, "a key or a value"
+        line = bisect.bisect_right(starts, first)
+        before = starts[line - 1] - 1
+        after = starts[line] if line < len(starts) else sys.maxsize
+        return Span(
+            None if key is None else Pos(line, key - before),
+            None if value is None else Pos(line, value - before) if value < after else self.pos(value),
+            None if key_end is None else Pos(line, key_end - before) if key_end < after else self.pos(key_end),
+            None if value_end is None else Pos(line, value_end - before) if value_end < after else self.pos(value_end),
+        )
 
 
 class Document:

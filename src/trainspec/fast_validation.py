@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import Any, NamedTuple
+from typing import Any
 
 from .paths import Path
 from .schema import Schema
-from .validation import _python_pattern
+from .validation import Where, _python_pattern
 
 _STRICT_INTEGER = "trainspec-strict-integer"
 _PATTERN = "trainspec-pattern"
@@ -232,13 +232,6 @@ def fast_validator(schema: Schema) -> FastValidator | None:
         except Exception:  # a keyword outside the shared set, or no compiled validator here: never fast
             _BUILT[schema] = None
     return _BUILT[schema]
-
-
-class Where(NamedTuple):
-    """Where a document may be invalid: the compiled validator's error paths, and the values it could not judge."""
-
-    errors: list[Path]
-    unjudged: list[Path]
 
 
 def where_invalid(schema: Schema, data: Any, *, first: bool = False, plain: bool | None = None) -> Where | None:

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from referencing import Resource
 
-    from .fast_validation import Where
 
 RULE_ANNOTATION = "x-trainspec-rule"
 
@@ -84,6 +83,14 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
 
     if validator.is_type(instance, "string") and not re.search(_python_pattern(pattern), instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+class Where(NamedTuple):
+    """Where a document may be invalid, by the compiled validator (`fast_validation`): its error paths,
+    and the values it could not judge."""
+
+    errors: list[Path]
+    unjudged: list[Path]
 
 
 class _Look(NamedTuple):

@@ -15,12 +15,9 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import too_many_digits
-from ..document import Document, LineIndex, Pos, Positions, Span
+from ..document import Document, LineIndex, Pos, Positions
 from ..paths import Path, format_path
 from . import ReadError, file_error, syntax
-
-_SCALAR = re.compile(r"[^,\]}\s]+")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 
 
 def parse(file: str, text: str) -> Document:
@@ -64,8 +61,7 @@ def _too_long(file: str, text: str) -> Diagnostic:
 
 
 def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
-    scanner = _Scanner(text)
-    scanner.run()
+    out, duplicates = _scan(text)
     return [
         Diagnostic(
             file,
@@ -75,106 +71,71 @@ def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
             "duplicate-key",
             Severity.ERROR,
             f"duplicate key `{path[-1]}` (first written at line {first.line}); keep one of them",
-            related=(_first_written(scanner, path),),
+            related=(_first_written(out, path),),
             end_line=end.line,
             end_column=end.column,
         )
-        for path, pos, end, first in scanner.duplicates
+        for path, pos, end, first in duplicates
     ]
 
 
-def _first_written(scanner: _Scanner, path: Path) -> Related:
+def _first_written(out: Positions, path: Path) -> Related:
     """Where a key that is written again was first written."""
-    span = scanner.out[path]
+    span = out[path]
     assert span.key is not None
     end = span.key_end or span.key
     return Related(format_path(path), span.key.line, span.key.column, end.line, end.column, "first written here")
 
 
 def locate(text: str) -> Positions:
-    scanner = _Scanner(text)
-    scanner.run()
-    return scanner.out
+    return _scan(text)[0]
 
 
-class _Scanner:
-    """Walks JSON text that `json.loads` already accepted."""
+_STRING = r'"(?:[^"\\]++|\\.)*+"'
+_TOKEN = re.compile(
+    r"[ \t\r\n,]*+"
+    rf"(?:({_STRING})[ \t\r\n]*+:[ \t\r\n]*+)?"  # a key, and the value it is the key of:
+    rf"(?:([\[{{])|([\]}}])|({_STRING}|[^,\]}}\s]++))",  # [ or {, ] or }, or a string, number, true, false, null
+    re.S,
+)
+"""The next token after spaces and commas; a key with its value (what is between follows from the brackets)."""
 
-    def __init__(self, text: str) -> None:
-        self.s = text
-        self.i = 0
-        self.pos = LineIndex(text).pos
-        self.out: Positions = {}
-        self.duplicates: list[tuple[Path, Pos, Pos, Pos]] = []
-        """(path, where the repeated key starts, where it ends, where the first one starts)"""
 
-    def ws(self) -> None:
-        while self.i < len(self.s) and self.s[self.i] in " \t\r\n":
-            self.i += 1
+def _scan(text: str) -> tuple[Positions, list[tuple[Path, Pos, Pos, Pos]]]:
+    """Where each path of JSON text that `json.loads` accepted is first written, and the keys written
+    again: (path, where the repeated key starts, where it ends, where the first one starts).
 
-    def run(self) -> None:
-        self.ws()
-        self.value((), None)
-
-    def value(self, path: Path, key: tuple[int, int] | None) -> None:
-        """Scan the value at the cursor; `key` is where its key starts and ends."""
-        start = self.i
-        first = path not in self.out
-        self.scan(path)
-        if first:
-            self.out[path] = Span(
-                self.pos(key[0]) if key is not None else None,
-                self.pos(start),
-                self.pos(key[1]) if key is not None else None,
-                self.pos(self.i),
-            )
-
-    def scan(self, path: Path) -> None:
-        s = self.s
-        start = self.i
-        c = s[start]
-        if c == "{":
-            self.i += 1
-            while True:
-                self.ws()
-                if s[self.i] == "}":
-                    self.i += 1
-                    return
-                if s[self.i] == ",":
-                    self.i += 1
-                    continue
-                key_start = self.i
-                m = _STRING.match(s, self.i)
-                assert m is not None
-                name = json.loads(m.group())
-                self.i = m.end()
-                self.ws()
-                self.i += 1  # :
-                self.ws()
-                child = (*path, name)
-                if child in self.out and self.out[child].key is not None:
-                    first = self.out[child].key
-                    assert first is not None
-                    self.duplicates.append((child, self.pos(key_start), self.pos(m.end()), first))
-                self.value(child, (key_start, m.end()))
-        elif c == "[":
-            self.i += 1
-            index = 0
-            while True:
-                self.ws()
-                if s[self.i] == "]":
-                    self.i += 1
-                    return
-                if s[self.i] == ",":
-                    self.i += 1
-                    continue
-                self.value((*path, index), None)
-                index += 1
-        elif c == '"':
-            m = _STRING.match(s, self.i)
-            assert m is not None
-            self.i = m.end()
+    One regex match per value (with its key), the open arrays and objects on a stack.
+    """
+    index = LineIndex(text)
+    span, pos = index.span, index.pos
+    out: Positions = {}
+    duplicates: list[tuple[Path, Pos, Pos, Pos]] = []
+    stack: list[tuple[Path, int, Path, int, int | None, int | None, bool]] = []
+    path: Path = ()  # of the array or object the cursor is in
+    items = -1  # values so far in the array the cursor is in (-1: outside any, at the top)
+    for m in _TOKEN.finditer(text):
+        kind = m.lastindex
+        if kind == 3:  # ] or }
+            child, items, path, value, key, key_end, first = stack.pop()
+            if first:
+                out[child] = span(key, value, key_end, m.end())
+            continue
+        raw = m[1]
+        if raw is not None:
+            child = (*path, raw[1:-1] if "\\" not in raw else json.loads(raw))
+            key, key_end = m.span(1)
+            seen = out.get(child)
+            if seen is not None and seen.key is not None:
+                duplicates.append((child, pos(key), pos(key_end), seen.key))
         else:
-            m = _SCALAR.match(s, self.i)
-            assert m is not None
-            self.i = m.end()
+            child = (*path, items) if items >= 0 else ()
+            key = key_end = None
+            items += 1
+        if kind == 2:  # [ or {: recorded after what it holds
+            stack.append((child, items, path, m.start(2), key, key_end, child not in out))
+            path, items = child, 0
+        elif child not in out:
+            start, end = m.span(4)
+            out[child] = span(key, start, key_end, end)
+    return out, duplicates

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import replace
 from typing import Any
 
 import rtoml
@@ -143,176 +142,164 @@ def locate(text: str) -> Positions:
     return _Scanner(text).run()
 
 
+# The scanner reads text tomllib (or rtoml) accepted, so these need not reject anything.
+_BLANK = re.compile(r"(?:[ \t\r\n]++|#[^\n]*+)*+")
+"""Spaces, newlines and comments: what may come between statements and array items."""
+_SPACE = re.compile(r"(?:[ \t]++|#[^\n]*+)*+")
+_KEY = re.compile(r'[A-Za-z0-9_-]++|"(?:\\.|[^"\\])*+"|\'[^\']*+\'', re.S)
+_VALUE = (
+    r'"""(?:\\.|[^\\])*?"""(?:"*+)|\'\'\'.*?\'\'\'(?:\'*+)|"(?:\\.|[^"\\])*+"|\'[^\']*+\''
+    # a number, boolean or date, which may hold one inner space ("1979-05-27 07:32:00")
+    r"|[^,\]}\s#]*+(?: (?=\d\d:)[^,\]}\s#]*+)?"
+)
+_SCALAR = re.compile(_VALUE, re.S)
+"""A string, number, boolean or date: a value that is not an array or inline table."""
+_STATEMENT = re.compile(
+    _BLANK.pattern + r"(?:"
+    rf"([A-Za-z0-9_-]++)[ \t]*+=[ \t]*+((?![\[{{])(?:{_VALUE}))"  # key = value
+    r"|(\[\[?)([A-Za-z0-9_-]++(?:\.[A-Za-z0-9_-]++)*+)\]\]?"  # [table] or [[array.of.tables]]
+    r")?",
+    re.S,
+)
+"""What comes before the next statement, and the statement if it is plain: a bare key and a value that is not
+an array or inline table, or a header of bare keys. Most lines are one of these, read in one match."""
+
+
+def _past(pattern: re.Pattern[str], s: str, i: int) -> int:
+    """Where `pattern`, which also matches the empty string, ends when matched at `i`."""
+    m = pattern.match(s, i)
+    assert m is not None
+    return m.end()
+
+
+def _key(raw: str) -> str:
+    """A key as written: quoted keys without escapes stand for their text, the rest tomllib decodes."""
+    if raw[0] == "'" or (raw[0] == '"' and "\\" not in raw):
+        return raw[1:-1]
+    if raw[0] == '"':
+        key: str = tomllib.loads(f"k = {raw}")["k"]
+        return key
+    return raw
+
+
 class _Scanner:
+    """Walks TOML text once, recording the first place each path is written.
+
+    Each statement, key and value is one regex match; offsets become positions only as they are recorded.
+    """
+
     def __init__(self, text: str) -> None:
         self.s = text
         self.i = 0
-        self.pos = LineIndex(text).pos
+        self.span = LineIndex(text).span
         self.out: Positions = {}
         self.array_len: dict[Path, int] = {}
-        self.key_end = 0
-        """Where the last key read ends."""
-
-    def record(self, path: Path, key: int | None, value: int | None, end: int | None = None) -> None:
-        """The first place `path` is written; `end` closes both its key and its value (a header)."""
-        if path not in self.out:
-            self.out[path] = Span(
-                self.pos(key) if key is not None else None,
-                self.pos(value) if value is not None else None,
-                self.pos(self.key_end if end is None else end) if key is not None else None,
-                self.pos(end) if end is not None and value is not None else None,
-            )
-
-    def close(self, path: Path, value: int, end: int) -> None:
-        """Record where the value of `path`, written at `value`, ends (if this is its first place)."""
-        span = self.out.get(path)
-        if span is not None and span.value == self.pos(value) and span.value_end is None:
-            self.out[path] = replace(span, value_end=self.pos(end))
 
     def run(self) -> Positions:
+        s, n, out, span = self.s, len(self.s), self.out, self.span
+        statement = _STATEMENT.match
         table: Path = ()
-        s = self.s
         while True:
-            self.skip(newlines=True)
-            if self.i >= len(s):
-                return self.out
-            start = self.i
-            if s.startswith("[[", start):
-                self.i += 2
-                keys = self.keys()
-                self.i += 2  # ]]
-                base = (*self.resolve(keys[:-1], start, self.i), keys[-1])
-                index = self.array_len.get(base, 0)
-                self.array_len[base] = index + 1
-                self.record(base, start, start, self.i)
-                table = (*base, index)
-                self.record(table, None, start, self.i)
-            elif s[start] == "[":
-                self.i += 1
-                keys = self.keys()
-                self.i += 1  # ]
-                table = self.resolve(keys, start, self.i)
-                self.record(table, start, start, self.i)
-            else:
+            m = statement(s, self.i)
+            assert m is not None, "it matches the empty string too"
+            kind = m.lastindex
+            self.i = m.end()
+            if kind == 2:  # key = value
+                path = (*table, m[1])
+                if path not in out:
+                    key, key_end = m.span(1)
+                    out[path] = span(key, m.start(2), key_end, self.i)
+            elif kind == 4:
+                table = self.table(m[4].split("."), m.start(3), self.i, array=len(m[3]) == 2)
+            elif self.i >= n:
+                return out
+            elif s[self.i] != "[":
                 self.pair(table)
+            else:
+                start = self.i
+                array = s.startswith("[[", start)
+                self.i += 2 if array else 1
+                keys = self.keys()[0]
+                self.i += 2 if array else 1  # ] or ]]
+                table = self.table(keys, start, self.i, array)
 
-    def resolve(self, keys: list[str], start: int, end: int) -> Path:
-        """Map header keys to a path, stepping into the latest element of arrays of tables."""
+    def table(self, keys: list[str], start: int, end: int, array: bool) -> Path:
+        """The path of the table a [header] or [[header]] from `start` to `end` opens; records its keys,
+        each (if first written here) with the header as both its key and its value."""
+        out, array_len = self.out, self.array_len
+        header = self.span(start, start, end, end)  # one Span (immutable) for all of them
         path: Path = ()
-        for key in keys:
-            path = (*path, key)
-            self.record(path, start, start, end)
-            if path in self.array_len:
-                path = (*path, self.array_len[path] - 1)
+        for n, key in enumerate(keys, 1):
+            path += (key,)
+            if path not in out:
+                out[path] = header
+            if path in array_len and (n < len(keys) or not array):  # into its latest table
+                path += (array_len[path] - 1,)
+        if array:
+            array_len[path] = index = array_len.get(path, 0) + 1
+            path += (index - 1,)
+            header = Span(None, header.value, None, header.value_end)
+        if path not in out:
+            out[path] = header
         return path
 
-    def skip(self, newlines: bool) -> None:
-        s, n = self.s, len(self.s)
-        while self.i < n:
-            c = s[self.i]
-            if c in " \t" or (newlines and c in "\r\n"):
-                self.i += 1
-            elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = n if end < 0 else end
-            else:
-                return
-
-    def keys(self) -> list[str]:
+    def keys(self) -> tuple[list[str], int]:
+        """The parts of the (dotted) key at the cursor, and where its last part ends; moves past them."""
+        s = self.s
         keys = []
         while True:
-            self.skip(newlines=False)
-            keys.append(self.key())
-            self.key_end = self.i
-            self.skip(newlines=False)
-            if self.i < len(self.s) and self.s[self.i] == ".":
-                self.i += 1
-                continue
-            return keys
-
-    def key(self) -> str:
-        s = self.s
-        if s[self.i] in "\"'":
-            start = self.i
-            self.string()
-            raw = s[start : self.i]
-            return tomllib.loads(f"k = {raw}")["k"]  # the library decodes escapes
-        m = _BARE.match(s, self.i)
-        assert m is not None, "tomllib accepted the text, so a key is here"
-        self.i = m.end()
-        return m.group()
+            m = _KEY.match(s, _past(_SPACE, s, self.i))
+            assert m is not None, "tomllib accepted the text, so a key is here"
+            keys.append(_key(m.group()))
+            self.i = _past(_SPACE, s, m.end())
+            if not s.startswith(".", self.i):
+                return keys, m.end()
+            self.i += 1
 
     def pair(self, table: Path) -> None:
         key_start = self.i
-        keys = self.keys()
-        self.i += 1  # =
-        self.skip(newlines=False)
-        for n in range(1, len(keys)):
-            self.record(table + tuple(keys[:n]), key_start, None)
-        self.value(table + tuple(keys), key_start)
+        keys, key_end = self.keys()
+        self.i = _past(_SPACE, self.s, self.i + 1)  # past =
+        if len(keys) > 1:
+            dotted = self.span(key_start, None, key_end, None)  # one Span (immutable) for the tables it makes
+            for n in range(1, len(keys)):
+                self.out.setdefault(table + tuple(keys[:n]), dotted)
+        self.value(table + tuple(keys), key_start, key_end)
 
-    def value(self, path: Path, key_start: int | None) -> None:
+    def value(self, path: Path, key: int | None, key_end: int | None) -> None:
+        """Scan the value at the cursor, recording it if first written here; its key (if any) is at `key`."""
+        s, out = self.s, self.out
         start = self.i
-        self.record(path, key_start, start)
-        self.scan_value(path)
-        self.close(path, start, self.i)
-
-    def scan_value(self, path: Path) -> None:
-        s = self.s
-        start = self.i
-        c = s[start]
-        if c == "[":
-            self.i += 1
+        first = path not in out
+        if s[start] not in "[{":
+            self.i = _past(_SCALAR, s, start)
+            if first:
+                out[path] = self.span(key, start, key_end, self.i)
+            return
+        if first:  # recorded before what it holds, so paths keep the order of the text
+            out[path] = self.span(key, start, key_end, None)
+        self.i += 1
+        if s[start] == "[":
             index = 0
             while True:
-                self.skip(newlines=True)
+                self.i = _past(_BLANK, s, self.i)
                 if s[self.i] == "]":
-                    self.i += 1
-                    return
-                self.value((*path, index), None)
+                    break
+                self.value((*path, index), None, None)
                 index += 1
-                self.skip(newlines=True)
+                self.i = _past(_BLANK, s, self.i)
                 if s[self.i] == ",":
                     self.i += 1
-        elif c == "{":
-            self.i += 1
-            while True:
-                self.skip(newlines=False)
-                if s[self.i] == "}":
-                    self.i += 1
-                    return
-                self.pair(path)
-                self.skip(newlines=False)
-                if s[self.i] == ",":
-                    self.i += 1
-        elif c in "\"'":
-            self.string()
         else:
-            m = _SCALAR_END.search(s, self.i)
-            # dates may hold one inner space ("1979-05-27 07:32:00")
-            end = m.start() if m else len(s)
-            if m and s[end] == " " and re.match(r"\d\d:", s[end + 1 : end + 4]):
-                m2 = _SCALAR_END.search(s, end + 1)
-                end = m2.start() if m2 else len(s)
-            self.i = end
-
-    def string(self) -> None:
-        s = self.s
-        quote = s[self.i]
-        if s.startswith(quote * 3, self.i):
-            delim = quote * 3
-            self.i += 3
             while True:
-                if quote == '"' and s[self.i] == "\\":
-                    self.i += 2
-                    continue
-                if s.startswith(delim, self.i):
-                    self.i += 3
-                    while self.i < len(s) and s[self.i] == quote:  # up to two quotes may close it
-                        self.i += 1
-                    return
-                self.i += 1
+                self.i = _past(_SPACE, s, self.i)
+                if s[self.i] == "}":
+                    break
+                self.pair(path)
+                self.i = _past(_SPACE, s, self.i)
+                if s[self.i] == ",":
+                    self.i += 1
         self.i += 1
-        while s[self.i] != quote:
-            self.i += 2 if quote == '"' and s[self.i] == "\\" else 1
-        self.i += 1
+        if first:
+            whole = out[path]
+            out[path] = Span(whole.key, whole.value, whole.key_end, self.span(None, self.i, None, None).value)
