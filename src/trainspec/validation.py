@@ -596,11 +596,15 @@ MOST_LISTED = 8
 def closest(name: str, known: list[str]) -> str | None:
     """The known name `name` most likely misspells: one at least SIMILAR to it, else one it starts
     (`warmup` for `warmup_steps`, from four characters on); else None."""
-    if not known:
-        return None
-    score = {k: difflib.SequenceMatcher(None, name, k).ratio() for k in known}
-    prefixed = [k for k in known if len(name) >= 4 and k.startswith(name)]
-    candidates = [k for k in known if score[k] >= SIMILAR] or prefixed
+    score = {}
+    for k in known:
+        matcher = difflib.SequenceMatcher(None, name, k)
+        if matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR:  # cheap upper bounds
+            score[k] = matcher.ratio()
+    candidates = [k for k in known if score.get(k, 0.0) >= SIMILAR]
+    if not candidates:
+        candidates = [k for k in known if len(name) >= 4 and k.startswith(name)]
+        score = {k: difflib.SequenceMatcher(None, name, k).ratio() for k in candidates}
     return max(candidates, key=lambda k: score[k]) if candidates else None
 
 
