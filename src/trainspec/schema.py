@@ -8,7 +8,7 @@ override values, and to suggest the closest valid key or path.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -213,15 +213,18 @@ class Schema:
     def _fill(self, node: Node | None, value: Any) -> Any:
         """`value` copied, with the defaults of `node` (None: no schema there) filled in; one pass."""
         if isinstance(value, dict):
-            value = dict(value)
             if node is None:
-                return {k: _copy(v) for k, v in value.items()}
+                return _copy(value)
             defaults, props, extra = self._object_plan(node, value)
-            for name, default in defaults:
-                if name not in value:
-                    value[name] = default
-            if defaults and self._discriminator(node) is not None:
-                _, props, extra = self._object_plan(node, value)  # a filled tag may select another branch
+            value = dict(value)
+            if defaults:
+                added = False
+                for name, default in defaults:
+                    if name not in value:
+                        value[name] = default
+                        added = True
+                if added and self._discriminator(node) is not None:
+                    _, props, extra = self._object_plan(node, value)  # a filled tag may select another branch
             for name, item in value.items():
                 if isinstance(item, (dict, list)):
                     value[name] = self._fill(props.get(name, extra), item)
@@ -236,12 +239,14 @@ class Schema:
     ) -> tuple[list[tuple[str, Any]], dict[str, Node], Node | None]:
         """Defaults, property schemas and free-key schema of an object node (cached per union branch).
 
-        A discriminator written as a list or table selects no branch and cannot key the cache
-        (the schema reports its type); its plan is built each time.
+        A discriminator written as a list, a table or anything but text, a number or null selects
+        no branch and does not key the cache (the schema reports its type); its plan is built each time.
         """
-        disc = self._discriminator(node)
+        disc = self._discriminators.get(id(node), _MISSING)
+        if disc is _MISSING:
+            disc = self._discriminator(node)
         tag = value.get(disc) if disc else None
-        key = (id(node), tag) if isinstance(tag, Hashable) else None
+        key = (id(node), tag) if isinstance(tag, (str, int, float, type(None))) else None
         plan = self._plans.get(key) if key is not None else None
         if plan is None:
             props = self.properties(node, value)
