@@ -373,6 +373,7 @@ def test_an_overlay_named_by_the_project_works_in_parallel_runs(capsys, tmp_path
         ('[[configs]]\npaths = ["*.toml"]\noverlay = "nope.json"\n', 3, "overlay: cannot read the overlay"),
         ('[[configs]]\npaths = ["../shared/*.toml"]\n', 2, "not absolute or `..`"),
         ('world-size = "8..4"\n', 1, "is empty (its end is below its start)"),
+        ("world-size = 8.0\n", 1, "8.0 is not a world size: write 8"),
         ('set = ["=1"]\n', 1, "'=1' is not an override: write PATH=VALUE"),
         ('exclude = ["x"]\nignore = ["x"\n', 3, "the project configuration cannot be read"),
     ],
