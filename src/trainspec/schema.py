@@ -242,9 +242,8 @@ class Schema:
         A discriminator written as a list, a table or anything but text, a number or null selects
         no branch and does not key the cache (the schema reports its type); its plan is built each time.
         """
-        disc = self._discriminators.get(id(node), _MISSING)
-        if disc is _MISSING:
-            disc = self._discriminator(node)
+        known = self._discriminators
+        disc = known[id(node)] if id(node) in known else self._discriminator(node)
         tag = value.get(disc) if disc else None
         key = (id(node), tag) if isinstance(tag, (str, int, float, type(None))) else None
         plan = self._plans.get(key) if key is not None else None
