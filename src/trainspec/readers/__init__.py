@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path as FsPath
 
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
@@ -28,7 +27,8 @@ def read_text(path: str) -> str:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
             raise ReadError(file_error(path, "file-not-readable", "is not a regular file (a pipe or device?)"))
-        raw = FsPath(path).read_bytes()
+        with open(path, "rb") as file:
+            raw = file.read()
     except FileNotFoundError:
         if os.path.islink(path):
             message = f"a symbolic link to {os.readlink(path)}, which does not exist"
