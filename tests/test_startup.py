@@ -93,3 +93,15 @@ def test_an_invalid_project_configuration_is_still_explained(tmp_path):
     assert done.returncode == 2
     assert "is not a world size" in done.stdout + done.stderr
     assert "is not an override" in done.stdout + done.stderr
+
+
+def test_a_malformed_entry_point_anywhere_is_left_to_importlib_metadata(tmp_path, monkeypatch):
+    """Python 3.15's importlib.metadata refuses every group when one value is malformed; whatever the
+    installed one does, the reader does the same by asking it."""
+    _dist(
+        tmp_path, "other-1.dist-info", f"[napari.manifest]\nother = other:manifests/napari.yaml\n[{GROUP}]\nok = o:F\n"
+    )
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    asked = []
+    monkeypatch.setattr(metadata, "entry_points", lambda group: asked.append(group) or [])
+    assert entry_points(GROUP) == [] and asked == [GROUP]

@@ -103,8 +103,8 @@ def _read(dist: str, group: str) -> list[EntryPoint]:
         if section is None:
             continue
         name, eq, value = line.partition("=")
-        if not eq:
-            raise _Unusual  # importlib.metadata fails on it
+        if not eq or not _VALUE.match(value.strip()):
+            raise _Unusual  # importlib.metadata fails on it (from Python 3.15 also on a malformed value)
         if section == group:
             found.append(EntryPoint(name.strip(), value.strip()))
     return found
