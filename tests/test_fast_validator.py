@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import math
 import tomllib
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,29 @@ def test_a_condition_on_a_value_the_compiled_validator_cannot_judge_is_walked_wh
     doc = {"a": math.nan, "b": 1}
     assert where_invalid(tree, doc, first=True) == Where([], [("a",)])
     assert [f.path for f in findings(tree, build_validator(tree), doc, Where([], [("a",)]))] == [("b",)]
+
+
+def test_a_mapping_of_another_class_is_walked_inside() -> None:
+    """An OrderedDict (as `check_config` may be given) is an object to python-jsonschema: its keys are
+    judged like a dict's, not skipped as one unjudged value."""
+    tree = Schema({"properties": {"a": {"properties": {"x": {"type": "integer"}}}, "b": {"type": "string"}}})
+    doc = {"a": OrderedDict(x="bad"), "b": 1}
+    assert where_invalid(tree, doc, first=True) == Where([("a", "x"), ("b",)], [])
+    assert explained(tree, build_validator(tree), doc, targeted=True) == explained(
+        tree, build_validator(tree), doc, targeted=False
+    )
+    assert len(explained(tree, build_validator(tree), doc, targeted=True)) == 2
+
+
+def test_a_reference_outside_the_definitions_gets_no_compiled_validator() -> None:
+    """Only what sits under `$defs` (or the root) is rewritten for strict integers and Python's patterns;
+    a schema referring elsewhere is left to python-jsonschema alone."""
+
+    def node(where: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {"n": {"type": "integer"}, "child": {"$ref": f"#/{where}/Node"}}}
+
+    assert fast_validator(Schema({"$ref": "#/components/Node", "components": {"Node": node("components")}})) is None
+    assert fast_validator(Schema({"$ref": "#/$defs/Node", "$defs": {"Node": node("$defs")}})) is not None
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.id)

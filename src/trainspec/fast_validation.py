@@ -129,6 +129,8 @@ def _rewrite(node: Any) -> Any:
             out[key] = {name: _rewrite(v) for name, v in value.items()}
         elif key == "pattern":
             out[_PATTERN] = value
+        elif key == "$ref" and not (value == "#" or str(value).startswith("#/$defs/")):
+            raise _Unsupported  # its target may lie where nothing was rewritten
         elif key in _DRAFT_2020_12:
             raise _Unsupported
         else:
@@ -168,19 +170,19 @@ def is_plain(data: Any) -> bool:
 
 def stand_in(data: Any, plain: bool | None = None) -> tuple[Any, list[Path]] | None:
     """`data` with each value the compiled validator cannot judge (NaN, a date, an integer past 64 bits)
-    replaced by null, and the paths of those values; None when a key is not text (no stand-in keeps
-    the shape). Plain data (`plain`: already known whether it is) comes back as it is."""
+    replaced by null, and the paths of those values; mappings and lists of any class made plain;
+    None when a key is not text (no stand-in keeps the shape). Plain data (`plain`: already known
+    whether it is) comes back as it is."""
     if is_plain(data) if plain is None else plain:
         return data, []
     odd: list[Path] = []
 
     def judged(value: Any, path: Path) -> Any:
-        kind = type(value)
-        if kind is dict:
+        if isinstance(value, dict):  # a subclass too: python-jsonschema walks into it as an object
             if not all(type(k) is str for k in value):
                 raise _Unsupported
             return {k: judged(v, (*path, k)) for k, v in value.items()}
-        if kind is list:
+        if isinstance(value, list):
             return [judged(v, (*path, i)) for i, v in enumerate(value)]
         if is_plain(value):
             return value
