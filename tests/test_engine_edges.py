@@ -127,3 +127,19 @@ def test_very_deep_yaml_is_refused_before_parsing(write):
     path = write("deep.yaml", "model: " + "[" * 50000 + "]" * 50000 + "\n")
     (d,) = trainspec.check(path, family="specforge")
     assert d.rule == "syntax-error" and "nests more than 500 levels" in d.message
+
+
+def test_boolean_subschemas_of_a_family_schema_are_explained_not_crashed_on():
+    """JSON Schema's `true` and `false` (a third team's schema may use them): a key given `true` is
+    known, a map whose values may only be null explains the one that is not."""
+    from trainspec.schema import Schema
+    from trainspec.validation import build_validator, findings
+
+    free = Schema({"properties": {"a": True, "b": {"type": "integer"}}, "additionalProperties": False})
+    found = findings(free, build_validator(free), {"a": [1], "zz": 2})
+    assert [(f.path, f.rule, f.message) for f in found] == [
+        (("zz",), "unknown-key", "unknown key `zz` in the top level; valid keys: a, b")
+    ]
+    nulls = Schema({"properties": {"c": {"additionalProperties": {"anyOf": [False, {"type": "null"}]}}}})
+    (only,) = findings(nulls, build_validator(nulls), {"c": {"z": 1}})
+    assert (only.path, only.rule) == (("c", "z"), "invalid-value")

@@ -60,7 +60,7 @@ class Schema:
                 self._check_refs(value)
 
     def deref(self, node: Node) -> Node:
-        while "$ref" in node:
+        while isinstance(node, dict) and "$ref" in node:
             target: Any = self.root
             for part in node["$ref"].lstrip("#").split("/")[1:]:
                 part = part.replace("~1", "/").replace("~0", "~")
@@ -103,8 +103,11 @@ class Schema:
 
         A union with an OpenAPI `discriminator` applies only the branch the
         instance selects (or the branch whose discriminator has a default);
-        `every` walks all branches instead.
+        `every` walks all branches instead. A boolean subschema (`true`, `false`) has none: it
+        names no keys, defaults or types.
         """
+        if not isinstance(node, dict):
+            return
         yield node
         if "$ref" in node:
             yield from self.branches(self.deref(node), instance, every=every, conditional=conditional)
@@ -124,6 +127,7 @@ class Schema:
         disc = node.get("discriminator")
         if not disc:
             return members
+        members = [m for m in members if isinstance(m, dict)]
         prop = disc["propertyName"]
         wanted = instance.get(prop) if isinstance(instance, dict) else None
         for member in members:

@@ -530,10 +530,16 @@ def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str)
             path, rule, f"`{where}` = {show(error.instance)} is not valid: {described or messages}", at_key=False
         )
         return
-    best = max(context, key=lambda e: len(e.absolute_path)).relative_schema_path[0]
+    best = _branch_of(max(context, key=lambda e: len(e.absolute_path)))
     for sub in context:
-        if sub.relative_schema_path[0] == best:
+        if _branch_of(sub) == best:
             yield from _explain(schema, sub, data)
+
+
+def _branch_of(error: ValidationError) -> Any:
+    """The union branch an error of its context came from (None for a `false` branch: jsonschema
+    records no path for it)."""
+    return error.relative_schema_path[0] if error.relative_schema_path else None
 
 
 _ABSENT = object()
