@@ -157,6 +157,31 @@ def test_a_condition_on_a_value_the_compiled_validator_cannot_judge_is_walked_wh
     assert [f.path for f in findings(tree, build_validator(tree), doc, Where([], [("a",)]))] == [("b",)]
 
 
+def test_a_condition_is_tested_on_the_whole_document() -> None:
+    """An `if` reads parts the compiled validator found clean: skipping them would make it hold
+    vacuously, and its `then` report what the whole walk does not."""
+    tree = Schema(
+        {
+            "properties": {"s": {"type": "integer"}, "x": {"type": "integer"}},
+            "if": {"properties": {"s": {"minimum": 5}}},
+            "then": {"required": ["zz"]},
+        }
+    )
+    doc = {"s": 1, "x": "bad"}
+    assert where_invalid(tree, doc, first=True) == Where([("x",)], [])
+    assert explained(tree, build_validator(tree), doc, targeted=True) == [
+        (("x",), "wrong-type", '`x` must be an integer, got string "bad"', False, None)
+    ]
+
+
+def test_where_the_targeted_walk_finds_nothing_the_whole_document_is_walked() -> None:
+    """Should the two validators ever disagree on where an error is, nothing is lost."""
+    tree = Schema({"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})
+    doc = {"a": 1, "b": "x"}
+    (found,) = findings(tree, build_validator(tree), doc, Where([("a",)], []))
+    assert found.path == ("b",)
+
+
 def test_a_mapping_of_another_class_is_walked_inside() -> None:
     """An OrderedDict (as `check_config` may be given) is an object to python-jsonschema: its keys are
     judged like a dict's, not skipped as one unjudged value."""
