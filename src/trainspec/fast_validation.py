@@ -218,9 +218,10 @@ class FastValidator:
 
 
 COMPILE_AFTER = 8
-"""Documents a schema sees before its compiled validator is built: building it takes a few
-milliseconds, what python-jsonschema spends on about that many valid configs. One file (a
-command-line check, `trainspec.load`) never pays for it."""
+"""Documents a schema sees before its compiled validator is built, when python-jsonschema is built
+already: building it takes a few milliseconds, what python-jsonschema spends on about that many
+valid configs. Otherwise (a command-line check, `trainspec.load`) the first document builds it,
+which is far cheaper than importing python-jsonschema."""
 
 _BUILT: weakref.WeakKeyDictionary[Schema, FastValidator | None] = weakref.WeakKeyDictionary()
 _SEEN: weakref.WeakKeyDictionary[Schema, int] = weakref.WeakKeyDictionary()
