@@ -202,3 +202,13 @@ def test_select_and_ignore_never_hide_a_file_that_could_not_be_checked(tmp_path,
     out = capsys.readouterr().out
     assert "error[file-not-found]" in out and "error[syntax-error]" in out
     assert main(["check", str(bad), "--ignore", "syntax-error"]) == 1
+
+
+def test_a_process_pool_starts_only_for_many_files():
+    """Below the measured break-even a pool costs more than it saves: few files are checked in one process."""
+    import os
+
+    from trainspec.runner import PARALLEL_MIN_FILES, default_jobs
+
+    assert default_jobs(PARALLEL_MIN_FILES - 1) == 1
+    assert default_jobs(PARALLEL_MIN_FILES) == len(os.sched_getaffinity(0))

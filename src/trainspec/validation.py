@@ -16,6 +16,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -106,6 +107,16 @@ _LOOK: ContextVar[_Look | None] = ContextVar("trainspec_look", default=None)
 """None: look everywhere."""
 
 
+@contextmanager
+def _looking(look: _Look | None) -> Iterator[None]:
+    """Walks started (and run to the end) inside go where `look` says."""
+    token = _LOOK.set(look)
+    try:
+        yield
+    finally:
+        _LOOK.reset(token)
+
+
 def _properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Iterator[ValidationError]:
     """`properties`, walking only the keys on the way to a known error (when those are known)."""
     look = _LOOK.get()
@@ -120,11 +131,8 @@ def _everywhere(keyword: str) -> Any:
     the compiled validator found clean must still fail, so nothing is skipped below it."""
 
     def run(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-        token = _LOOK.set(None)
-        try:
+        with _looking(None):
             errors = list(_KEYWORDS[keyword](validator, value, instance, schema))
-        finally:
-            _LOOK.reset(token)
         yield from errors
 
     return run
@@ -134,23 +142,15 @@ def _if(validator: Any, condition: Any, instance: Any, schema: Any) -> Iterator[
     """`if`, tested everywhere; its `then`/`else` report errors, so they skip what is clean, unless the
     condition read a value the compiled validator could not judge (it may have taken the other branch)."""
     look = _LOOK.get()
-    token = _LOOK.set(None)
-    try:
+    with _looking(None):
         holds = validator.evolve(schema=condition).is_valid(instance)
-    finally:
-        _LOOK.reset(token)
     branch = "then" if holds else "else"
     if branch not in schema:
         return
-    if look is not None and id(instance) in look.unjudged_in:
-        token = _LOOK.set(None)
-        try:
-            errors = list(validator.descend(instance, schema[branch], schema_path=branch))
-        finally:
-            _LOOK.reset(token)
-        yield from errors
-    else:
-        yield from validator.descend(instance, schema[branch], schema_path=branch)
+    whole = look is not None and id(instance) in look.unjudged_in
+    with _looking(None if whole else look):
+        errors = list(validator.descend(instance, schema[branch], schema_path=branch))
+    yield from errors
 
 
 _KEYWORDS: dict[str, Any] = {}
@@ -304,11 +304,8 @@ def _errors(validator: Any, data: Any, where: Where) -> list[ValidationError] | 
                 node = node[part]
             except (KeyError, IndexError, TypeError):
                 return None
-    token = _LOOK.set(_Look(frozenset(steps), frozenset(unjudged_in)))
-    try:
+    with _looking(_Look(frozenset(steps), frozenset(unjudged_in))):
         errors = list(validator.iter_errors(data))
-    finally:
-        _LOOK.reset(token)
     return None if where.errors and not errors else errors
 
 
