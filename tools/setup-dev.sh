@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Everything the test suite needs, on a fresh Debian or Ubuntu machine with Python >= 3.11, Node 20
+# and npm: the system packages the editor and shell tests drive, a virtualenv `.venv` with a
+# current pip, torch 2.13.0, trainspec with its test extras, and the Node language servers.
+# Safe to run again: what is already there is kept. CI runs this same script (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# zsh and fish: the completion tests (tests/test_completion.py); neovim, emacs-nox and
+# elpa-eglot: docs/lsp.md's Neovim and Emacs recipes (tests/test_editor_neovim.py,
+# tests/test_editor_emacs.py).
+PACKAGES="zsh fish neovim emacs-nox elpa-eglot"
+# shellcheck disable=SC2086
+if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -q
+  # shellcheck disable=SC2086
+  $SUDO apt-get install -y -q $PACKAGES
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+# The pip a virtualenv starts with may be too old for the pre-commit test's `git+file://` URL.
+.venv/bin/python -m pip install -q --upgrade pip
+# TORCH_INDEX_URL may name a wheel index holding torch's CPU build (the tests need only the CPU);
+# without it pip takes torch from its configured index.
+.venv/bin/python -m pip install -q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} torch==2.13.0
+.venv/bin/python -m pip install -q -e '.[test,torch]'
+npm ci --no-audit --no-fund
