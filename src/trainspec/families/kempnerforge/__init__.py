@@ -9,7 +9,8 @@ from typing import Any
 from ...resources import schema_dir
 from .. import Family
 from .examples import EXAMPLES, EXAMPLES_5666D0D
-from .layout import LAYOUT, derive
+from .layout import LAYOUT
+from .quantities import derive
 from .rules import RULES
 from .rules_5666d0d import RULES as RULES_5666D0D
 from .rules_5666d0d import SCHEMA_RULE_DOCS as SCHEMA_RULE_DOCS_5666D0D
