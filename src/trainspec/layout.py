@@ -48,5 +48,26 @@ class LayoutSpace:
     auto: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """A family's estimate of the memory one rank needs under a layout: its parts (each a Quantity in
+    bytes, with how it is counted) and what the whole estimate assumes. A part that cannot be known is
+    None and counts as nothing in the total."""
+
+    parts: tuple[Quantity, ...]
+    assumptions: str
+
+    @property
+    def total(self) -> int:
+        return sum(int(q.value) for q in self.parts if isinstance(q.value, int | float))
+
+    @property
+    def largest(self) -> Quantity:
+        return max(self.parts, key=lambda q: q.value if isinstance(q.value, int | float) else 0)
+
+
+Memory = Callable[[Mapping[str, Any], int], MemoryEstimate | None]
+"""A family's memory estimate of a resolved config at a world size (None: the layout does not resolve)."""
+
 Derive = Callable[[Mapping[str, Any], int | None], list[Quantity]]
 """A family's derived quantities of a resolved config at a world size (None: not known)."""

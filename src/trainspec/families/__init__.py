@@ -20,7 +20,7 @@ from ..document import Document
 from ..entry_points import entry_points
 from ..errors import TrainspecError
 from ..examples import Example
-from ..layout import Derive, LayoutSpace
+from ..layout import Derive, LayoutSpace, Memory
 from ..rules import Rule
 from ..schema import Schema
 
@@ -103,6 +103,9 @@ class Family:
       worth trying at a world size (`trainspec plan`); None: the family declares none.
     - `derive`: quantities computed from the resolved config at a world size
       (head dim, parameter count, memory per rank: `trainspec show`).
+    - `memory`: the family's estimate of the memory one rank needs at a world
+      size, by part (`--gpu-memory` turns it into a check; `plan` keeps the
+      layouts that fit and ranks them by headroom).
     - `examples`: for each rule id (the family's rules and its schema's
       `x-trainspec-rule` ids), a config that breaks it and the fixed config;
       `trainspec explain` and the reference docs show them, and a test runs them.
@@ -139,6 +142,7 @@ class Family:
     trusted_schema: bool = False
     layout: LayoutSpace | None = None
     derive: Derive | None = None
+    memory: Memory | None = None
     extends: str | None = None
     """For a project overlay (`overlay.py`): the id of the family version it extends. An overlay is
     reached by its own id only; it is no version of the trainer, so `other_versions`, `versions_of`

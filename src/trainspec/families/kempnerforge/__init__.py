@@ -10,6 +10,7 @@ from ...resources import schema_dir
 from .. import Family
 from .examples import EXAMPLES, EXAMPLES_5666D0D
 from .layout import LAYOUT
+from .memory import estimate as memory_estimate
 from .quantities import derive
 from .rules import RULES
 from .rules_5666d0d import RULES as RULES_5666D0D
@@ -112,6 +113,7 @@ FAMILY = Family(
     loader_overrides=loader_overrides,
     layout=LAYOUT,
     derive=derive,
+    memory=memory_estimate,
 )
 
 POOLING_DEFAULTS_5666D0D = {"pool_window": 2, "pool_heads": 16}
