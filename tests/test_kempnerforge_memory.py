@@ -79,7 +79,7 @@ def test_moe_at_tp4_keeps_every_expert_on_every_tp_rank():
 
 def test_the_largest_pipeline_stage_is_shown(write):
     debug = (TRAIN / "debug.toml").read_text()  # 4 layers: 3 stages hold 2, 1 and 1
-    got = derived(write("pp.toml", debug), 3, "distributed.pp=3", "distributed.dp_shard=1")
+    got = derived(write("pp.toml", debug), 3, "distributed.pp=3", "distributed.dp_shard=1", "train.grad_accum_steps=3")
     d, v, f = 256, 32000, 768
     layer = 2 * d + 4 * d * d + 3 * d * f
     assert got["memory_parameters"] == (2 * layer + v * d) * 2  # stage 0: two layers and the embedding

@@ -9,12 +9,16 @@ from typing import Any
 from ...resources import schema_dir
 from .. import Family
 from .examples import EXAMPLES, EXAMPLES_5666D0D
+from .examples_build import EXAMPLES as BUILD_EXAMPLES
+from .examples_build import EXAMPLES_5666D0D as BUILD_EXAMPLES_5666D0D
 from .layout import LAYOUT
 from .memory import estimate as memory_estimate
 from .quantities import derive
 from .rules import RULES
 from .rules_5666d0d import RULES as RULES_5666D0D
 from .rules_5666d0d import SCHEMA_RULE_DOCS as SCHEMA_RULE_DOCS_5666D0D
+from .rules_build import RULES as BUILD_RULES
+from .rules_build import RULES_5666D0D as BUILD_RULES_5666D0D
 
 DEFAULT_ADAPTER = {"type": "mlp_2layer", "hidden_dim": 0, "activation": "gelu"}
 
@@ -101,8 +105,8 @@ FAMILY = Family(
     follows="KempnerForge 089fbbd (2026-05-12)",
     schema_file=schema_dir() / "kempnerforge" / "job.schema.json",
     model="trainspec.generated.kempnerforge:JobConfig",
-    rules=RULES,
-    examples=EXAMPLES,
+    rules=(*RULES, *BUILD_RULES),
+    examples={**EXAMPLES, **BUILD_EXAMPLES},
     schema_rule_docs=SCHEMA_RULE_DOCS,
     file_globs=("**/configs/train/*.toml", "**/configs/model/*.toml"),
     checks_file_before_overrides=True,
@@ -134,8 +138,8 @@ FAMILY_5666D0D = replace(
     follows="KempnerForge 5666d0d (2026-06-30)",
     schema_file=schema_dir() / "kempnerforge" / "job@5666d0d.schema.json",
     model="trainspec.generated.kempnerforge_5666d0d:JobConfig",
-    rules=RULES_5666D0D,
-    examples=EXAMPLES_5666D0D,
+    rules=(*RULES_5666D0D, *BUILD_RULES_5666D0D),
+    examples={**EXAMPLES_5666D0D, **BUILD_EXAMPLES_5666D0D},
     schema_rule_docs={**SCHEMA_RULE_DOCS, **SCHEMA_RULE_DOCS_5666D0D},
     resolve=resolve_5666d0d,
 )
