@@ -204,6 +204,17 @@ at launch, to the final config, are exempt.""",
 
 Sizes that fail show the failing rules instead, each message starting `at world size N:`.""",
     ),
+    "gpu-memory-exceeded": _rule(
+        "error",
+        """The family's estimate of one rank's memory is above the memory of the GPU (`--gpu-memory 80GiB`,
+or `gpu-memory` in the project configuration).
+
+The message names the largest part of the estimate (weights, gradients, optimizer states, step
+buffers, activations); `trainspec show --world-size N` lists every part with what it assumes, and
+`trainspec plan --gpu-memory` lists the layouts that fit. The estimate is the family's (for
+KempnerForge, docs/plan.md states the model and its known error); a family without a memory model is
+not checked.""",
+    ),
     "world-size-unknown": _rule(
         "note",
         """Rules that need the number of ranks were skipped: no world size was given.

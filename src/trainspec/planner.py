@@ -22,6 +22,7 @@ from .diagnostics import Diagnostic
 from .directives import directives_of
 from .errors import TrainspecError
 from .families import Family
+from .gpu_memory import RULE, fitting
 from .layout import LayoutSpace
 from .paths import Path, format_path, is_prefix, parse_path
 from .pipeline import as_overrides, check_path, world_sizes_of
@@ -47,11 +48,13 @@ class PlanError(TrainspecError):
 
 @dataclass(frozen=True)
 class Layout:
-    """One layout: every layout path's value, the overrides that select it, its warnings."""
+    """One layout: every layout path's value, the overrides that select it, its warnings; with a GPU memory
+    to fit (`plan --gpu-memory`), the family's estimate of one rank's memory under it."""
 
     values: dict[str, Any]
     overrides: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    memory: int | None = None
 
 
 @dataclass
@@ -78,11 +81,14 @@ def plan(
     family: str | Family | None = None,
     overrides: str | Iterable[str] = (),
     gpus_per_node: int | None = None,
+    gpu_memory: int | None = None,
 ) -> list[Plan]:
     """The passing layouts of one config at each world size in `gpus`, ranked.
 
-    Raises PlanError when the file's family declares no layout or the file
-    cannot be checked at all; ValueError for a world size below 1. One string is one override.
+    With `gpu_memory` (bytes of one GPU), layouts whose estimated memory per rank exceeds it are left
+    out and the rest ranked by headroom first. Raises PlanError when the file's family declares no
+    layout or the file cannot be checked at all; ValueError for a world size below 1. One string is
+    one override.
     """
     sizes = world_sizes_of(gpus)
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
@@ -92,7 +98,7 @@ def plan(
     space = layout_of(base)
     written = _file_values(base, space, family, bool(given))
     pinned = _pinned(base)
-    plans = [plan_result(base, space, size, gpus_per_node) for size in sizes]
+    plans = [plan_result(base, space, size, gpus_per_node, gpu_memory) for size in sizes]
     for found in plans:
         found.written, found.pinned = written, pinned
     return plans
@@ -124,7 +130,9 @@ def layout_of(base: Result) -> LayoutSpace:
     return base.family.layout
 
 
-def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None) -> Plan:
+def plan_result(
+    base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None, gpu_memory: int | None = None
+) -> Plan:
     """The layouts of a file already checked without a world size (`base`), at one world size."""
     assert base.family is not None and base.config is not None
     paths, judged, blocking = _search(base, space)
@@ -148,9 +156,13 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
         warnings = verdicts.warnings_if_passing(config, values)
         if warnings is None:
             continue
+        fit = fitting(base.family, config, world_size, gpu_memory)
+        if fit is None:
+            verdicts.ruled_out[RULE] += 1
+            continue
         changes = _changes(space, paths, values, written)
-        layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
-        ranked.append(((*space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
+        layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings, fit[1])
+        ranked.append(((fit[0], *space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
     result.layouts = [layout for _, layout in sorted(ranked, key=lambda item: item[0])]
     result.ruled_out = dict(verdicts.ruled_out.most_common())
     return result

@@ -23,6 +23,7 @@ from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
 from .fast_validation import fast_validator
 from .formats import FORMATS, JSON
+from .gpu_memory import exceeded, parse_size
 from .layout import LayoutSpace
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
@@ -63,6 +64,8 @@ class Options:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     warnings_as_errors: bool = False
+    gpu_memory: int | None = None
+    """Bytes of one GPU: the family's memory estimate above it is an error (`gpu_memory.py`)."""
     skip_unknown: bool = False
     expanded: frozenset[str] = frozenset()
     """Files found by expanding a directory or glob: those of no known family are skipped."""
@@ -113,6 +116,7 @@ class Options:
             select=self.select or mine.select or (),
             ignore=(*mine.ignore, *self.ignore),
             warnings_as_errors=self.warnings_as_errors or project.warnings_as_errors,
+            gpu_memory=self.gpu_memory or mine.gpu_memory,
         )
 
 
@@ -180,6 +184,9 @@ def check_file(file: str, options: Options) -> Result:
         result = replace(result, diagnostics=[*result.diagnostics, note])
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
+    if options.gpu_memory is not None:
+        sizes = (result.world_size,) if result.world_size is not None else options.world_sizes
+        result = replace(result, diagnostics=[*result.diagnostics, *exceeded(result, options.gpu_memory, sizes)])
     found = result.diagnostics
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
@@ -324,6 +331,9 @@ def run_example(example: Example, fixed: bool, family: str | None = None) -> lis
         if text is not None:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
-        options = Options(family=run.family or family, overrides=run.overrides, world_sizes=run.world_sizes)
+        budget = parse_size(run.gpu_memory) if run.gpu_memory else None
+        options = Options(
+            family=run.family or family, overrides=run.overrides, world_sizes=run.world_sizes, gpu_memory=budget
+        )
         found = [d for result in check_files([path], options) for d in result.diagnostics]
     return sorted((replace(d, file=name) if d.file == path else d for d in found), key=Diagnostic.sort_key)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...examples import Example
+from ...examples import Example, Run
 from .examples import VLM, _pair
 
 SMALL = "[model]\ndim = 256\nn_layers = 4\nn_heads = 4\nn_kv_heads = 4\n\n"
@@ -10,6 +10,11 @@ PIPELINE = SMALL + "[train]\ngrad_accum_steps = 4\n\n[distributed]\n"
 PAIRED = VLM.replace("[data]", "[model]\nn_heads = 32\nn_kv_heads = 8\n\n[data]")
 
 EXAMPLES: dict[str, Example] = {
+    "gpu-memory-exceeded": Example(
+        "[train]\nbatch_size = 2\n",
+        '[train]\nbatch_size = 2\nactivation_checkpointing = "full"\n',
+        run=Run(world_sizes=(8,), gpu_memory="24GiB"),
+    ),
     "cp-not-wired": _pair("[distributed]\ndp_shard = 4\ncp = 2\n", "[distributed]\ndp_shard = 8\ncp = 1\n", 8),
     "cp-becomes-data-parallel": _pair("[distributed]\ncp = 8\n", "[distributed]\ncp = 1\n"),
     "pp-exceeds-layers": _pair(PIPELINE + "pp = 8\n", PIPELINE + "pp = 4\n"),

@@ -217,7 +217,7 @@ def assumptions(config: Mapping[str, Any], built: Model, g: Mapping[str, int], s
     """What every figure assumes, in one sentence."""
     sp = " with sequence parallelism" if g["tp"] > 1 and built.sequence_parallel else ""
     said = [
-        f"estimate for dp_shard={shard} (FSDP), tp={g['tp']}{sp}, ep={g['ep']}, dp_replicate={g['dp_replicate']}",
+        f"dp_shard={shard} (FSDP), tp={g['tp']}{sp}, ep={g['ep']}, dp_replicate={g['dp_replicate']}",
         f"{width}-byte weights, gradients and optimizer states",
     ]
     if pp > 1:
