@@ -39,6 +39,9 @@ class LayoutSpace:
     - `auto`: path -> the value that makes that path follow the others at any
       world size (KempnerForge's `dp_shard = -1`); a file holding that value
       needs no override for the path.
+    - `per_node`: the path whose value is the processes started on one node,
+      if the config states it (SpecForge's `nproc_per_node`): with
+      `--gpus-per-node K`, a layout starting more than K is never offered.
     """
 
     paths: tuple[str, ...]
@@ -46,6 +49,7 @@ class LayoutSpace:
     rank: Callable[[Mapping[str, Any], int, int | None], tuple[Any, ...]]
     heuristic: str
     auto: Mapping[str, Any] = field(default_factory=dict)
+    per_node: str | None = None
 
 
 @dataclass(frozen=True)

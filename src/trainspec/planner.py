@@ -31,6 +31,8 @@ from .rules import Rule
 from .schema import get
 from .validation import show
 
+OVER_NODE = "more processes per node than --gpus-per-node"
+"""How `ruled_out` counts the candidates that would start more processes on a node than it has GPUs."""
 MAX_CANDIDATES = 1_000_000
 """More candidate layouts than a plan can try in reasonable time (a world size with very many divisors)."""
 
@@ -142,6 +144,7 @@ def plan_result(
     config = _copied_along(base.config, paths)
     written = [get(base.config, p) for p in paths]
     verdicts = _Verdicts(base, judged, world_size)
+    node = paths.index(parse_path(space.per_node)) if space.per_node and gpus_per_node else None
     ranked = []
     for count, values in enumerate(space.candidates(base.config, world_size), 1):
         if count > MAX_CANDIDATES:
@@ -149,6 +152,9 @@ def plan_result(
                 f"more than {MAX_CANDIDATES:,} candidate layouts at {world_size} GPUs; plan for a number with "
                 "fewer divisors"
             )
+        if node is not None and gpus_per_node is not None and values[node] > gpus_per_node:
+            verdicts.ruled_out[OVER_NODE] += 1
+            continue
         for p, value in zip(paths, values, strict=True):
             _put(config, p, value)
             if verdicts.raw:  # rules that read the values as written see the layout's values as written
