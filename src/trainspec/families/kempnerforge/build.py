@@ -71,7 +71,6 @@ class Model:
 
     tensors: list[Tensor] = field(default_factory=list)
     not_counted: dict[str, str] = field(default_factory=dict)
-    encoder_frozen: bool = True
     sequence_parallel: bool = False
 
     def total(self, trainable: bool | None = None) -> int:
@@ -284,15 +283,8 @@ def build(config: Mapping[str, Any]) -> Model:
         else:
             tensors += adapter(config, width)
         tensors = apply_freeze(tensors, vlm)
-        built.encoder_frozen = encoder_fully_frozen(vlm)
     built.tensors = tensors
     return built
-
-
-def encoder_fully_frozen(vlm: Mapping[str, Any]) -> bool:
-    """Every spec naming the vision encoder freezes it: then it is a full replica on every rank, not sharded."""
-    specs = [(p, frozen) for p, frozen in freeze_specs(vlm) if any(x.startswith("vision_encoder") for x in p)]
-    return bool(specs) and all(frozen for _, frozen in specs)
 
 
 def visual_tokens(config: Mapping[str, Any]) -> int | None:

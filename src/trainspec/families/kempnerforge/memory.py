@@ -50,20 +50,6 @@ def fsdp_degree(g: Mapping[str, int]) -> int:
     return g["dp_shard"]
 
 
-def local(t: Tensor, g: Mapping[str, int], shard: int) -> int:
-    """Elements of `t` one rank stores: tensor- and expert-parallel splits, then ⌈rows / shard⌉ rows."""
-    rows, cols, count = t.shape[0], math.prod(t.shape[1:]), t.count
-    if t.ep == "count":
-        count //= g["ep"]
-    elif t.ep == "rows":
-        rows = math.ceil(rows / g["ep"])
-    if t.tp == "column":
-        rows = math.ceil(rows / g["tp"])
-    elif t.tp == "row":
-        cols = math.ceil(cols / g["tp"])
-    return count * math.ceil(rows / shard) * cols
-
-
 def state_copies(t: Tensor, optimizer: str) -> int | None:
     """Optimizer state copies of a trainable parameter; None for an optimizer trainspec does not know."""
     if optimizer != "muon":
@@ -86,35 +72,51 @@ def stages(n_layers: int, pp: int) -> list[range]:
 
 
 def on_stage(t: Tensor, layers: range, first: bool, last: bool) -> bool:
-    return t.layer in layers or (t.layer < 0 and first) or (t.layer >= 0 and t.layer > layers.stop - 1 and last)
+    """Whether the stage holding `layers` holds `t` (stage 0 the embedding, the last the final norm and head)."""
+    return t.layer in layers or (t.layer < 0 and first) or (t.layer >= layers.stop and last)
 
 
 @dataclass(frozen=True)
-class Persistent:
-    """Weights, gradients and optimizer states of one rank, in bytes (None: unknown optimizer)."""
+class Placement:
+    """How the layout places parameters on one rank: the degrees, the FSDP shard degree, bytes per value
+    and the optimizer."""
 
-    weights: int
-    gradients: int
-    optimizer: int | None
+    degrees: Mapping[str, int]
+    shard: int
+    width: int
+    optimizer: str
 
+    def local(self, t: Tensor, sharded: bool = True) -> int:
+        """Elements of `t` one rank stores: tensor- and expert-parallel splits, then (`sharded`) ⌈rows / shard⌉."""
+        g = self.degrees
+        rows, cols, count = t.shape[0], math.prod(t.shape[1:]), t.count
+        if t.ep == "count":
+            count //= g["ep"]
+        elif t.ep == "rows":
+            rows = math.ceil(rows / g["ep"])
+        if t.tp == "column":
+            rows = math.ceil(rows / g["tp"])
+        elif t.tp == "row":
+            cols = math.ceil(cols / g["tp"])
+        return count * math.ceil(rows / (self.shard if sharded else 1)) * cols
 
-def persistent(tensors: Iterable[Tensor], g: Mapping[str, int], shard: int, width: int, opt: str) -> Persistent:
-    weights = gradients = states = 0
-    unknown = False
-    for t in tensors:
-        n = local(t, g, shard) * width
-        weights += n
-        if t.trainable:
-            gradients += n
-            copies = state_copies(t, opt)
-            unknown |= copies is None
-            states += n * (copies or 0)
-    return Persistent(weights, gradients, None if unknown else states)
+    def gathered(self, tensors: Iterable[Tensor]) -> int:
+        """Elements of an FSDP unit gathered on one rank (after the tensor- and expert-parallel split)."""
+        return sum(self.local(t, sharded=False) for t in tensors)
 
-
-def unit_bytes(tensors: Iterable[Tensor], g: Mapping[str, int], width: int) -> int:
-    """An FSDP unit gathered on one rank: its tensors after the tensor- and expert-parallel split."""
-    return sum(local(t, g, 1) for t in tensors) * width
+    def persistent(self, tensors: Iterable[Tensor]) -> tuple[int, int, int | None]:
+        """(weights, gradients, optimizer states) in bytes; states None for an optimizer trainspec does not know."""
+        weights = gradients = states = 0
+        unknown = False
+        for t in tensors:
+            n = self.local(t) * self.width
+            weights += n
+            if t.trainable:
+                gradients += n
+                copies = state_copies(t, self.optimizer)
+                unknown |= copies is None
+                states += n * (copies or 0)
+        return weights, gradients, None if unknown else states
 
 
 def estimate(config: Mapping[str, Any], world_size: int, built: Model | None = None) -> MemoryEstimate | None:
@@ -124,77 +126,63 @@ def estimate(config: Mapping[str, Any], world_size: int, built: Model | None = N
     if g is None:
         return None
     built = built or build(config)
-    model, train = config["model"], config["train"]
-    width = PARAM_BYTES[train["mixed_precision"]]
-    opt = config["optimizer"]["name"]
-    shard = fsdp_degree(g)
-    sharded = math.prod(g.values()) > 1  # a mesh: FSDP wraps the model
-    n_layers, pp = model["n_layers"], g["pp"]
+    place = Placement(g, fsdp_degree(g), PARAM_BYTES[config["train"]["mixed_precision"]], config["optimizer"]["name"])
+    n_layers, pp = config["model"]["n_layers"], g["pp"]
     parts = stages(n_layers, pp) if 0 < pp <= n_layers else [range(n_layers)]
     best: tuple[int, list[Quantity]] | None = None
     for s, layers in enumerate(parts):
         mine = [t for t in built.tensors if len(parts) == 1 or on_stage(t, layers, s == 0, s == len(parts) - 1)]
-        quantities = stage_parts(config, built, mine, g, shard, width, opt, layers, sharded, len(parts) > 1)
+        quantities = stage_parts(config, mine, place, layers, len(parts))
         total = sum(int(q.value or 0) for q in quantities)
         if best is None or total > best[0]:
             best = (total, quantities)
     assert best is not None
-    return MemoryEstimate(tuple(best[1]), assumptions(config, built, g, shard, width, len(parts)))
+    return MemoryEstimate(tuple(best[1]), assumptions(built, place, len(parts)))
 
 
 def stage_parts(
-    config: Mapping[str, Any],
-    built: Model,
-    mine: list[Tensor],
-    g: Mapping[str, int],
-    shard: int,
-    width: int,
-    opt: str,
-    layers: range,
-    sharded: bool,
-    pipelined: bool,
+    config: Mapping[str, Any], mine: list[Tensor], place: Placement, layers: range, stages: int
 ) -> list[Quantity]:
-    """The parts of one rank's memory, each a Quantity in bytes with how it is counted."""
-    train, vlm = config["train"], config.get("vlm")
-    state = persistent(mine, g, shard, width, opt)
+    """The parts of one rank's memory holding `mine` (its pipeline stage's tensors, of `stages`), each a
+    Quantity in bytes with how it is counted."""
+    train, g, width, opt = config["train"], place.degrees, place.width, place.optimizer
+    weights, gradients, states = place.persistent(mine)
     opt_how = f"{opt}: " + (
         "AdamW's two moments for what Muon does not take" if opt == "muon" else f"{OPTIMIZER_STATES.get(opt)} state(s)"
     )
     out = [
-        Quantity("memory_parameters", state.weights, "bytes", f"weights, {width} bytes each, sharded as the trainer"),
-        Quantity("memory_gradients", state.gradients, "bytes", "gradients of the trainable parameters, as the weights"),
+        Quantity("memory_parameters", weights, "bytes", f"weights, {width} bytes each, sharded as the trainer"),
+        Quantity("memory_gradients", gradients, "bytes", "gradients of the trainable parameters, as the weights"),
         Quantity(
             "memory_optimizer",
-            state.optimizer,
+            states,
             "bytes",
             f"{opt_how} per trainable parameter, in the weights' dtype"
-            if state.optimizer is not None
+            if states is not None
             else f"optimizer {opt!r} keeps state trainspec does not know",
         ),
     ]
-    trainable = [t for t in mine if t.trainable]
-    blocks = [[t for t in mine if t.layer == i and "cross_attention" not in t.name] for i in layers]
-    blocks += [[t for t in mine if t.group == "cross_attention"]]
-    unit = max((unit_bytes(b, g, 1) for b in blocks), default=0)  # elements of the largest block
-    root = [t for t in mine if not 0 <= t.layer < config["model"]["n_layers"] and t.group not in ("adapter",)]
-    accumulate = 0
-    if pipelined:
-        stage = unit_bytes(mine, g, width) + 4 * unit_bytes(trainable, g, 1)
+    trainable = place.gathered(t for t in mine if t.trainable)
+    blocks = [[t for t in mine if t.layer == i and t.group != "cross_attention"] for i in layers]
+    blocks.append([t for t in mine if t.group == "cross_attention"])
+    unit = max(place.gathered(b) for b in blocks)  # elements of the largest block
+    root = [t for t in mine if not 0 <= t.layer < config["model"]["n_layers"] and t.group != "adapter"]
+    if stages > 1:
+        stage = place.gathered(mine) * width + 4 * trainable
         out.append(Quantity("memory_pipeline_stage", stage, "bytes", "the stage unsharded, with fp32 gradients"))
-    elif sharded:
-        if vlm is None and train["grad_accum_steps"] > 1:
-            accumulate = 4 * unit_bytes(trainable, g, 1)
+    elif math.prod(g.values()) > 1:  # a device mesh: FSDP wraps the model
+        no_sync = config.get("vlm") is None and train["grad_accum_steps"] > 1
         out += [
             Quantity(
                 "memory_grad_accumulation",
-                accumulate,
+                4 * trainable if no_sync else 0,
                 "bytes",
                 "fp32 gradients of the whole model unsharded over data parallelism, kept across the "
                 "micro-steps of gradient accumulation (no-sync); text runs only",
             ),
             Quantity(
                 "memory_gathered",
-                unit_bytes(root, g, width) + 2 * unit * width,
+                (place.gathered(root) + 2 * unit) * width,
                 "bytes",
                 "the root unit (embedding, final norm, head) gathered for the whole step, and two blocks "
                 "gathered at once (prefetch)",
@@ -202,7 +190,7 @@ def stage_parts(
             Quantity("memory_reduce_scatter", 4 * unit, "bytes", "fp32 copy of one block's gradients to reduce"),
         ]
     in_flight = 1
-    if pipelined:
+    if stages > 1:
         accum = train["grad_accum_steps"]
         in_flight = accum if config["distributed"]["pp_schedule"] == "gpipe" else min(g["pp"], accum)
     act = activations(config, g["tp"], g["ep"], layers, in_flight)
@@ -213,12 +201,13 @@ def stage_parts(
     return out
 
 
-def assumptions(config: Mapping[str, Any], built: Model, g: Mapping[str, int], shard: int, width: int, pp: int) -> str:
+def assumptions(built: Model, place: Placement, pp: int) -> str:
     """What every figure assumes, in one sentence."""
+    g = place.degrees
     sp = " with sequence parallelism" if g["tp"] > 1 and built.sequence_parallel else ""
     said = [
-        f"dp_shard={shard} (FSDP), tp={g['tp']}{sp}, ep={g['ep']}, dp_replicate={g['dp_replicate']}",
-        f"{width}-byte weights, gradients and optimizer states",
+        f"dp_shard={place.shard} (FSDP), tp={g['tp']}{sp}, ep={g['ep']}, dp_replicate={g['dp_replicate']}",
+        f"{place.width}-byte weights, gradients and optimizer states",
     ]
     if pp > 1:
         said.append(f"the largest of {pp} pipeline stages")
