@@ -185,6 +185,15 @@ specs = [{module = "adapter"}]
         1,
         (),
     ),
+    (
+        "vlm-random-encoder-budget",
+        "error",
+        VLM.replace("num_tokens = 16", "num_tokens = 0")
+        + "[vlm]\n[model]\nmax_seq_len = 512\n[train]\nseq_len = 512\n",
+        None,
+        10,
+        (),
+    ),
     ("vlm-freeze-module-alias", "error", VLM + '[vlm]\nfreeze = [{module = "vision_encoder.*"}]\n', None, 9, ()),
     (
         "fp8-dims-multiple-of-16",

@@ -33,6 +33,12 @@ EXAMPLES: dict[str, Example] = {
         )
         + "[vlm]\n",
     ),
+    "vlm-random-encoder-budget": _pair(
+        VLM.replace("num_tokens = 16", "num_tokens = 0")
+        + "[vlm]\n\n[model]\nmax_seq_len = 512\n\n[train]\nseq_len = 512\n",
+        VLM.replace("num_tokens = 16", "num_tokens = 0")
+        + "[vlm]\n\n[model]\nmax_seq_len = 528\n\n[train]\nseq_len = 512\n",
+    ),
     "vlm-freeze-module-alias": _pair(
         VLM + '[vlm]\nfreeze = [{module = "vision_encoder.*"}]\n',
         VLM + '[vlm]\nfreeze = [{module = "vision_encoder"}]\n',

@@ -16,6 +16,7 @@ from ...validation import show
 from .build import RANDOM_ENCODER_WIDTH
 from .layout import ffn_hidden
 from .rules import HF_ENCODERS
+from .rules_5666d0d import tokens_per_frame
 
 # -- mesh and pipeline ----------------------------------------------------------------------------
 
@@ -141,6 +142,53 @@ def hf_encoder_needs_path(kind: str | None, path: str, vlm: Any) -> Iterator[Vio
         )
 
 
+RANDOM_ENCODER_TOKENS = 16
+"""The random encoder's token count when `vision_encoder.num_tokens` is 0."""
+
+
+@rule(
+    "vlm-random-encoder-budget",
+    "error",
+    "model.max_seq_len",
+    "vision_encoder.type",
+    "vision_encoder.num_tokens",
+    "adapter.type",
+    "adapter.pool_window",
+    "video.max_frames",
+    "vlm.max_text_len",
+    "vlm.arch",
+    at_launch=True,
+)
+def random_encoder_budget(
+    max_seq_len: int,
+    encoder: str | None,
+    num_tokens: int | None,
+    adapter_type: str | None,
+    window: int | None,
+    frames: int | None,
+    max_text_len: int | None,
+    arch: str | None,
+) -> Iterator[str]:
+    """With `vision_encoder.num_tokens = 0` the random encoder gives 16 tokens, and the model must hold them.
+
+    The config-time budget rules skip a token count of 0 (the encoder decides it); KempnerForge checks the
+    model's positions again when it builds the VLM (reference §7), and the random encoder's count is known.
+    """
+    if arch in (None, "cross_attention") or encoder != "random" or num_tokens != 0 or max_text_len is None:
+        return
+    per_frame = tokens_per_frame(adapter_type, window, RANDOM_ENCODER_TOKENS)
+    if per_frame is None:
+        return  # a pool window that does not divide the 4×4 grid: the adapter fails first
+    visual = (frames or 1) * per_frame
+    if max_seq_len < visual + max_text_len:
+        yield (
+            f"model.max_seq_len = {max_seq_len} is too small for this VLM: the random encoder gives "
+            f"{RANDOM_ENCODER_TOKENS} tokens (vision_encoder.num_tokens = 0), {visual} visual tokens in the residual "
+            f"stream + vlm.max_text_len = {max_text_len} = {visual + max_text_len}; KempnerForge raises when it "
+            "builds the model"
+        )
+
+
 @rule("vlm-freeze-module-alias", "error", "vlm.freeze", "vlm.freeze_schedule", "vlm.module_patterns", at_launch=True)
 def freeze_module_alias(freeze: Any, schedule: Any, patterns: Any) -> Iterator[Violation]:
     """Freeze specs must name a module alias of vlm.module_patterns.
@@ -258,6 +306,7 @@ RULES = (
     pp_1f1b_microbatches,
     vlm_tp_sequence_parallel,
     hf_encoder_needs_path,
+    random_encoder_budget,
     freeze_module_alias,
     fp8_dims,
     mot_ac_no_effect,
