@@ -2,8 +2,9 @@
 
 A family names the config paths that choose its parallel layout and yields
 the candidate values at a world size (`divisors` and `factorings` help); the
-engine keeps the candidates the family's own rules accept (`layout_search.py`). Derived quantities (`provenance.py`) are
-computed by the family from the resolved config.
+engine keeps the candidates the family's own rules accept (`layout_search.py`).
+Derived quantities (`provenance.py`) are computed by the family from the
+resolved config.
 """
 
 from __future__ import annotations
