@@ -15,6 +15,7 @@ import ast
 import difflib
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,18 @@ class Override:
         if self.source:
             return f"override `{self.text}` of {self.source}"
         return f"override #{self.index} ({'--' if self.python else '--set '}{self.text})"
+
+
+def from_command_line(sets: Sequence[str], flags: Sequence[str]) -> tuple[Override, ...]:
+    """`--set PATH=VALUE`s (YAML values), then KempnerForge's `--PATH=VALUE` flags (Python literals; a bare
+    `--PATH` is true), numbered in that order. ValueError for a flag of neither form."""
+    texts = [(text, False) for text in sets]
+    for arg in flags:
+        if not arg.startswith("--") or not ("=" in arg or "." in arg):
+            raise ValueError(f"unrecognized argument: {arg}")
+        key, eq, value = arg[2:].partition("=")
+        texts.append((f"{key}={value if eq else 'True'}", True))
+    return tuple(Override(n, text, python) for n, (text, python) in enumerate(texts, 1))
 
 
 class _Refused(Exception):

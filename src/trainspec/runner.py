@@ -23,11 +23,10 @@ from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
 from .fast_validation import fast_validator
 from .formats import FORMATS, JSON
-from .layout import LayoutSpace
+from .layout_search import with_nearest_layout
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .pipeline import check_path
-from .planner import closest, layout_rules
 from .progress import Progress
 from .project import Project, ProjectError, find_project, problem_at
 from .result import Result
@@ -188,24 +187,6 @@ def check_file(file: str, options: Options) -> Result:
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
     return replace(result, diagnostics=kept).for_report()
-
-
-def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> list[Diagnostic]:
-    """The diagnostics, each world-size error naming the layout that passes with the fewest changes
-    to the file (divisibility errors list their passing values themselves)."""
-    family = result.family
-    if family is None:
-        return result.diagnostics
-    sized = {r.id for r in family.rules if r.needs_world_size}
-    if not any(d.is_error and d.rule in sized for d in result.diagnostics):
-        return result.diagnostics
-    moved = {r.id for r, _ in layout_rules(family, space)[1]}
-    alone = replace(result, diagnostics=[d for d in result.diagnostics if d.rule in moved])  # the rest stay as they are
-    found = closest(alone, space, world_size)
-    if found is None or not found.overrides:
-        return result.diagnostics
-    hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
-    return [replace(d, message=d.message + hint) if d.is_error and d.rule in sized else d for d in result.diagnostics]
 
 
 def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:

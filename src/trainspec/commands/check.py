@@ -159,19 +159,12 @@ def overrides_from(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[Override, ...]:
     """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
-    from ..overrides import Override
+    from ..overrides import from_command_line
 
-    texts = [(text, False) for text in args.overrides]
-    for arg in extras:
-        if not arg.startswith("--") or not ("=" in arg or "." in arg):
-            parser.error(f"unrecognized argument: {arg}")
-        key, eq, value = arg[2:].partition("=")
-        texts.append((f"{key}={value if eq else 'True'}", True))
-    return tuple(Override(n, text, python) for n, (text, python) in enumerate(texts, 1))
-
-
-def split_ids(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(i.strip() for v in values for i in v.split(",") if i.strip())
+    try:
+        return from_command_line(args.overrides, extras)
+    except ValueError as exc:
+        parser.error(str(exc))
 
 
 def collect(
@@ -185,7 +178,7 @@ def collect(
     from ..formats import extensions as config_extensions
     from ..progress import Progress
     from ..runner import Options, iter_check_files
-    from ..suppressions import matches
+    from ..suppressions import matches, split_ids
 
     families = all_families()
     if args.overlay is not None:
@@ -319,6 +312,7 @@ def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     if args.sweep:
+        from ..suppressions import split_ids
         from .check_sweep import run_sweep
 
         selection = (split_ids(args.select), split_ids(args.ignore))

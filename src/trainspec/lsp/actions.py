@@ -21,6 +21,7 @@ from ..catalogue import lookup
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
 from ..formats import FORMATS, JSON
+from ..layout import divisors
 from ..migrate import MigrateError, migrate
 from ..paths import Path, format_path, parse_path
 from ..readers import ReadError
@@ -226,18 +227,13 @@ def _candidates(value: int, others: Sequence[int], world_size: int | None) -> li
     found = {1, -1}
     for other in [*others, *([world_size] if world_size else [])]:
         if 0 < other <= 10**9:
-            found.update(_divisors(other))
+            found.update(divisors(other))
             if value > 0:
                 found.update(m for m in ((value // other) * other, (value // other + 1) * other) if m > 0)
     if world_size and others and all(o > 0 for o in others) and world_size % math.prod(others) == 0:
         found.add(world_size // math.prod(others))
     found.discard(value)
     return sorted(found, key=lambda c: (abs(c - value), c))
-
-
-def _divisors(n: int) -> set[int]:
-    small = [k for k in range(1, math.isqrt(n) + 1) if n % k == 0]
-    return {*small, *(n // k for k in small)}
 
 
 def _set_value(analysis: Analysis, doc: Document, path: Path, value: str) -> Edit | None:
