@@ -22,6 +22,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from .api import check_config, check_path, family_of_model, to_model
+from .codes import (
+    CONFIG_DIFFERS_ACROSS_RANKS,
+    DEVICE_BF16_UNSUPPORTED,
+    DEVICE_COUNT_PER_NODE,
+    DEVICE_FP8_UNSUPPORTED,
+    VERIFY_FAILED,
+)
 from .diagnostics import Diagnostic, Related, Severity
 from .errors import ConfigError, TrainspecError
 from .families import Family, get_family
@@ -135,7 +142,7 @@ def device_diagnostics(
     if capability is not None and not rocm and precision in ("bf16", "fp8") and capability < (8, 0):
         error(
             "train.mixed_precision",
-            "device-bf16-unsupported",
+            DEVICE_BF16_UNSUPPORTED.id,
             f'train.mixed_precision = "{precision}" keeps bfloat16 weights, but {torch.cuda.get_device_name(dev)} '
             f"(compute capability {capability[0]}.{capability[1]}) has no native bfloat16 (8.0 or newer has); "
             'use "fp16" or "fp32" on this GPU',
@@ -144,7 +151,7 @@ def device_diagnostics(
         have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {dev.type} device"
         error(
             "train.mixed_precision",
-            "device-fp8-unsupported",
+            DEVICE_FP8_UNSUPPORTED.id,
             f'train.mixed_precision = "fp8" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), '
             f'but this process runs on {have}; use "bf16"',
         )
@@ -157,7 +164,7 @@ def device_diagnostics(
         if local is not None and local > visible:
             error(
                 "",
-                "device-count-per-node",
+                DEVICE_COUNT_PER_NODE.id,
                 f"{local} processes on this node but torch sees {visible} CUDA device(s) "
                 f"(CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'unset')}); start at most one process "
                 "per device",
@@ -283,7 +290,7 @@ def _check_locally(
         return (
             None,
             source,
-            [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR, f"{type(exc).__name__}: {exc}")],
+            [Diagnostic(source, None, None, "", VERIFY_FAILED.id, Severity.ERROR, f"{type(exc).__name__}: {exc}")],
         )
     return model, source, errors
 
@@ -412,7 +419,7 @@ def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
             None,
             None,
             format_path(diffs[0][0]),
-            "config-differs-across-ranks",
+            CONFIG_DIFFERS_ACROSS_RANKS.id,
             Severity.ERROR,
             f"{_ranks(others)} loaded a different config than rank {ref_rank}{read}: {len(diffs)} value(s) differ: "
             f"{shown}{more}; every rank must train with the same config",

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
+from ..codes import FILE_NOT_FOUND, FILE_NOT_READABLE
 from ..diagnostics import Diagnostic
 from ..families import UnknownFamily
 from ..migrate import MigrateError, migrate, unified_diff
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         result = migrate(file, args.family)
     except ReadError as exc:
         print(exc.diagnostic.one_line(), file=sys.stderr)
-        return 2 if exc.diagnostic.rule in ("file-not-found", "file-not-readable") else 1
+        return 2 if exc.diagnostic.rule in (FILE_NOT_FOUND.id, FILE_NOT_READABLE.id) else 1
     except (MigrateError, UnknownFamily) as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2
