@@ -31,7 +31,7 @@ from .fast_validation import is_plain, where_invalid
 from .other_versions import note_other_versions
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path, parse_path
-from .result import Result
+from .result import Outcome, Result
 from .rules import ABSENT, Rule, Violation
 from .schema import get
 from .validation import findings, show
@@ -55,18 +55,9 @@ def check_document(
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
         got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
-        out.append(
-            Diagnostic(
-                doc.file,
-                1,
-                1,
-                "",
-                NOT_A_MAPPING.id,
-                Severity.ERROR,
-                f"a config must be a table/mapping of sections at the top level, got {got}",
-            )
-        )
-        return Result(doc.file, family, out, document=doc)
+        message = f"a config must be a table/mapping of sections at the top level, got {got}"
+        stopped = Diagnostic(doc.file, 1, 1, "", NOT_A_MAPPING.id, Severity.ERROR, message)
+        return Result.not_checked(Outcome.NOT_A_MAPPING, stopped, out, doc, family=family)
     for migration in family.migrations if migrate else ():
         found, failed = _guarded(doc, family, "migration", partial(migration, doc))
         out.extend(found or failed)

@@ -38,7 +38,7 @@ from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
 from .overrides import Override
 from .readers import ReadError, parse, read_text
-from .result import Result
+from .result import Outcome, Result
 from .schema import SchemaError
 
 
@@ -79,9 +79,9 @@ def check_path(
         return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes)
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
-        return Result(file, None, [Diagnostic(file, 1, 1, "", SYNTAX_ERROR.id, Severity.ERROR, message)])
+        return Result.not_checked(Outcome.SYNTAX, Diagnostic(file, 1, 1, "", SYNTAX_ERROR.id, Severity.ERROR, message))
     except Exception as exc:
-        return Result(file, None, [internal_error(file, exc)])
+        return Result.not_checked(Outcome.CRASHED, internal_error(file, exc))
 
 
 def internal_error(file: str, exc: BaseException) -> Diagnostic:
@@ -113,13 +113,13 @@ def _check(
             lines = dict(
                 enumerate(text.splitlines()[exc.diagnostic.line - 1 : exc.diagnostic.line], exc.diagnostic.line)
             )
-        return Result(file, None, [exc.diagnostic], lines=lines)
+        return Result.not_checked(exc.outcome, exc.diagnostic, lines=lines)
     directives, problems = directives_of(doc)
     doc.problems.extend(problems)
     if directives.family is not None:
         unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
         if unusable is not None:
-            return Result(file, None, [*doc.problems, unusable], document=doc)
+            return Result.not_checked(Outcome.UNUSABLE_SETTINGS, unusable, doc.problems, doc)
         family = directives.family
     if directives.world_sizes:
         sizes, fallback_sizes = directives.world_sizes, False
@@ -127,12 +127,13 @@ def _check(
         try:
             fam = get_family(family)
         except UnknownFamily as exc:
-            return Result(file, None, [Diagnostic(file, None, None, "", UNKNOWN_FAMILY.id, Severity.ERROR, str(exc))])
+            unknown = Diagnostic(file, None, None, "", UNKNOWN_FAMILY.id, Severity.ERROR, str(exc))
+            return Result.not_checked(Outcome.UNKNOWN_FAMILY, unknown)
     elif family is None:
         found, why = detect(doc, all_families())
         if found is None:
             unknown = Diagnostic(file, 1, 1, "", UNKNOWN_FAMILY.id, Severity.ERROR, why)
-            return Result(file, None, [*doc.problems, unknown], document=doc)
+            return Result.not_checked(Outcome.UNCLAIMED, unknown, doc.problems, doc)
         fam = found
     else:
         fam = family
@@ -140,7 +141,7 @@ def _check(
         formats = " or ".join(sorted(f.upper() for f in fam.formats))
         message = f"{fam.name} reads {formats} files, not {doc.format.upper()}; its loader refuses this file"
         wrong = Diagnostic(file, 1, 1, "", WRONG_FORMAT.id, Severity.ERROR, message)
-        return Result(file, None, [*doc.problems, wrong], document=doc)
+        return Result.not_checked(Outcome.WRONG_FORMAT, wrong, doc.problems, doc)
     read_as = fam.loader_format(file) if fam.loader_format is not None else doc.format
     if read_as != doc.format:
         try:
@@ -162,7 +163,8 @@ def _check(
         return result
     except _schema_errors() as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
-        return Result(file, fam, [Diagnostic(file, None, None, "", INVALID_FAMILY_SCHEMA.id, Severity.ERROR, message)])
+        unusable = Diagnostic(file, None, None, "", INVALID_FAMILY_SCHEMA.id, Severity.ERROR, message)
+        return Result.not_checked(Outcome.UNUSABLE_SCHEMA, unusable, family=fam)
 
 
 def _directive_family_problem(file: str, doc: Document, name: str, at: tuple[int, int]) -> Diagnostic | None:

@@ -20,10 +20,7 @@ from . import suppressions
 from .catalogue import catalogue, engine_rules, family_rules
 from .codes import (
     INVALID_PROJECT_CONFIG,
-    SYNTAX_ERROR,
-    UNKNOWN_FAMILY,
     WORLD_SIZE_FROM_PROJECT,
-    WRONG_FORMAT,
     Flag,
     has_flag,
 )
@@ -39,7 +36,7 @@ from .pipeline import check_path
 from .planner import closest, layout_rules
 from .progress import Progress
 from .project import Project, ProjectError, find_project, problem_at
-from .result import Result
+from .result import Outcome, Result
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -151,7 +148,7 @@ def check_file(file: str, options: Options) -> Result:
     try:
         options = options.for_file(file)
     except (ProjectError, OverlayError, UnknownFamily) as exc:
-        return Result(file, None, _project_problems(file, exc))
+        return Result(file, None, _project_problems(file, exc), outcome=Outcome.UNUSABLE_SETTINGS)
     result = check_path(
         file,
         family=options.family,
@@ -160,16 +157,12 @@ def check_file(file: str, options: Options) -> Result:
         text=options.texts.get(file),
         fallback_sizes=options.fallback_sizes,
     )
-    wrong = next((d.message for d in result.diagnostics if d.rule == WRONG_FORMAT.id), "")
-    if wrong and file in options.expanded:
-        return Result(file, None, [], skipped=wrong)
-    if result.family is None and options.family is None:
-        unknown = next((d.message for d in result.diagnostics if d.rule == UNKNOWN_FAMILY.id), "")
-        unreadable = next((d.message for d in result.diagnostics if d.rule == SYNTAX_ERROR.id), "")
-        if unknown and file in options.expanded:
-            return Result(file, None, [], skipped=unknown)
-        if options.skip_unknown and (unknown or unreadable):
-            return Result(file, None, [], skipped=unknown or f"unreadable: {unreadable}")
+    if result.outcome is Outcome.WRONG_FORMAT and file in options.expanded:
+        return result.skip(result.reason)
+    if result.outcome is Outcome.UNCLAIMED and (file in options.expanded or options.skip_unknown):
+        return result.skip(result.reason)
+    if result.outcome is Outcome.SYNTAX and options.skip_unknown and options.family is None:
+        return result.skip(f"unreadable: {result.reason}")
     if options.set_aside:
         note = Diagnostic(file, None, None, "", WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])

@@ -22,6 +22,7 @@ from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import in_digit_limit, too_many_digits
 from ..document import Document, Pos, Positions, Span, Unreadable
 from ..paths import Path, format_path
+from ..result import Outcome
 from . import ReadError, file_error, syntax
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -157,7 +158,8 @@ def parse(file: str, text: str) -> Document:
                 UNSUPPORTED_YAML.id,
                 f"the document expands to more than {MAX_VALUES:,} values "
                 "(aliases repeating aliases?); a config is never that large",
-            )
+            ),
+            Outcome.TOO_LARGE,
         ) from None
     positions = builder.positions
     document = Document(file, "yaml", text, data, lambda: positions, builder.problems)
