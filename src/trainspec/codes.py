@@ -5,8 +5,10 @@ come from the readers, the schema validator, overrides, the world-size logic
 and suppression comments, so they are declared here, each once, with their
 severity, documentation and the flags the rest of trainspec asks about them
 (`has_flag`). Code outside this module names an id by its constant
-(`codes.SYNTAX_ERROR.id`), never by its text; a test holds that. A diagnostic
-carries the id as plain text (`Diagnostic.rule`), as it does a family rule's.
+(`from .codes import SYNTAX_ERROR`, then `SYNTAX_ERROR.id`), never by its text;
+`tests/test_codes.py` holds that. A diagnostic carries the id as plain text
+(`Diagnostic.rule`), as it does a family rule's: it is printed, compared with
+`--select` patterns and sent between processes like any other id.
 
 The examples are configs, so families provide them (`Family.examples`, keyed
 by these ids too); the catalogue takes the first family's that has one.
@@ -71,6 +73,7 @@ class Code:
 
     @property
     def summary(self) -> str:
+        """The first paragraph of `doc` on one line, as `trainspec rules` lists it."""
         return self.doc.split("\n\n")[0].replace("\n", " ")
 
 
