@@ -73,7 +73,7 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
             "document.py",
             "errors.py",
             "rules.py",
-            "engine_rules.py",
+            "codes.py",
             "suppressions.py",
             "discovery.py",
             "safe_write.py",
@@ -96,6 +96,7 @@ in `/` stands for everything in that folder; `*` matches any name."""
 
 FAMILY_API = (
     "families/__init__.py",
+    "codes.py",
     "rules.py",
     "examples.py",
     "layout.py",

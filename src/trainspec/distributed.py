@@ -22,6 +22,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from .api import check_config, check_path, family_of_model, to_model
+from .codes import CONFIG_DIFFERS_ACROSS_RANKS, DEVICE_COUNT_PER_NODE, VERIFY_FAILED
 from .device import Device
 from .diagnostics import Diagnostic, Related, Severity
 from .errors import ConfigError, TrainspecError
@@ -133,7 +134,7 @@ def device_diagnostics(
                 f"(CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'unset')}); start at most one process "
                 "per device"
             )
-            rule = "device-count-per-node"
+            rule = DEVICE_COUNT_PER_NODE.id
             out.append(Diagnostic(source, None, None, "", rule, Severity.ERROR, message, origin=f"device {dev}"))
     return out
 
@@ -267,7 +268,7 @@ def _check_locally(
         return (
             None,
             source,
-            [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR, f"{type(exc).__name__}: {exc}")],
+            [Diagnostic(source, None, None, "", VERIFY_FAILED.id, Severity.ERROR, f"{type(exc).__name__}: {exc}")],
         )
     return model, source, errors
 
@@ -396,7 +397,7 @@ def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
             None,
             None,
             format_path(diffs[0][0]),
-            "config-differs-across-ranks",
+            CONFIG_DIFFERS_ACROSS_RANKS.id,
             Severity.ERROR,
             f"{_ranks(others)} loaded a different config than rank {ref_rank}{read}: {len(diffs)} value(s) differ: "
             f"{shown}{more}; every rank must train with the same config",

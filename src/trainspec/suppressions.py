@@ -17,9 +17,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .codes import UNUSED_SUPPRESSION
 from .diagnostics import Diagnostic, Severity
-
-UNUSED = "unused-suppression"
 
 _DIRECTIVE = re.compile(r"(?:^|(?<=\s))#\s*trainspec:\s*ignore\[([^\]]*)\]")
 
@@ -130,7 +129,7 @@ def apply(
                     s.comment_line,
                     s.column,
                     "",
-                    UNUSED,
+                    UNUSED_SUPPRESSION.id,
                     Severity.WARNING,
                     message,
                     end_line=s.comment_line,

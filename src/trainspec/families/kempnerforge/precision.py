@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...codes import DEVICE_BF16_UNSUPPORTED, DEVICE_FP8_UNSUPPORTED
 from ...device import Device
 from ...diagnostics import Diagnostic, Severity
 
@@ -45,7 +46,7 @@ def device_checks(config: Mapping[str, Any], device: Device) -> list[Diagnostic]
     bf16_weights = MASTER_DTYPES.get(precision) == "bfloat16" if isinstance(precision, str) else False
     if capability is not None and not device.rocm and bf16_weights and capability < (8, 0):
         error(
-            "device-bf16-unsupported",
+            DEVICE_BF16_UNSUPPORTED.id,
             f'train.mixed_precision = "{precision}" keeps bfloat16 weights, but {device.name} '
             f"(compute capability {capability[0]}.{capability[1]}) has no native bfloat16 (8.0 or newer has); "
             'use "fp16" or "fp32" on this GPU',
@@ -53,7 +54,7 @@ def device_checks(config: Mapping[str, Any], device: Device) -> list[Diagnostic]
     if precision == "fp8" and not device.rocm and (capability is None or capability < (8, 9)):
         have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {device.type} device"
         error(
-            "device-fp8-unsupported",
+            DEVICE_FP8_UNSUPPORTED.id,
             f'train.mixed_precision = "fp8" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), '
             f'but this process runs on {have}; use "bf16"',
         )
