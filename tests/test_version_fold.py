@@ -23,6 +23,7 @@ from .conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "versions"
 BASE = {"a": 1, "b": 2, "c": 3}
+SHIPPED = ("kempnerforge", "specforge")
 
 
 def test_the_fold_keeps_base_order_places_inserts_before_their_anchor_and_adds_last():
@@ -221,7 +222,8 @@ def test_every_shipped_version_has_the_rules_examples_and_docs_it_had_in_order(f
 def test_version_lists_every_shipped_version_with_what_it_follows(capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
-    assert capsys.readouterr().out.splitlines()[1:] == [
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line for line in lines if line.lstrip().startswith(tuple(f"{name}@" for name in SHIPPED))] == [
         "  kempnerforge@089fbbd: follows KempnerForge 089fbbd (2026-05-12)",
         "  kempnerforge@5666d0d: follows KempnerForge 5666d0d (2026-06-30)",
         "  specforge@08eaeac: follows SpecForge 08eaeac (config module of 2026-07-21)",
@@ -243,8 +245,16 @@ def test_schema_diff_between_the_shipped_versions_is_unchanged(args, expected, c
 
 def test_each_family_reads_its_release_metadata_from_versions_json():
     for family in every_version().values():
-        if family.extends is not None or family.name not in ("kempnerforge", "specforge"):
+        if family.extends is not None or family.name not in SHIPPED:
             continue
         (release,) = (r for r in read_releases(family.schema_file.parent) if r.version == family.version)
         assert (family.released, family.follows, family.commit) == (release.released, release.follows, release.commit)
         assert family.schema_file.name == release.schema
+
+
+def test_every_shipped_version_is_held_here_and_named_in_the_docs_with_its_date():
+    shipped = {f.id: f for f in every_version().values() if f.name in SHIPPED and f.extends is None}
+    assert sorted(shipped) == sorted(json.loads((DATA / "ids.json").read_text()))
+    docs = (ROOT / "docs" / "versions.md").read_text(encoding="utf-8")
+    intro = docs[: docs.index("\n## ")]
+    assert [i for i, f in shipped.items() if f"`{i}` (" not in intro or f.released not in intro] == []
