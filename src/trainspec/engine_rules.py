@@ -287,6 +287,15 @@ exception and where it was raised; please report it with the file. The other
 files of the run are still checked, and the run fails (exit status 1), since
 this file was not checked.""",
     ),
+    "diagnostics-truncated": _rule(
+        "note",
+        """A file has more diagnostics than trainspec reports for one file
+(`TRAINSPEC_MAX_DIAGNOSTICS`, 1,000 by default).
+
+The first ones are reported and this one counts the rest; it is an error when an
+error is among them, so the run fails as it would have. Fix the ones shown (often
+one mistake, such as a wrong family, causes them all), or raise the limit.""",
+    ),
     "hook-failed": _rule(
         "error",
         """A family's own hook (a migration, a normalizer, the step that derives

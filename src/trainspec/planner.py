@@ -10,9 +10,8 @@ file. Each layout comes with the `--set` overrides that select it.
 from __future__ import annotations
 
 import functools
-import itertools
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -23,15 +22,13 @@ from .directives import directives_of
 from .errors import TrainspecError
 from .families import Family
 from .layout import LayoutSpace
+from .limits import LAYOUT_WORLD_SIZE, LAYOUTS
 from .paths import Path, format_path, is_prefix, parse_path
 from .pipeline import as_overrides, check_path, world_sizes_of
 from .result import Result
 from .rules import Rule
 from .schema import get
 from .validation import show
-
-MAX_CANDIDATES = 1_000_000
-"""More candidate layouts than a plan can try in reasonable time (a world size with very many divisors)."""
 
 
 class PlanError(TrainspecError):
@@ -92,7 +89,8 @@ def plan(
     space = layout_of(base)
     written = _file_values(base, space, family, bool(given))
     pinned = _pinned(base)
-    plans = [plan_result(base, space, size, gpus_per_node) for size in sizes]
+    budget = Budget()
+    plans = [plan_result(base, space, size, gpus_per_node, budget) for size in sizes]
     for found in plans:
         found.written, found.pinned = written, pinned
     return plans
@@ -124,8 +122,11 @@ def layout_of(base: Result) -> LayoutSpace:
     return base.family.layout
 
 
-def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None) -> Plan:
-    """The layouts of a file already checked without a world size (`base`), at one world size."""
+def plan_result(
+    base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None, budget: Budget | None = None
+) -> Plan:
+    """The layouts of a file already checked without a world size (`base`), at one world size; PlanError
+    when the candidates run past the budget (`limits.LAYOUTS`, shared by every size of one plan)."""
     assert base.family is not None and base.config is not None
     paths, judged, blocking = _search(base, space)
     result = Plan(base.file, base.family, world_size, blocking=blocking)
@@ -135,12 +136,7 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
     written = [get(base.config, p) for p in paths]
     verdicts = _Verdicts(base, judged, world_size)
     ranked = []
-    for count, values in enumerate(space.candidates(base.config, world_size), 1):
-        if count > MAX_CANDIDATES:
-            raise PlanError(
-                f"more than {MAX_CANDIDATES:,} candidate layouts at {world_size} GPUs; plan for a number with "
-                "fewer divisors"
-            )
+    for values in (budget or Budget()).candidates(space, base.config, world_size):
         for p, value in zip(paths, values, strict=True):
             _put(config, p, value)
             if verdicts.raw:  # rules that read the values as written see the layout's values as written
@@ -181,7 +177,7 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
     """`nearest(plan_result(...))` without ranking every layout: candidates are tried in order of
     how many of the file's values they change, and the search stops after the first group that
     has a passing one (of which the best ranked wins). None when nothing passes or the file has
-    errors no layout changes."""
+    errors no layout changes; PlanError past the budget."""
     assert base.config is not None
     paths, judged, blocking = _search(base, space)
     if blocking:
@@ -195,7 +191,7 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
     def count(values: tuple[Any, ...]) -> int:
         return sum(v != was and not auto for v, was, auto in zip(values, written, free, strict=True))
 
-    candidates = list(itertools.islice(space.candidates(base.config, world_size), MAX_CANDIDATES))
+    candidates = list(Budget().candidates(space, base.config, world_size))
     config = _copied_along(base.config, paths)
     verdicts = _Verdicts(base, judged, world_size)
     found: list[tuple[tuple[Any, ...], Layout]] = []
@@ -223,6 +219,25 @@ def _changes(
         for p, v, was in zip(paths, values, written, strict=True)
         if v != was and not (format_path(p) in space.auto and was == space.auto[format_path(p)])
     )
+
+
+class Budget:
+    """The candidate layouts one search may still try (`limits.LAYOUTS`; world sizes up to
+    `limits.LAYOUT_WORLD_SIZE`): a world size with many divisors asks for hours otherwise."""
+
+    def __init__(self) -> None:
+        self.left = LAYOUTS.value
+
+    def candidates(self, space: LayoutSpace, config: dict[str, Any], world_size: int) -> Iterator[tuple[Any, ...]]:
+        """The family's candidates at `world_size`, each one spent; PlanError past the budget."""
+        if world_size > LAYOUT_WORLD_SIZE.value:
+            raise PlanError(LAYOUT_WORLD_SIZE.exceeded(f"no layout is searched at {world_size:,} GPUs"))
+        for values in space.candidates(config, world_size):
+            self.left -= 1
+            if self.left < 0:
+                found = f"too many candidate layouts at {world_size:,} GPUs"
+                raise PlanError(f"{LAYOUTS.exceeded(found)}; plan for fewer or smaller world sizes")
+            yield tuple(values)
 
 
 class _Verdicts:

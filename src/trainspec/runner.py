@@ -24,10 +24,11 @@ from .families import Family, UnknownFamily, all_families, get_family
 from .fast_validation import fast_validator
 from .formats import FORMATS, JSON
 from .layout import LayoutSpace
+from .limits import DIAGNOSTICS
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .pipeline import check_path
-from .planner import closest, layout_rules
+from .planner import PlanError, closest, layout_rules
 from .progress import Progress
 from .project import Project, ProjectError, find_project, problem_at
 from .result import Result
@@ -187,7 +188,22 @@ def check_file(file: str, options: Options) -> Result:
     kept = [d for d in found if d.rule in FILE_LEVEL or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
-    return replace(result, diagnostics=kept).for_report()
+    return replace(result, diagnostics=capped(file, kept)).for_report()
+
+
+def capped(file: str, found: list[Diagnostic]) -> list[Diagnostic]:
+    """At most `limits.DIAGNOSTICS` of a file's diagnostics, and one that counts the rest (an error when
+    an error is among them, so the run fails as it would have): a file of a million unknown keys
+    does not print a million lines."""
+    limit = DIAGNOSTICS.value
+    if len(found) <= limit:
+        return found
+    rest = found[limit:]
+    errors = sum(d.is_error for d in rest)
+    found_text = f"{len(rest):,} more diagnostics ({errors:,} errors) not shown"
+    severity = Severity.ERROR if errors else Severity.NOTE
+    note = Diagnostic(file, None, None, "", "diagnostics-truncated", severity, DIAGNOSTICS.exceeded(found_text))
+    return [*found[:limit], note]
 
 
 def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> list[Diagnostic]:
@@ -201,10 +217,14 @@ def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> 
         return result.diagnostics
     moved = {r.id for r, _ in layout_rules(family, space)[1]}
     alone = replace(result, diagnostics=[d for d in result.diagnostics if d.rule in moved])  # the rest stay as they are
-    found = closest(alone, space, world_size)
-    if found is None or not found.overrides:
-        return result.diagnostics
-    hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
+    try:
+        found = closest(alone, space, world_size)
+    except PlanError as exc:  # over a budget: the error stands, and says why it names no layout
+        hint = f"; no nearest layout was searched: {exc}"
+    else:
+        if found is None or not found.overrides:
+            return result.diagnostics
+        hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
     return [replace(d, message=d.message + hint) if d.is_error and d.rule in sized else d for d in result.diagnostics]
 
 
@@ -243,8 +263,11 @@ def _suppression_checks(
 
 
 def default_jobs(files: int) -> int:
-    if files < PARALLEL_MIN_FILES:
-        return 1
+    return 1 if files < PARALLEL_MIN_FILES else available_cpus()
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on: more worker processes than that only compete for them."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -263,11 +286,11 @@ def iter_check_files(
 ) -> Iterator[Result]:
     """Each file's result as soon as its turn in the order of `files` comes, skipped files included.
 
-    Workers send back `Result.for_report()`s: no config or document crosses processes, and a
-    family travels by name. Nothing is kept once it is yielded, so memory does not grow with the
-    number of files.
+    `jobs` is capped at the CPUs available (`trainspec check` says so). Workers send back
+    `Result.for_report()`s: no config or document crosses processes, and a family travels by name.
+    Nothing is kept once it is yielded, so memory does not grow with the number of files.
     """
-    jobs = min(jobs or default_jobs(len(files)), len(files)) or 1
+    jobs = min(jobs or default_jobs(len(files)), len(files), available_cpus()) or 1
     work = partial(check_file, options=options)
     try:
         if jobs == 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from ...layout import LayoutSpace, Quantity
@@ -24,7 +24,7 @@ OPTIMIZER_STATES = {"adamw": 2, "schedule_free_adamw": 2, "lion": 1, "muon": 1}
 moment, Lion's and Muon's one momentum."""
 
 
-@cache
+@lru_cache(maxsize=4096)
 def divisors(n: int) -> tuple[int, ...]:
     """The divisors of n, ascending."""
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
@@ -41,8 +41,20 @@ def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
 
 
 def candidates(config: Mapping[str, Any], world_size: int) -> Iterator[tuple[int, ...]]:
-    """Every assignment of the six degrees whose product is the world size (dp_shard written out)."""
-    return iter(factorings(world_size, len(DEGREES)))
+    """Every assignment of the six degrees whose product is the world size (dp_shard written out), made
+    one at a time: a world size with many divisors has hundreds of millions, and the planner stops
+    at its budget."""
+    return _ordered_factorings(world_size, len(DEGREES))
+
+
+def _ordered_factorings(n: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """`factorings(n, parts)`, in the same order, without holding them all."""
+    if parts == 2:
+        yield from factorings(n, 2)
+        return
+    for first in divisors(n):
+        for rest in _ordered_factorings(n // first, parts - 1):
+            yield (first, *rest)
 
 
 def rank(config: Mapping[str, Any], world_size: int, gpus_per_node: int | None) -> tuple[int, ...]:
