@@ -235,8 +235,8 @@ class Budget:
         for values in space.candidates(config, world_size):
             self.left -= 1
             if self.left < 0:
-                found = f"too many candidate layouts at {world_size:,} GPUs"
-                raise PlanError(f"{LAYOUTS.exceeded(found)}; plan for fewer or smaller world sizes")
+                found = f"too many candidate layouts (the budget ran out at {world_size:,} GPUs)"
+                raise PlanError(LAYOUTS.exceeded(found))
             yield tuple(values)
 
 
