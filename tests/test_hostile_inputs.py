@@ -324,3 +324,26 @@ def test_a_globstar_glob_through_looping_links_ends_in_process(tmp_path):
     os.symlink(".", tmp_path / "d" / "y")
     files, unmatched, _ = expand([f"{tmp_path}/d/**/*.toml"], frozenset({".toml"}))
     assert files == [f"{tmp_path}/d/kf.toml"] and not unmatched
+
+
+SPECFORGE = Path(__file__).resolve().parent / "corpus" / "specforge" / "gemma3-1b-eagle3-online.yaml"
+
+
+@pytest.mark.parametrize("source", ["directive", "project", "topology"])
+def test_every_source_of_a_world_size_is_held_to_the_layout_budget(tmp_path, monkeypatch, source):
+    monkeypatch.setenv("TRAINSPEC_MAX_LAYOUT_WORLD_SIZE", "1000000000")
+    if source == "topology":
+        text = SPECFORGE.read_text().replace("training:", "training:\n  sp_ulysses_size: 23", 1)
+        path = tmp_path / "run.yaml"
+        path.write_text(text.replace("nnodes: 1\n", "nnodes: 91891800\n", 1))
+    else:
+        path = tmp_path / "kf.toml"
+        directive = "# trainspec: family=kempnerforge world-size=735134400\n" if source == "directive" else ""
+        path.write_text(directive + KF)
+        if source == "project":
+            (tmp_path / ".trainspec.toml").write_text('[[configs]]\npaths = ["*.toml"]\nworld-size = 735134400\n')
+    start = time.monotonic()
+    found = check_file(str(path), Options(use_project=True))
+    assert time.monotonic() - start < 20
+    hinted = [d for d in found.diagnostics if "no nearest layout was searched" in d.message]
+    assert hinted and "TRAINSPEC_MAX_LAYOUTS" in hinted[0].message

@@ -42,7 +42,7 @@ def expand(
         elif os.path.lexists(arg) or not is_glob(arg):
             found = [arg]  # a missing file is reported when it is read
         else:
-            found = [f for match in glob_argument(arg, problems) for f in _matched(match, extensions, problems)]
+            found = [f for match in sorted(glob_argument(arg, problems)) for f in _matched(match, extensions, problems)]
             expanded.update(found)
         if not found:
             unmatched.append(arg)

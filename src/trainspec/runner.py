@@ -31,6 +31,7 @@ from .pipeline import check_path
 from .planner import PlanError, closest, layout_rules
 from .progress import Progress
 from .project import Project, ProjectError, find_project, problem_at
+from .readers import ReadError, read_text
 from .result import Result
 
 if TYPE_CHECKING:
@@ -127,7 +128,10 @@ def usable(project: Project) -> dict[str, str]:
     the parent checks before forking, so its workers inherit the overlays it registered."""
     if project.source in _USABLE:
         return _USABLE[project.source]
-    text = project.source.read_text(encoding="utf-8", errors="replace")
+    try:
+        text = read_text(str(project.source))  # read and parsed moments ago: the bounded reader all the same
+    except ReadError as exc:
+        raise ProjectError([exc.diagnostic]) from None
     problems, overlays = [], {}
     ids = [r.id for r in catalogue(all_families())]
     for settings in (project.defaults, *(e.settings for e in project.entries)):
