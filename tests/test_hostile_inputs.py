@@ -347,3 +347,21 @@ def test_every_source_of_a_world_size_is_held_to_the_layout_budget(tmp_path, mon
     assert time.monotonic() - start < 20
     hinted = [d for d in found.diagnostics if "no nearest layout was searched" in d.message]
     assert hinted and "TRAINSPEC_MAX_LAYOUTS" in hinted[0].message
+
+
+def test_the_language_server_refuses_a_fifo_overlay_and_an_oversized_buffer(tmp_path, monkeypatch):
+    from trainspec.lsp.analysis import Analysis, Settings
+
+    os.mkfifo(tmp_path / "overlay.json")
+    (tmp_path / ".trainspec.toml").write_text('[[configs]]\npaths = ["*.toml"]\noverlay = "overlay.json"\n')
+    start = time.monotonic()
+    found = Analysis(str(tmp_path / "kf.toml"), KF, Settings(), "utf-16").diagnostics
+    assert any(d.rule == "invalid-project-config" and "not a regular file" in d.message for d in found)
+    monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", "1000")
+    (tmp_path / ".trainspec.toml").write_text("")
+    from trainspec.project import forget_projects
+
+    forget_projects()
+    big = Analysis(str(tmp_path / "kf.toml"), KF + "# padding\n" * 200, Settings(), "utf-16").diagnostics
+    assert [d.rule for d in big] == ["file-not-readable"] and "TRAINSPEC_MAX_FILE_BYTES" in big[0].message
+    assert time.monotonic() - start < 10

@@ -65,6 +65,14 @@ def read_stream(stream: BinaryIO, name: str) -> str:
     return _decoded(name, _bounded(stream, name), "standard input")
 
 
+def within_limit(path: str, text: str) -> str:
+    """`text` given for `path` rather than read (an editor's buffer, the API's `text=`), held to the
+    same size limit as a file; ReadError past it."""
+    if len(text) > FILE_BYTES.value // 4 and len(text.encode("utf-8", "surrogatepass")) > FILE_BYTES.value:
+        raise ReadError(file_error(path, "file-not-readable", FILE_BYTES.exceeded("is too large to check")))
+    return text
+
+
 def _bounded(file: BinaryIO, path: str) -> bytes:
     """At most the limit's bytes of `file`: one more than that is an error, and nothing past it is read."""
     limit = FILE_BYTES.value
