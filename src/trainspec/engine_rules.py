@@ -293,8 +293,10 @@ this file was not checked.""",
 (`TRAINSPEC_MAX_DIAGNOSTICS`, 1,000 by default).
 
 The first ones are reported and this one counts the rest; it is an error when an
-error is among them, so the run fails as it would have. Fix the ones shown (often
-one mistake, such as a wrong family, causes them all), or raise the limit.""",
+error is among them, so the run fails as it would have. Schema validation stops
+explaining problems at the same limit (explaining is what costs time), and this
+diagnostic then says that more were not explained. Fix the ones shown (often one
+mistake, such as a wrong family, causes them all), or raise the limit.""",
     ),
     "hook-failed": _rule(
         "error",

@@ -54,7 +54,7 @@ configs are a few kilobytes, and a mebibyte of unknown keys already takes about 
 KEY_PARTS = Limit("TRAINSPEC_MAX_KEY_PARTS", 100, "parts in one dotted key or table header")
 """TOML dotted keys (`a.b.c = 1`): the standard library's reader spends memory quadratic in their length."""
 DIAGNOSTICS = Limit("TRAINSPEC_MAX_DIAGNOSTICS", 1000, "diagnostics per file")
-"""Reported per file; the rest are counted in one note."""
+"""Reported per file, and schema problems explained per file; the rest are counted in one diagnostic."""
 LAYOUTS = Limit("TRAINSPEC_MAX_LAYOUTS", 200_000, "candidate layouts")
 """Tried by one `plan` (over all its world sizes) or one nearest-layout hint: a world size with many
 divisors (735,134,400 has over 700 million ways to split into six degrees) would search for hours."""

@@ -51,6 +51,9 @@ FILE_LEVEL = frozenset(
 )
 """The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
 
+TRUNCATED = "diagnostics-truncated"
+"""Counts what a file's diagnostics leave out past `limits.DIAGNOSTICS`."""
+
 PARALLEL_MIN_FILES = 100
 """Below this many files a process pool costs more than it saves: on 2 cores a pool of 2 breaks even
 at about 90 KempnerForge configs that mostly have diagnostics (starting it costs ~30 ms, a config
@@ -198,16 +201,17 @@ def check_file(file: str, options: Options) -> Result:
 def capped(file: str, found: list[Diagnostic]) -> list[Diagnostic]:
     """At most `limits.DIAGNOSTICS` of a file's diagnostics, and one that counts the rest (an error when
     an error is among them, so the run fails as it would have): a file of a million unknown keys
-    does not print a million lines."""
+    does not print a million lines. (Schema validation stops explaining at the same limit, and says so.)"""
     limit = DIAGNOSTICS.value
-    if len(found) <= limit:
+    shown = [d for d in found if d.rule != TRUNCATED]
+    if len(shown) <= limit:
         return found
-    rest = found[limit:]
+    rest = shown[limit:]
     errors = sum(d.is_error for d in rest)
-    found_text = f"{len(rest):,} more diagnostics ({errors:,} errors) not shown"
-    severity = Severity.ERROR if errors else Severity.NOTE
-    note = Diagnostic(file, None, None, "", "diagnostics-truncated", severity, DIAGNOSTICS.exceeded(found_text))
-    return [*found[:limit], note]
+    also = ", and more schema problems were not explained" if len(shown) < len(found) else ""
+    message = DIAGNOSTICS.exceeded(f"{len(rest):,} more diagnostics ({errors:,} errors) not shown{also}")
+    severity = Severity.ERROR if errors or also else Severity.NOTE
+    return [*shown[:limit], Diagnostic(file, None, None, "", TRUNCATED, severity, message)]
 
 
 def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> list[Diagnostic]:
