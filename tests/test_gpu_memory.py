@@ -7,7 +7,7 @@ import json
 import pytest
 
 from trainspec.cli import main
-from trainspec.gpu_memory import parse_size
+from trainspec.layout import parse_size
 from trainspec.planner import plan
 
 from .conftest import ROOT

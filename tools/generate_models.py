@@ -20,14 +20,18 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import importlib.util
 import json
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
+
+from trainspec.versions import read_releases
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
@@ -69,6 +73,12 @@ OPTIONS = [
     "--formatters",
     "builtin",
 ]
+
+
+def generator_requirement() -> str:
+    """The generator pinned by trainspec's [test] extra: another version writes other code."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    return next(r for r in extras["test"] if r.startswith("datamodel-code-generator"))
 
 
 def run_generator(source: Path, target: Path, class_name: str, cwd: str) -> None:
@@ -206,10 +216,10 @@ def generate() -> dict[str, str]:
 
 def modules(family: str, base_schema: str) -> dict[str, str]:
     """Module file -> schema file: `<family>.py` from the base schema, `<family>_<version>.py` for each later
-    version in the family's versions.json (see tools/build_schema_versions.py)."""
-    listing = SCHEMA_DIR / family / "versions.json"
-    chain = json.loads(listing.read_text(encoding="utf-8"))["versions"] if listing.is_file() else []
-    return {f"{family}.py": base_schema} | {f"{family}_{v['version']}.py": v["schema"] for v in chain[1:]}
+    version in the family's versions.json (see tools/build_schema_versions.py; a release name's dots become
+    underscores: `specforge_0_2_0.py`)."""
+    later = read_releases(SCHEMA_DIR / family)[1:]
+    return {f"{family}.py": base_schema} | {f"{family}_{r.version.replace('.', '_')}.py": r.schema for r in later}
 
 
 def main() -> int:
@@ -219,6 +229,10 @@ def main() -> int:
     parser.add_argument("--class-name", default="Config", help="root model name (with --schema)")
     parser.add_argument("--output", type=Path, help="output module (with --schema)")
     args = parser.parse_args()
+    if importlib.util.find_spec("datamodel_code_generator") is None:
+        wanted = generator_requirement()
+        print(f"{parser.prog}: needs {wanted}: pip install '{wanted}'", file=sys.stderr)
+        return 2
     if args.schema:
         if not args.output:
             parser.error("--schema needs --output")

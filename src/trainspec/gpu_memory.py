@@ -1,5 +1,6 @@
 """A GPU's memory as a check: the family's estimate of one rank's memory (`Family.memory`) against the
-memory of the GPUs the job runs on (`--gpu-memory 80GiB`, or `gpu-memory` in the project configuration).
+memory of the GPUs the job runs on (`--gpu-memory 80GiB`, or `gpu-memory` in the project configuration;
+`layout.parse_size` reads both).
 
 `check` reports `gpu-memory-exceeded` when the estimate at a world size is above the budget, naming
 its largest part; `plan` drops the layouts that do not fit and ranks the rest by headroom. The engine
@@ -8,28 +9,16 @@ knows no family's memory model: a family without one is not checked.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .codes import GPU_MEMORY_EXCEEDED
 from .diagnostics import Diagnostic, Severity
 from .families import Family
 from .layout import MemoryEstimate
 from .result import Result
 
-RULE = "gpu-memory-exceeded"
-UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
-SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
-
-
-def parse_size(text: str) -> int:
-    """Bytes in `80GiB`, `141 GB`, `85899345920`; ValueError for anything else."""
-    found = SIZE.match(text)
-    unit = found.group(2).lower() if found else ""
-    if found is None or unit not in UNITS or float(found.group(1)) <= 0:
-        raise ValueError(f"{text!r} is not a memory size (for example 80GiB, 141GB or a number of bytes)")
-    return int(float(found.group(1)) * UNITS[unit])
+RULE = GPU_MEMORY_EXCEEDED.id
 
 
 def gib(n: int) -> str:

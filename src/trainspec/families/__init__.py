@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from ..device import Device
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
 from ..entry_points import entry_points
@@ -66,10 +67,14 @@ class Family:
     - `legacy_keys`: old config path -> the path it moved to, for keys its
       migrations rewrite; editor schemas offer them as deprecated, naming the
       new place.
-    - `version`, `released`: the upstream version (a short commit) and its date
-      (ISO); a family may register several versions under one name, and
-      the plain name selects the newest (`kempnerforge`, `kempnerforge@latest`,
-      `kempnerforge@089fbbd`).
+    - `version`, `released`: the upstream version (a short commit, or a release
+      name such as `0.2.0`) and its date (ISO); a family may register several
+      versions under one name, and the plain name selects the newest
+      (`kempnerforge`, `kempnerforge@latest`, `kempnerforge@089fbbd`).
+      trainspec's own families read them from `schema/<family>/versions.json`
+      (see `trainspec.versions`).
+    - `commit`: for a version named by release, the upstream commit it comes
+      from; `name@commit` selects it too.
     - `follows`: the upstream version of the trainer the family reproduces,
       in words, shown by `trainspec --version` and `rules`.
     - `checks_file_before_overrides`: the family's own loader validates the
@@ -106,6 +111,10 @@ class Family:
     - `memory`: the family's estimate of the memory one rank needs at a world
       size, by part (`--gpu-memory` turns it into a check; `plan` keeps the
       layouts that fit and ranks them by headroom).
+    - `device_checks`: what a config needs of the device a rank computes on
+      (the resolved config, a `device.Device`) -> errors at config paths, with
+      no file; `trainspec.distributed` runs it on the machine that runs the job
+      (bfloat16 or FP8 support, for example).
     - `examples`: for each rule id (the family's rules and its schema's
       `x-trainspec-rule` ids), a config that breaks it and the fixed config;
       `trainspec explain` and the reference docs show them, and a test runs them.
@@ -118,6 +127,7 @@ class Family:
     formats: frozenset[str] = frozenset({"toml", "yaml", "json"})
     description: str = ""
     version: str = ""
+    commit: str = ""
     released: str = ""
     follows: str = ""
     migrations: Sequence[Migration] = ()
@@ -143,6 +153,7 @@ class Family:
     layout: LayoutSpace | None = None
     derive: Derive | None = None
     memory: Memory | None = None
+    device_checks: Callable[[Mapping[str, Any], Device], list[Diagnostic]] | None = None
     extends: str | None = None
     """For a project overlay (`overlay.py`): the id of the family version it extends. An overlay is
     reached by its own id only; it is no version of the trainer, so `other_versions`, `versions_of`
@@ -249,9 +260,12 @@ def register(family: Family) -> None:
 
 
 def get_family(spec: str) -> Family:
-    """The family `spec` names: `name` or `name@latest` (its newest version), or `name@version`."""
+    """The family `spec` names: `name` or `name@latest` (its newest version), `name@version`, or
+    `name@commit` for a version named by release."""
     name, _, version = spec.partition("@")
     found = all_families().get(name) if version in ("", LATEST) else every_version().get(spec)
+    if found is None and version:
+        found = next((f for f in versions_of(name) if f.commit == version), None)
     if found is not None:
         return found
     if name in _broken:

@@ -14,28 +14,15 @@ from functools import cached_property
 from typing import Any
 
 from ..catalogue import family_rules
+from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
 from ..errors import TrainspecError
 from ..families import Family
 from ..pipeline import check_path
 from ..result import Result
 from ..runner import Options, check_file
+from ..world_sizes import MAX_WORLD_SIZES
 from .text import Source
-
-SCHEMA_IDS = frozenset(
-    {
-        "syntax-error",
-        "duplicate-key",
-        "unknown-key",
-        "missing-key",
-        "wrong-type",
-        "not-allowed-value",
-        "out-of-range",
-        "pattern-mismatch",
-        "invalid-value",
-    }
-)
-"""Ids whose problems yaml-language-server and taplo report from the schema too."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +51,9 @@ class Settings:
         debounce = raw.get("debounceMs")
         return cls(
             family=raw["family"] if isinstance(raw.get("family"), str) and raw["family"] else None,
-            world_sizes=tuple(s for s in sizes if isinstance(s, int) and not isinstance(s, bool) and s >= 1)
+            world_sizes=tuple(s for s in sizes if isinstance(s, int) and not isinstance(s, bool) and s >= 1)[
+                :MAX_WORLD_SIZES
+            ]
             if isinstance(sizes, list)
             else (),
             overrides=_strings(raw.get("set")),
@@ -113,7 +102,7 @@ class Analysis:
         if not self.settings.rules_only:
             return found
         schema = {r.id for r in family_rules(self.family) if r.source == "schema"} if self.family else set()
-        return [d for d in found if d.rule not in SCHEMA_IDS and d.rule not in schema]
+        return [d for d in found if not has_flag(d.rule, Flag.SCHEMA_SERVERS_REPORT) and d.rule not in schema]
 
     @cached_property
     def resolved(self) -> Result:

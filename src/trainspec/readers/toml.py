@@ -20,10 +20,13 @@ from typing import Any
 
 import rtoml
 
+from ..codes import FILE_NOT_READABLE, SYNTAX_ERROR
 from ..diagnostics import Diagnostic
 from ..digits import in_digit_limit, too_many_digits
 from ..document import Document, LineIndex, Positions, Span
+from ..limits import KEY_PARTS
 from ..paths import Path
+from ..result import Outcome
 from . import ReadError, file_error, syntax
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -92,7 +95,28 @@ def _loads(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+_PART = r"""(?:[A-Za-z0-9_-]++|"(?:\\.|[^"\\\n])*+"|'[^'\n]*+')"""
+_DOTTED_KEY = re.compile(rf"{_PART}(?:[ \t]*+\.[ \t]*+{_PART})++")
+
+
+def _within_key_parts(file: str, text: str) -> None:
+    """ReadError for a dotted key or table header longer than `limits.KEY_PARTS`: tomllib keeps every
+    prefix of a key, so 20,000 parts (130 KB) would take 1.6 GB. Counted in the text, before parsing
+    (a dotted value inside a string may count too, which only makes the bound stricter)."""
+    limit = KEY_PARTS.value
+    if text.count(".") <= limit:
+        return
+    for m in _DOTTED_KEY.finditer(text):
+        parts = m[0].count(".") + 1
+        if parts > limit:
+            line = text.count("\n", 0, m.start()) + 1
+            message = KEY_PARTS.exceeded(f"a dotted key of {parts:,} parts")
+            column = m.start() - text.rfind("\n", 0, m.start())
+            raise ReadError(file_error(file, FILE_NOT_READABLE.id, message, line, column), Outcome.TOO_LARGE)
+
+
 def parse(file: str, text: str) -> Document:
+    _within_key_parts(file, text)
     try:
         data = _loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -103,7 +127,7 @@ def parse(file: str, text: str) -> Document:
         if reason.endswith("(at end of document)"):
             reason = reason.removesuffix("(at end of document)").strip()
             line, col = text.count("\n") + 1, len(text) - text.rfind("\n")
-        raise ReadError(file_error(file, "syntax-error", syntax.toml(reason, text, line), line, col)) from None
+        raise ReadError(file_error(file, SYNTAX_ERROR.id, syntax.toml(reason, text, line), line, col)) from None
     except ValueError:  # tomllib's int() of a decimal integer too long to read
         raise ReadError(_too_long(file, text, _long_integer(text))) from None
     # 0x/0o/0b integers are read whatever their length
@@ -135,7 +159,7 @@ def _long_integer(text: str) -> re.Match[str] | None:
 
 def _too_long(file: str, text: str, found: re.Match[str] | None) -> Diagnostic:
     pos = LineIndex(text).pos(found.start(1)) if found else None
-    return file_error(file, "syntax-error", too_many_digits(), pos.line if pos else None, pos.column if pos else None)
+    return file_error(file, SYNTAX_ERROR.id, too_many_digits(), pos.line if pos else None, pos.column if pos else None)
 
 
 def locate(text: str) -> Positions:

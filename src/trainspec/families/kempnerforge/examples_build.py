@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...codes import GPU_MEMORY_EXCEEDED
 from ...examples import Example, Run
 from .examples import VLM, _pair
 
@@ -10,7 +11,7 @@ PIPELINE = SMALL + "[train]\ngrad_accum_steps = 4\n\n[distributed]\n"
 PAIRED = VLM.replace("[data]", "[model]\nn_heads = 32\nn_kv_heads = 8\n\n[data]")
 
 EXAMPLES: dict[str, Example] = {
-    "gpu-memory-exceeded": Example(
+    GPU_MEMORY_EXCEEDED.id: Example(
         "[train]\nbatch_size = 2\n",
         '[train]\nbatch_size = 2\nactivation_checkpointing = "full"\n',
         run=Run(world_sizes=(8,), gpu_memory="24GiB"),
@@ -65,7 +66,6 @@ EXAMPLES: dict[str, Example] = {
 }
 
 EXAMPLES_5666D0D: dict[str, Example] = {
-    **EXAMPLES,
     "adapter-pool-heads-divide-width": _pair(
         VLM.replace("num_tokens = 16", "num_tokens = 196")
         + '[adapter]\ntype = "attentional_pool"\npool_heads = 24\n\n[vlm]\n',

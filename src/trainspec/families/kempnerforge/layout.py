@@ -8,34 +8,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from functools import cache, lru_cache
 from typing import Any
 
-from ...layout import LayoutSpace
+from ...layout import LayoutSpace, divisors, factorings
 
 DEGREES = ("dp_replicate", "dp_shard", "tp", "pp", "cp", "ep")
 PATHS = tuple(f"distributed.{d}" for d in DEGREES)
 
 
-@cache
-def divisors(n: int) -> tuple[int, ...]:
-    """The divisors of n, ascending."""
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return tuple(sorted({*small, *(n // d for d in small)}))
-
-
-@lru_cache(maxsize=256)
-def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
-    """Every ordered way to write n as a product of `parts` whole numbers (asked for every file hinted at
-    a world size: remembered)."""
-    if parts == 1:
-        return ((n,),)
-    return tuple((first, *rest) for first in divisors(n) for rest in factorings(n // first, parts - 1))
-
-
 def candidates(config: Mapping[str, Any], world_size: int) -> Iterator[tuple[int, ...]]:
-    """Every assignment of the six degrees whose product is the world size (dp_shard written out)."""
-    return iter(factorings(world_size, len(DEGREES)))
+    """Every assignment of the six degrees whose product is the world size (dp_shard written out), made
+    one at a time: a world size with many divisors has hundreds of millions, and the planner stops
+    at its budget."""
+    return _ordered_factorings(world_size, len(DEGREES))
+
+
+def _ordered_factorings(n: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """`factorings(n, parts)`, in the same order, without holding them all."""
+    if parts == 2:
+        yield from factorings(n, 2)
+        return
+    for first in divisors(n):
+        for rest in _ordered_factorings(n // first, parts - 1):
+            yield (first, *rest)
 
 
 def rank(config: Mapping[str, Any], world_size: int, gpus_per_node: int | None) -> tuple[int, ...]:

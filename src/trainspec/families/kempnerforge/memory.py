@@ -19,10 +19,13 @@ from ...layout import MemoryEstimate, Quantity
 from .activations import activations
 from .build import Model, Tensor, build
 from .layout import DEGREES
+from .precision import MASTER_DTYPES
 
-PARAM_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 2}
-"""Bytes per stored value: the trainer casts the model to the parameter dtype before FSDP (no fp32 master
-weights; FP8 is a compute mode over bfloat16 storage); gradients and optimizer states follow it."""
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+PARAM_BYTES = {precision: DTYPE_BYTES[dtype] for precision, dtype in MASTER_DTYPES.items()}
+"""Bytes per stored value, by train.mixed_precision: the trainer casts the model to the master dtype before
+FSDP (no fp32 master copy; FP8 is a compute mode over bfloat16 storage); gradients and optimizer states
+follow it."""
 OPTIMIZER_STATES = {"adamw": 2, "lion": 1, "schedule_free_adamw": 3}
 """State copies per trainable parameter (§4): AdamW's two moments, Lion's momentum, schedule-free AdamW's
 z, v and x. Muon: one momentum for the matrices it orthogonalises, AdamW's two for the rest."""

@@ -2,7 +2,8 @@
 config loaded (kempnerforge-build reference §7), and warnings for what silently does nothing there.
 
 Both versions (089fbbd, 5666d0d) build the same mesh, pipeline and tensor-parallel plan, so
-`RULES` applies to both; `RULES_5666D0D` adds the checks of adapters only 5666d0d has.
+`RULES` applies to both; `pool_heads_divide_width` checks an adapter only 5666d0d has (its version
+module adds it).
 """
 
 from __future__ import annotations
@@ -335,6 +336,3 @@ def pool_heads_divide_width(heads: int, kind: str, feature_dim: int, encoder: st
             "the model is built",
             at="adapter.pool_heads",
         )
-
-
-RULES_5666D0D = (*RULES, pool_heads_divide_width)
