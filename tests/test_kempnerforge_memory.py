@@ -105,3 +105,10 @@ def test_a_world_size_is_needed_for_memory():
     shown = show(TRAIN / "7b.toml")
     memory = {q.name: q for q in shown.quantities if q.name.startswith("memory_")}
     assert memory["memory_parameters"].value is None and "--world-size" in memory["memory_parameters"].how
+
+
+def test_each_cross_attention_block_is_its_own_unit():
+    got = derived(TRAIN / "vlm_7b_siglip2_cross_attn.toml", 8)
+    block = 1_946_222_592 // 8  # eight cross-attention blocks, each larger than a text block
+    assert got["memory_reduce_scatter"] == 4 * block
+    assert got["memory_gathered"] == (2 * 525_336_576 + 4096 + 2 * block) * 2

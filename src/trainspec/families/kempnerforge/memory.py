@@ -167,7 +167,7 @@ def stage_parts(
     ]
     trainable = place.gathered(t for t in mine if t.trainable)
     blocks = [[t for t in mine if t.layer == i and t.group != "cross_attention"] for i in layers]
-    blocks.append([t for t in mine if t.group == "cross_attention"])
+    blocks += [[t for t in mine if t.layer == i and t.group == "cross_attention"] for i in layers]  # own units
     unit = max(place.gathered(b) for b in blocks)  # elements of the largest block
     root = [t for t in mine if not 0 <= t.layer < config["model"]["n_layers"] and t.group != "adapter"]
     if stages > 1:
