@@ -19,6 +19,7 @@ LEAVES = {
     "trainspec.diagnostics": "diagnostics are plain data",
     "trainspec.paths": "config paths are plain data",
     "trainspec.formats": "the format table is plain data",
+    "trainspec.escaping": "escaping is plain text",
 }
 PIPELINE = ("trainspec.checker", "trainspec.pipeline", "trainspec.runner", "trainspec.api")
 
@@ -68,7 +69,7 @@ def violations(edges: dict[str, set[str]]) -> list[str]:
         for target in sorted(targets):
             if target.startswith(TOP) and not module.startswith(TOP):
                 found.append(f"{module} imports the command line ({target})")
-            if module in LEAVES and target.startswith("trainspec"):
+            if module in LEAVES and target.startswith("trainspec") and target not in LEAVES:
                 found.append(f"{module} imports {target}, but {LEAVES[module]}")
             if module.startswith("trainspec.reporters") and target.startswith(PIPELINE):
                 found.append(f"{module} imports {target}: reporters format results, they do not produce them")
