@@ -63,3 +63,38 @@ def test_ctrl_c_during_a_parallel_run_is_one_line_and_exit_130(tmp_path, delay):
             os.killpg(proc.pid, signal.SIGKILL)
     assert (proc.returncode, err.decode()) == (130, "trainspec: interrupted\n"), err.decode()
     assert time.monotonic() - started < 10
+
+
+WRITER = """
+import os, sys, time
+from pathlib import Path
+from trainspec.safe_write import write_text
+
+synced = os.fsync
+def slow_fsync(fd):  # the temporary file is written: stop here until the signal comes
+    synced(fd)
+    print("ready", flush=True)
+    time.sleep(60)
+os.fsync = slow_fsync
+write_text(Path(sys.argv[1]), "new\\n", expected="old\\n")
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_write_ended_by_a_signal_leaves_the_file_and_no_temporary_file(tmp_path, signum):
+    """Every writer (`migrate`, `editor`, `plan --apply`) writes through safe_write.write_text."""
+    path = tmp_path / "run.yaml"
+    path.write_text("old\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        assert len(list(tmp_path.iterdir())) == 2  # the file and its temporary twin
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, err) == (128 + signum, b"")
+    assert [p.name for p in tmp_path.iterdir()] == ["run.yaml"] and path.read_text() == "old\n"
