@@ -22,7 +22,7 @@ from typing import Any
 from .editor_schema import NotEditorSafe, editor_schema_text
 from .errors import TrainspecError
 from .formats import FORMATS, InputFormat, known_format
-from .safe_write import WriteRefused, read_text, write_text
+from .safe_write import WriteRefused, line_ending, read_text, write_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
 
@@ -191,7 +191,7 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
     there) or from anywhere (YAML: the modeline may be any comment line).
     """
     assert fmt.schema_directive is not None and fmt.directive is not None
-    newline = "\r\n" if "\r\n" in text else "\n"
+    newline = line_ending(text)
     lines = text.splitlines(keepends=True)
     head = len(lines) if fmt.name == "yaml" else 0
     while head < len(lines) and lines[head].lstrip().startswith("#"):
