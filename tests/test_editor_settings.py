@@ -57,6 +57,15 @@ def test_strings_comments_and_layout_are_kept_byte_for_byte(tmp_path, capsys):
     assert tree.value["yaml.schemas"] == {"other.json": "a.yaml", REF: ["runs/*.yaml"]}
 
 
+def test_a_file_of_comments_only_keeps_them(tmp_path, capsys):
+    path = settings(tmp_path, "// settings for this repository\n")
+    assert init(tmp_path, capsys)[0] == 0
+    text = path.read_text()
+    assert text.startswith("// settings for this repository\n{\n")
+    tree = jsonc.parse(text)
+    assert tree is not None and REF in tree.value["yaml.schemas"]
+
+
 @pytest.mark.parametrize("newline, indent", [("\r\n", "\t"), ("\n", "  ")])
 def test_line_endings_and_indentation_follow_the_file(tmp_path, capsys, newline, indent):
     path = settings(tmp_path, f'{{{newline}{indent}"editor.tabSize": 2{newline}}}{newline}')

@@ -181,8 +181,9 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
         ref = "./" + inside.as_posix() if inside is not None else schema.path.resolve().as_uri()
         merge_settings(settings, ref, schema.path.resolve().as_uri(), list(globs) or default_globs(family))
         planned.append((schema, inside if inside is not None else schema.path))
-    if tree is None:
-        text = json.dumps(settings, indent=4, ensure_ascii=False) + "\n"
+    if tree is None:  # no file, or only blanks and comments: the comments stay, above the settings
+        kept = (old or "").rstrip()
+        text = (kept + line_ending(kept) if kept else "") + json.dumps(settings, indent=4, ensure_ascii=False) + "\n"
     else:
         try:
             text = jsonc.edited(old or "", tree, settings)
