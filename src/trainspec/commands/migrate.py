@@ -14,6 +14,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from ..diagnostics import Diagnostic
+from ..escaping import terminal
 from ..families import UnknownFamily
 from ..migrate import MigrateError, Migration, migrate, unified_diff
 from ..readers import ReadError
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     for d in sorted(result.diagnostics, key=Diagnostic.sort_key):
         print(d.one_line(), file=sys.stderr)
     if result.new_text is None:
-        print(f"{file}: {result.note}", file=sys.stderr if result.failed else sys.stdout)
+        print(terminal(f"{file}: {result.note}"), file=sys.stderr if result.failed else sys.stdout)
         return 1 if result.failed else 0
     if args.diff:
         sys.stdout.writelines(unified_diff(result))
