@@ -59,7 +59,9 @@ def check_config(
     can be re-checked where the world size is known (at launch). The data has
     no positions: diagnostics name `source` as their file and carry no line.
     A part no config file could hold (a recursive dict, a complex number, an
-    integer key) is an error at its path, and the rest is still checked.
+    integer key) is an error at its path, and the rest is still checked; a null
+    where a key may be left out and has no default (a dump's `"vlm": None`) is
+    that key left out, as the trainer holds it.
 
     Raises TypeError when `config` is not a mapping or `family` not a name or a Family.
     """
@@ -70,7 +72,7 @@ def check_config(
     sizes = world_sizes_of(world_size)
     fam = get_family(family) if isinstance(family, str) else family
     data, problems = as_data(config, source)
-    doc = Document(source, "data", "", data, dict, problems)
+    doc = Document(source, "data", "", fam.schema.without_absent_nulls(data), dict, problems)
     doc.mark_origin((), "the resolved config")
     result = check_document(doc, fam, (), sizes, migrate=False)
     return sorted(result.diagnostics, key=Diagnostic.sort_key)
