@@ -213,7 +213,10 @@ def receive(protocol: Endpoint, body: bytes) -> None:
         else:
             log.warning("a notification was dropped: %s", why)
         return
-    protocol.handle_message(message)
+    try:
+        protocol.handle_message(message)
+    except Exception:  # pygls answers a failing request itself; anything else must not end the session
+        log.exception("a message could not be handled")
 
 
 def _not_a_message(data: dict[str, Any]) -> str | None:
