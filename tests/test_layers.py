@@ -81,6 +81,7 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
             "limits.py",
             "safe_write.py",
             "jsonc.py",
+            "plain_data.py",
             "yaml_roundtrip.py",
             "resources.py",
             "digits.py",
