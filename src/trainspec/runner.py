@@ -9,8 +9,10 @@ same thing, and the pool's ordered `map` keeps the order of the files.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path as FsPath
@@ -38,6 +40,7 @@ from .result import Outcome, Result
 
 if TYPE_CHECKING:
     import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
 
 PARALLEL_MIN_FILES = 100
 """Below this many files a process pool costs more than it saves: on 2 cores a pool of 2 breaks even
@@ -279,9 +282,16 @@ def iter_check_files(
             chunk = max(1, min(16, len(files) // (jobs * 8)))
             from concurrent.futures import ProcessPoolExecutor  # only runs that use a pool pay for its import
 
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
-                for checked in pool.map(work, files, chunksize=chunk):
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_ignore_interrupts)
+            try:
+                with _interrupts_held():
+                    checked_in_order = pool.map(work, files, chunksize=chunk)
+                for checked in checked_in_order:
                     yield _tick(progress, checked)
+            except BaseException:  # Ctrl-C, or the reader stopped: check no more, wait for no worker
+                _stop(pool)
+                raise
+            pool.shutdown()
     finally:
         if progress is not None:
             progress.close()
@@ -297,6 +307,31 @@ def _prepare(options: Options) -> None:
             fast_validator(family.schema)
         except Exception:  # an unusable family schema: each file it checks says so
             continue
+
+
+def _ignore_interrupts() -> None:
+    """Ctrl-C reaches every process of the terminal's group: the parent alone answers it (exit 130, one
+    line), so a worker prints no traceback of its own and ends when `_stop` cancels its work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C while the workers fork (`map` submits every chunk, which starts them): a signal that
+    lands in a fork hook is printed and lost, and the run would go on. It is delivered on leaving."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no fork, no fork hooks
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the files not yet checked; each worker ends after the chunk it holds."""
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _context() -> multiprocessing.context.BaseContext | None:

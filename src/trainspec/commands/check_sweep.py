@@ -9,13 +9,13 @@ fail`); JSON lists every variant. Exit status: 0 every variant passes, 1 a varia
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
+from ..escaping import json_text, terminal
 
 if TYPE_CHECKING:
     from ..overrides import Override
@@ -81,7 +81,7 @@ def report_text(found: Sweep, out: TextIO) -> None:
 
     for variant in found.failing:
         assigned = " ".join(f"{path}={value}" for path, value in variant.assignments)
-        out.write(f"{found.file} [{assigned}]\n")
+        out.write(terminal(f"{found.file} [{assigned}]") + "\n")
         for d in sorted(reported(variant), key=Diagnostic.sort_key):
             out.write(f"  {d.one_line()}\n")
         if len(found.world_sizes) > 1:
@@ -120,5 +120,4 @@ def report_json(found: Sweep, out: TextIO) -> None:
         "world_sizes": list(found.world_sizes),
         "summary": {"variants": len(found.variants), "failing": len(found.failing)},
     }
-    json.dump(doc, out, indent=2)
-    out.write("\n")
+    out.write(json_text(doc, indent=2) + "\n")
