@@ -227,3 +227,32 @@ def test_newer_corpus_under_the_older_version_names_the_version_that_has_it(name
     # vlm-needs-hf-data is 089fbbd's own rule (5666d0d exempts video runs): a rule, not a key or value
     errors = [d for d in found if d.is_error and d.rule != "vlm-needs-hf-data"]
     assert errors and all("exists in kempnerforge@5666d0d (2026-06-30), a newer version" in d.message for d in errors)
+
+
+VIDEO = "[video]\nenabled = true\n"
+NEWER = "kempnerforge@5666d0d"
+
+
+@pytest.mark.parametrize(
+    ("head", "argv", "advice"),
+    [
+        ("# trainspec: family=kempnerforge@089fbbd\n", [], f"change the file's directive to `family={NEWER}`"),
+        ("", ["--family", "kempnerforge@089fbbd"], f"select it with --family {NEWER}"),
+        (
+            "#:schema ./.trainspec/schemas/kempnerforge@089fbbd.schema.json\n",
+            [],
+            f"select it with --family {NEWER} or a `# trainspec: family={NEWER}` line in the file",
+        ),
+        ("", ["project"], f'set `family = "{NEWER}"` for this file in the project configuration'),
+    ],
+)
+def test_advice_to_use_another_version_changes_what_selected_this_one(tmp_path, capsys, head, argv, advice):
+    """A directive outranks --family: advising the flag to a file whose directive pinned the version changes nothing."""
+    path = tmp_path / "job.toml"
+    path.write_text(head + VIDEO)
+    if argv == ["project"]:
+        (tmp_path / ".trainspec.toml").write_text('family = "kempnerforge@089fbbd"\n')
+        argv = []
+    assert main(["check", str(path), *argv]) == 1
+    out = capsys.readouterr().out
+    assert f"exists in kempnerforge@5666d0d (2026-06-30), a newer version: {advice}\n" in out

@@ -28,7 +28,7 @@ from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
 from .fast_validation import is_plain, where_invalid
-from .other_versions import note_other_versions
+from .other_versions import Selection, note_other_versions
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path, parse_path
 from .result import Outcome, Result
@@ -45,12 +45,14 @@ def check_document(
     *,
     migrate: bool = True,
     fallback_sizes: bool = False,
+    selected_by: Selection = "flag",
 ) -> Result:
     """Every diagnostic of one document; world-size rules run once per size, everything else once.
 
     A config that states its own world size (`Family.world_size_from_config`) is checked at that
     size; given sizes that differ are one error, unless they are `fallback_sizes` (the command
-    line's, meant for configs that state none), which such a config does not take.
+    line's, meant for configs that state none), which such a config does not take. `selected_by`
+    says what chose `family`, for advice to choose another version.
     """
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
@@ -98,7 +100,7 @@ def check_document(
             )
         )
     loader_conversions(doc, family, out)
-    note_other_versions(doc, family, out)
+    note_other_versions(doc, family, out, selected_by)
     for path, rule_id, severity, message in list(loader_readings(doc, family, out)):
         if severity is Severity.ERROR:
             broken.append(path)
