@@ -110,6 +110,14 @@ def test_schema_diff_lists_fields_bounds_values_and_rules(tiny, capsys):
     assert text.startswith(f"tiny@v1 -> tiny@v2: {len(changes)} changes") and "  + video: object" in text
 
 
+def test_schema_diff_refuses_two_families(capsys):
+    """What changes across families is no upgrade anyone makes: a list of 500 changes would hide the mistake."""
+    assert main(["schema", "diff", "kempnerforge", "specforge"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "kempnerforge and specforge are different families" in err
+    assert "versions of kempnerforge: kempnerforge@5666d0d, kempnerforge@089fbbd" in err
+
+
 def _tool():
     spec = importlib.util.spec_from_file_location("build_schema_versions", ROOT / "tools" / "build_schema_versions.py")
     assert spec and spec.loader
