@@ -128,7 +128,7 @@ def plan_result(
     when the candidates run past the budget (`limits.LAYOUTS`, shared by every size of one plan)."""
     assert base.family is not None and base.config is not None
     paths, judged, blocking = search(base, space)
-    result = Plan(base.file, base.family, world_size, blocking=blocking)
+    result = Plan(base.file, base.family, world_size, blocking=sorted(blocking, key=Diagnostic.sort_key))  # as check
     if blocking:
         return result
     config = copied_along(base.config, paths)
