@@ -652,6 +652,19 @@ def test_explicit_wrong_or_null_role_is_not_replaced(write):
     assert [d.rule for d in found] == ["disaggregated-needs-role"]
 
 
+@pytest.mark.parametrize("null", ["null", "~", "NULL"])
+def test_null_by_override_says_specforge_keeps_it_as_text_and_what_to_write(write, null):
+    """SpecForge's overrides never read null (reference §6.2): the error says so, and where null can be written."""
+    path = write("run.yaml", fill(OFFLINE))
+    (found,) = [d for d in trainspec.check(path, overrides=[f"training.max_steps={null}"]) if d.is_error]
+    assert found.rule == "override-refused-by-loader"
+    assert found.message == (
+        f'`training.max_steps`: SpecForge keeps an override\'s value as text, so `{null}` is the string "{null}", '
+        "not null, and the field refuses it; SpecForge's overrides cannot set null: write `max_steps: null` in the "
+        "file instead"
+    )
+
+
 def test_switching_a_local_run_to_disaggregated_by_override_takes_the_whole_section_and_the_role(write):
     """SpecForge applies overrides to the loaded config: a path into the null section is unknown there, and the
     resolved role `all` stays; the documented switch replaces `deployment` and sets the role."""
