@@ -597,6 +597,20 @@ def test_world_size_derived_from_the_trainer_topology(write):
     assert check_path(path, family="specforge", world_size=8).diagnostics == []
 
 
+def test_a_config_that_states_no_topology_takes_the_given_world_size(write):
+    """The trainer defaults (1 × 1) are no statement: `--world-size 8` applies, and the launcher's topology check
+    says what the file needs to run on 8 (a written topology, however small, keeps its own size)."""
+    path = write("run.yaml", fill(OFFLINE))
+    result = check_path(path, family="specforge", world_size=8, fallback_sizes=True)
+    assert result.world_size == 8 and not any(d.rule == "world-size-derived" for d in result.diagnostics)
+    [found] = [d for d in result.diagnostics if d.is_error]
+    assert found.rule == "world-size-matches-trainer-topology" and "= 1 × 1 = 1" in found.message
+    for topology in ("nnodes: 1\n    nproc_per_node: 1\n", "nproc_per_node: 2\n"):
+        stated = write("stated.yaml", fill(OFFLINE, rest="deployment:\n  trainer:\n    " + topology))
+        assert check_path(stated, family="specforge", world_size=8, fallback_sizes=True).world_size != 8
+    assert check_path(path, family="specforge", world_size=8).world_size == 8  # the API's world size too
+
+
 def test_world_size_rules_run_without_the_flag(write):
     text = fill(
         OFFLINE,

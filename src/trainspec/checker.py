@@ -112,6 +112,8 @@ def check_document(
     sizes = tuple(world_sizes)
     others: tuple[int, ...] = ()
     derived = _derived_world_size(family, config) if family.world_size_from_config is not None else None
+    if derived is not None and world_sizes and not _states_world_size(doc, family, derived):
+        derived = None  # the given sizes apply
     if derived is not None:
         others = () if fallback_sizes else tuple(s for s in sizes if s != derived[0])
         sizes = (derived[0],)
@@ -148,6 +150,14 @@ def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, st
         return family.world_size_from_config(config)
     except Exception:  # a section of the wrong type: the schema said so; anything else: no size to derive
         return None
+
+
+def _states_world_size(doc: Document, family: Family, derived: tuple[int, str]) -> bool:
+    """Whether the config states the world size `derived` from it, rather than its defaults alone (SpecForge's
+    trainer defaults, 1 × 1, are no statement): it differs from the defaults', or the written values give it."""
+    return derived != _derived_world_size(family, family.schema.fill_defaults({})) or (
+        _derived_world_size(family, doc.data) is not None
+    )
 
 
 def _world_size_rules(
