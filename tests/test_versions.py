@@ -264,3 +264,24 @@ def test_advice_to_use_another_version_changes_what_selected_this_one(tmp_path, 
     assert main(["check", str(path), *argv]) == 1
     out = capsys.readouterr().out
     assert f"exists in kempnerforge@5666d0d (2026-06-30), a newer version: {advice}\n" in out
+
+
+@pytest.mark.parametrize("version", ["kempnerforge@089fbbd", "kempnerforge@5666d0d", "specforge@08eaeac"])
+def test_each_versions_schema_id_names_and_selects_it(tmp_path, version):
+    """docs/versions.md: a file naming a version's `$id` selects that version (the oldest's included)."""
+    family = get_family(version)
+    assert family.schema.id == f"urn:trainspec:schema:{version}"
+    directive = "#:schema {}" if "toml" in family.formats else "# yaml-language-server: $schema={}"
+    path = tmp_path / ("job.toml" if "toml" in family.formats else "run.yaml")
+    path.write_text(directive.format(family.schema.id) + "\n")
+    assert check_path(path).family is family
+
+
+def test_a_schema_key_is_refused_as_the_loader_refuses_it_and_the_error_names_what_works(tmp_path):
+    """SpecForge's root is closed (reference §7): a `$schema` key fails the load, whatever editors make of it."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"$schema": "urn:trainspec:schema:specforge@08eaeac", "model": {}, "data": {}}))
+    result = check_path(path)
+    assert result.family is get_family("specforge@08eaeac")
+    [found] = [d for d in result.diagnostics if d.rule == "unknown-key"]
+    assert found.is_error and "name the schema in a comment instead" in found.message
