@@ -122,6 +122,8 @@ def test_errors_no_layout_changes_block_the_plan(capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "model-heads-divide-dim" in out and "fix them first" in out
+    lines = [line.split(": error[")[0].rsplit(":", 2)[1] for line in out.splitlines() if ": error[" in line]
+    assert lines == sorted(lines, key=int) and len(lines) == 2  # in line order, as `check` lists them
 
 
 def test_json_lists_every_layout_with_its_overrides(capsys):

@@ -141,7 +141,7 @@ def plan_result(
     `gpu_memory`, only the layouts whose estimated memory per rank fits, the most headroom first."""
     assert base.family is not None and base.config is not None
     paths, judged, blocking = search(base, space)
-    result = Plan(base.file, base.family, world_size, blocking=blocking)
+    result = Plan(base.file, base.family, world_size, blocking=sorted(blocking, key=Diagnostic.sort_key))  # as check
     if blocking:
         return result
     config = copied_along(base.config, paths)

@@ -30,6 +30,7 @@ from .gpu_memory import exceeded
 from .layout import parse_size
 from .layout_search import with_nearest_layout
 from .limits import DIAGNOSTICS
+from .other_versions import Selection
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .pipeline import check_path
@@ -51,6 +52,8 @@ at about 90 KempnerForge configs that mostly have diagnostics (starting it costs
 @dataclass(frozen=True)
 class Options:
     family: str | None = None
+    family_from: Selection = "flag"
+    """What chose `family`: the command line, or the project configuration (`for_file`)."""
     overrides: tuple[str | Override, ...] = ()
     world_sizes: tuple[int, ...] = ()
     select: tuple[str, ...] = ()
@@ -102,6 +105,7 @@ class Options:
             self,
             set_aside=aside,
             family=family or mine.family,
+            family_from="flag" if self.family else "project",
             world_sizes=own or self.world_sizes or mine.world_sizes,
             fallback_sizes=self.fallback_sizes and not own,
             overrides=(*(Override(0, text, source=source) for text in mine.overrides), *self.overrides),
@@ -163,6 +167,7 @@ def check_file(file: str, options: Options) -> Result:
         world_size=options.world_sizes,
         text=options.texts.get(file),
         fallback_sizes=options.fallback_sizes,
+        family_from=options.family_from,
     )
     if result.outcome is Outcome.WRONG_FORMAT and file in options.expanded:
         return result.skip(result.reason)
