@@ -154,6 +154,7 @@ specs = [{module = "adapter"}]
     # what fails only when the job builds its mesh, model or pipeline (kempnerforge-build reference §7)
     ("cp-not-wired", "error", "[distributed]\ndp_shard = 4\ncp = 2\n", 8, 3, ()),
     ("cp-becomes-data-parallel", "warning", "[distributed]\ncp = 4\n", 4, 2, ()),
+    ("cp-mesh-smaller-than-world", "error", "[distributed]\ncp = 2\n", 16, 2, ("cp-becomes-data-parallel",)),
     (
         "pp-exceeds-layers",
         "error",

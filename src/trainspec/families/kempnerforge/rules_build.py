@@ -58,10 +58,31 @@ def cp_becomes_data_parallel(cp: int, dp_replicate: int, dp_shard: int, tp: int,
     resolves above 1 and the mesh covers only part of the ranks, as `cp-not-wired` says (reference §3.2).
     """
     if cp > 1 and dp_shard in (-1, 1) and max(dp_replicate, tp, pp, ep) == 1:
-        larger = "; at a larger world size dp_shard = -1 resolves above 1 and the mesh fails" if dp_shard == -1 else ""
+        larger = " (at a larger world size the mesh fails: `cp-mesh-smaller-than-world`)" if dp_shard == -1 else ""
         yield (
             f"distributed.cp = {cp} is not wired in KempnerForge: at world size {cp} it runs as plain data "
-            f"parallelism (sequences are not split){larger}; set distributed.cp = 1"
+            f"parallelism, sequences not split{larger}; set distributed.cp = 1"
+        )
+
+
+@rule("cp-mesh-smaller-than-world", "error", "distributed.cp", *_OTHER_DEGREES)
+def cp_mesh_smaller_than_world(
+    cp: int, dp_replicate: int, dp_shard: int, tp: int, pp: int, ep: int, *, world_size: int
+) -> Iterator[Violation]:
+    """With context parallelism as the only degree and `dp_shard = -1`, a world size above cp fails when
+    the job builds its mesh.
+
+    `dp_shard = -1` resolves to world size / cp, which passes the loader's product check; but the mesh has
+    no cp dimension, so it covers only world size / cp ranks and the others fall outside it (reference
+    §3.2, §7 row 2). At world size = cp the job runs as plain data parallelism (`cp-becomes-data-parallel`).
+    """
+    if cp > 1 and dp_shard == -1 and max(dp_replicate, tp, pp, ep) == 1 and world_size > cp:
+        yield Violation(
+            f"distributed.cp = {cp} at world size {world_size}: distributed.dp_shard = -1 resolves to "
+            f"{world_size // cp}, but KempnerForge does not wire context parallelism (its device mesh has no cp "
+            f"dimension), so the mesh covers only {world_size // cp} of the {world_size} ranks and the job fails "
+            "when it builds the mesh; set distributed.cp = 1",
+            at="distributed.cp",
         )
 
 
@@ -302,6 +323,7 @@ def unfreeze_never_updated(schedule: Any, freeze: Any, vlm: Any) -> Iterator[Vio
 RULES = (
     cp_not_wired,
     cp_becomes_data_parallel,
+    cp_mesh_smaller_than_world,
     pp_exceeds_layers,
     pp_schedule_interleaved,
     pp_1f1b_microbatches,
