@@ -25,7 +25,9 @@ def test_sizes(text, size):
     assert parse_size(text) == size
 
 
-@pytest.mark.parametrize("text", ["", "eighty GiB", "80 GiBs", "0GiB", "-1GB"])
+@pytest.mark.parametrize(
+    "text", ["", "eighty GiB", "80 GiBs", "0GiB", "-1GB", "0.5", "9" * 400, "\u00b2GB", "\u0668GB"]
+)
 def test_not_sizes(text):
     with pytest.raises(ValueError):
         parse_size(text)

@@ -119,8 +119,9 @@ def test_a_long_dotted_key_is_refused_before_it_costs_gigabytes(tmp_path):
 @pytest.mark.external  # runs trainspec in a subprocess
 def test_a_limit_set_to_nonsense_is_one_line(tmp_path):
     (tmp_path / "kf.toml").write_text(KF)
-    done = cli("check", "kf.toml", cwd=tmp_path, TRAINSPEC_MAX_FILE_BYTES="lots")
-    assert done.returncode == 2 and "TRAINSPEC_MAX_FILE_BYTES='lots' must be a whole number" in done.stderr
+    for nonsense in ("lots", "\u00b2"):  # a superscript two is a digit to str.isdigit, not to int()
+        done = cli("check", "kf.toml", cwd=tmp_path, TRAINSPEC_MAX_FILE_BYTES=nonsense)
+        assert done.returncode == 2 and f"TRAINSPEC_MAX_FILE_BYTES={nonsense!r} must be a whole number" in done.stderr
 
 
 # -- globs and walks ----------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def world_size(environ: Mapping[str, str] | None = None) -> WorldSize:
 
 def _positive(env: Mapping[str, str], name: str) -> int:
     text = env[name].strip()
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise ValueError(f"{name}={env[name]!r} is not a positive integer")
     return int(text)
 
@@ -125,7 +125,12 @@ def device_diagnostics(
     if dev.type == "cuda":
         env = os.environ if environ is None else environ
         local = next(
-            (int(env[n]) for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE") if env.get(n, "").isdigit()), None
+            (
+                int(env[n])
+                for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE")
+                if env.get(n, "").isascii() and env[n].isdigit()
+            ),
+            None,
         )
         visible = torch.cuda.device_count()
         if local is not None and local > visible:

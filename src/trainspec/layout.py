@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -99,7 +100,7 @@ def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
 
 UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
 UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
-SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+SIZE = re.compile(r"^\s*([0-9]{1,20}(?:\.[0-9]{1,20})?)\s*([a-zA-Z]*)\s*$")
 """A memory size as `--gpu-memory` and the project's `gpu-memory` take it: a number and a unit."""
 
 
@@ -107,6 +108,7 @@ def parse_size(text: str) -> int:
     """Bytes in `80GiB`, `141 GB`, `85899345920`; ValueError for anything else."""
     found = SIZE.match(text)
     unit = found.group(2).lower() if found else ""
-    if found is None or unit not in UNITS or float(found.group(1)) <= 0:
+    size = int(Decimal(found.group(1)) * UNITS[unit]) if found and unit in UNITS else 0
+    if size < 1:
         raise ValueError(f"{text!r} is not a memory size (for example 80GiB, 141GB or a number of bytes)")
-    return int(float(found.group(1)) * UNITS[unit])
+    return size

@@ -34,7 +34,7 @@ class Limit:
         text = os.environ.get(self.variable, "").strip().replace("_", "")
         if not text:
             return self.default
-        if not text.isdigit() or int(text) < 1:
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise LimitExceeded(f"{self.variable}={os.environ[self.variable]!r} must be a whole number of at least 1")
         return int(text)
 

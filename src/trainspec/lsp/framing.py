@@ -75,7 +75,7 @@ def message_limit(environ: Mapping[str, str] = os.environ) -> int:
     raw = environ.get(LIMIT_VARIABLE, "").strip()
     if not raw:
         return DEFAULT_LIMIT
-    if not raw.isdigit() or int(raw) < 1:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise SystemExit(f"trainspec lsp: {LIMIT_VARIABLE}={raw!r} is not a positive number of bytes")
     return int(raw)
 
@@ -136,7 +136,7 @@ async def _content_length(reader: StreamReader) -> int | None:
             raise FramingError(f"not a header line: {text[:80]!r}")
         if name.lower() == b"content-length":
             value = value.strip()
-            if not value.isdigit() or len(value) > 19:
+            if not (value.isascii() and value.isdigit()) or len(value) > 19:
                 raise FramingError(f"Content-Length {value[:40].decode('ascii', 'replace')!r} is not a byte count")
             if length is not None and int(value) != length:
                 raise FramingError("a message header has two different Content-Length values")
