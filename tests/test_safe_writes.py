@@ -330,3 +330,14 @@ def test_init_does_not_hang_on_a_planted_pipe(tmp_path, capsys):
     os.mkfifo(tmp_path / ".vscode" / "settings.json")
     code, err = run(["editor", "init", "--root", str(tmp_path)], capsys)
     assert code == 2 and "settings.json: not a regular file (a pipe or device?)" in err
+
+
+def test_a_file_past_the_input_limit_is_not_read_whole_nor_rewritten(tmp_path, monkeypatch):
+    from trainspec.safe_write import WriteRefused, write_text
+
+    monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", "1000")
+    big = tmp_path / "settings.json"
+    big.write_text("{" + " " * 5000 + "}")
+    with pytest.raises(WriteRefused, match="over the limit of 1,000 bytes"):
+        write_text(big, "{}", expected="{" + " " * 5000 + "}")
+    assert big.read_text() == "{" + " " * 5000 + "}"

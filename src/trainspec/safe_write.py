@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import TrainspecError
+from .limits import FILE_BYTES
 
 BOM = b"\xef\xbb\xbf"
 
@@ -171,11 +172,13 @@ def _read(target: Path, path: Path) -> _Seen | None:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise WriteRefused(f"{path}: not a regular file (a pipe or device?); trainspec does not touch it")
-            data = f.read()
+            data = f.read(FILE_BYTES.value + 1)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise WriteRefused(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > FILE_BYTES.value:
+        raise WriteRefused(f"{path}: {FILE_BYTES.exceeded('is too large to rewrite')}; nothing was written")
     return _Seen(data, st.st_ino, st.st_size, st.st_mtime_ns, st)
 
 
