@@ -41,8 +41,24 @@ def test_an_estimate_above_the_gpu_is_an_error_naming_the_largest_part(capsys):
     assert main(["check", str(SEVEN_B), "--world-size", "8", "--gpu-memory", "80GiB"]) == 0
 
 
-def test_without_a_world_size_memory_is_not_judged(capsys):
+def test_without_a_world_size_memory_is_not_judged_and_a_note_says_so(capsys):
     assert main(["check", str(SEVEN_B), "--gpu-memory", "1GiB"]) == 0
+    assert "note[world-size-unknown] --gpu-memory not checked" in capsys.readouterr().out
+
+
+def test_a_memory_model_that_fails_is_reported_not_passed_over(capsys, monkeypatch):
+    from dataclasses import replace
+
+    from trainspec import families
+
+    def broken(config, world_size):
+        raise ZeroDivisionError("no layout")
+
+    family = families.get_family("kempnerforge")
+    monkeypatch.setitem(families.every_version(), family.id, replace(family, memory=broken))
+    code = main(["check", str(SEVEN_B), "--family", family.id, "--world-size", "8", "--gpu-memory", "80GiB"])
+    out = capsys.readouterr().out
+    assert code == 1 and "error[hook-failed] the memory estimate of family kempnerforge failed" in out
 
 
 def test_several_world_sizes_say_which_one_does_not_fit(capsys):

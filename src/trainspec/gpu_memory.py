@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .codes import GPU_MEMORY_EXCEEDED
+from .codes import GPU_MEMORY_EXCEEDED, HOOK_FAILED, WORLD_SIZE_UNKNOWN
 from .diagnostics import Diagnostic, Severity
 from .families import Family
 from .layout import MemoryEstimate
@@ -27,13 +27,15 @@ def gib(n: int) -> str:
 
 def estimate(family: Family, config: Mapping[str, Any], world_size: int) -> MemoryEstimate | None:
     """The family's estimate, or None: no memory model, a layout that does not resolve, or a hook that fails
-    (a family hook must not take the command down)."""
-    if family.memory is None:
-        return None
+    (a family hook must not take `plan` down; `check` reports the failure, see `exceeded`)."""
     try:
-        return family.memory(config, world_size)
+        return _estimate(family, config, world_size)
     except Exception:
         return None
+
+
+def _estimate(family: Family, config: Mapping[str, Any], world_size: int) -> MemoryEstimate | None:
+    return None if family.memory is None else family.memory(config, world_size)
 
 
 def fitting(
@@ -56,9 +58,21 @@ def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnost
     if result.family is None or result.config is None or any(d.is_error for d in result.diagnostics):
         return []
     sizes = list(sizes)
+    if not sizes and result.family.memory is not None:
+        message = "--gpu-memory not checked: the memory per rank depends on the world size; pass --world-size N"
+        return [Diagnostic(result.file, None, None, "", WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)]
     out = []
     for size in sizes:
-        found = estimate(result.family, result.config, size)
+        try:
+            found = _estimate(result.family, result.config, size)
+        except Exception as exc:
+            message = (
+                f"the memory estimate of family {result.family.name} failed at world size {size} "
+                f"({type(exc).__name__}: {exc}), so --gpu-memory was not checked; this is a bug in the family, "
+                "please report it"
+            )
+            out.append(Diagnostic(result.file, None, None, "", HOOK_FAILED.id, Severity.ERROR, message))
+            continue
         if found is None or found.total <= budget:
             continue
         largest = found.largest
