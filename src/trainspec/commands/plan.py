@@ -13,7 +13,6 @@ cannot be rewritten).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -72,7 +71,9 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
     if args.format == "json":
-        json.dump({"version": 1, "plans": [as_json(p, args.gpus_per_node) for p in plans]}, sys.stdout, indent=2)
+        from ..escaping import json_text
+
+        sys.stdout.write(json_text({"version": 1, "plans": [as_json(p, args.gpus_per_node) for p in plans]}, indent=2))
         sys.stdout.write("\n")
     else:
         for found in plans:
@@ -105,9 +106,12 @@ def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
 
 
 def as_text(found: Plan, gpus_per_node: int | None) -> str:
+    from ..escaping import terminal
+    from ..gpu_memory import gib
+
     assert found.family.layout is not None
     per_node = f", {gpus_per_node} per node" if gpus_per_node else ""
-    head = f"{found.file} at {found.world_size} GPUs{per_node} ({found.family.id}): "
+    head = f"{terminal(found.file)} at {found.world_size} GPUs{per_node} ({found.family.id}): "
     if found.blocking:
         lines = [head + "errors no layout changes; fix them first"]
         lines += [f"  {d.one_line()}" for d in found.blocking]
@@ -130,10 +134,6 @@ def as_text(found: Plan, gpus_per_node: int | None) -> str:
         lines.append(f"  {n:>{width}}. {shape}   {select}{memory}")
         lines += [f"  {'':>{width}}  warning: {w}" for w in layout.warnings]
     return "\n".join(lines) + "\n"
-
-
-def gib(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB"
 
 
 def _as_it_is(found: Plan, layout: Any) -> str:
