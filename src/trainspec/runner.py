@@ -1,9 +1,12 @@
 """Checking many files: one file's whole check, run serially or in a process pool.
 
-`check_file` does everything for one file (its world sizes, suppression
-comments, --select/--ignore, --warnings-as-errors) and returns a Result
-light enough to pickle, so a worker process and the serial loop produce the
-same thing, and the pool's ordered `map` keeps the order of the files.
+`check_file` does everything for one file (its project settings, world sizes,
+suppression comments, --select/--ignore, --warnings-as-errors) and returns the
+whole Result: whoever needs the document or the resolved config (the language
+server, `sweep`, `show`, `plan`) reuses that one check. Many files are checked
+through `report_file`, whose light Result pickles, so a worker process and the
+serial loop produce the same thing, and the pool's ordered `map` keeps the
+order of the files.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ at about 90 KempnerForge configs that mostly have diagnostics (starting it costs
 
 @dataclass(frozen=True)
 class Options:
-    family: str | None = None
+    family: str | Family | None = None
     overrides: tuple[str | Override, ...] = ()
     world_sizes: tuple[int, ...] = ()
     select: tuple[str, ...] = ()
@@ -63,6 +66,9 @@ class Options:
     """Apply the project configuration that governs each file (see `project`)."""
     layout_hints: bool = True
     """World-size errors name the nearest layout that passes (a sweep leaves this to `plan`)."""
+    as_found: bool = False
+    """Keep the diagnostics as the check found them, without `as_reported` (`show` and `plan` have always
+    read them so: a suppression comment neither hides an error from them nor is reported by them)."""
     set_aside: str = ""
     """Why the command line's world sizes do not apply to this file (its project entry states its own)."""
     fallback_sizes: bool = False
@@ -146,7 +152,9 @@ def usable(project: Project) -> dict[str, str]:
 
 
 def check_file(file: str, options: Options) -> Result:
-    """One file's whole check, as reported (suppressions, selection, severities applied)."""
+    """One file's whole check, as `trainspec check` reports it, kept whole: the document and the resolved
+    config stay with the result, so the language server, `sweep`, `show` and `plan` use the one check they
+    made instead of making another. `for_report()` is the light form reporters and worker processes take."""
     try:
         options = options.for_file(file)
     except (ProjectError, OverlayError, UnknownFamily) as exc:
@@ -168,16 +176,28 @@ def check_file(file: str, options: Options) -> Result:
     if options.set_aside:
         note = Diagnostic(file, None, None, "", WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])
+    return result if options.as_found else as_reported(result, options)
+
+
+def report_file(file: str, options: Options) -> Result:
+    """`check_file`'s result in the form a report takes (what a worker process sends back)."""
+    return check_file(file, options).for_report()
+
+
+def as_reported(result: Result, options: Options) -> Result:
+    """What a check found, as reported: the nearest passing layout named on world-size errors, suppression
+    comments applied, --select/--ignore, --warnings-as-errors, the cap on diagnostics. The last step of
+    every check of a file (a sweep's variants included)."""
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
     found = result.diagnostics
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
-        found = suppressions.apply(found, result.document.text, file, known=known, checked=checked)
+        found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
     kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
-    return replace(result, diagnostics=capped(file, kept)).for_report()
+    return replace(result, diagnostics=capped(result.file, kept))
 
 
 def capped(file: str, found: list[Diagnostic]) -> list[Diagnostic]:
@@ -264,7 +284,7 @@ def iter_check_files(
     Nothing is kept once it is yielded, so memory does not grow with the number of files.
     """
     jobs = min(jobs or default_jobs(len(files)), len(files), available_cpus()) or 1
-    work = partial(check_file, options=options)
+    work = partial(report_file, options=options)
     try:
         if jobs == 1:
             for file in files:
@@ -293,7 +313,10 @@ def _prepare(options: Options) -> None:
     """Build schemas and compiled validators once, before the workers fork, so none of them rebuilds
     them. python-jsonschema (about 70 ms to import and build) is left to a worker that meets an
     invalid config: a run of valid ones never needs it."""
-    families = [get_family(options.family)] if options.family else list(all_families().values())
+    if isinstance(options.family, Family):
+        families = [options.family]
+    else:
+        families = [get_family(options.family)] if options.family else list(all_families().values())
     for family in families:
         try:
             fast_validator(family.schema)

@@ -17,20 +17,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 
-from . import suppressions
 from .checker import check_document
 from .diagnostics import Diagnostic, Severity
 from .directives import directives_of
 from .document import Document
 from .errors import TrainspecError
 from .families import Family
-from .formats import FORMATS, JSON
 from .limits import SWEEP_RUNS
 from .overrides import Override
-from .pipeline import _as_the_loader_overrides, _repaired_by_overrides, as_overrides, check_path, world_sizes_of
+from .pipeline import _as_the_loader_overrides, _repaired_by_overrides, as_overrides, world_sizes_of
 from .readers import parse
 from .result import Result
-from .runner import _suppression_checks, reported_anyway, selected
+from .runner import Options, as_reported, check_file
 
 
 class SweepError(TrainspecError):
@@ -129,19 +127,28 @@ def sweep(
     sizes = world_sizes_of(world_size)
     _within_budget(count, sizes)
     fixed = as_overrides(overrides)
-    base = check_path(path, family=family, overrides=fixed, world_size=sizes, fallback_sizes=fallback_sizes)
-    found = Sweep(str(path), parsed, base)
+    options = Options(
+        family=family,
+        overrides=tuple(fixed),
+        world_sizes=sizes,
+        select=tuple(select),
+        ignore=tuple(ignore),
+        warnings_as_errors=warnings_as_errors,
+        layout_hints=False,  # a sweep leaves layouts to `plan`
+        fallback_sizes=fallback_sizes,
+    )
+    base = check_file(str(path), options)
+    found = Sweep(str(path), parsed, base.for_report())
     if base.family is None or base.document is None:
-        found.base = _finish(base, select, ignore, warnings_as_errors, bool(sizes))
         return found
     own = directives_of(base.document)[0].world_sizes  # the file's own directive wins
     if own:
-        sizes, fallback_sizes = own, False
-        _within_budget(count, sizes)
-    checker = _VariantChecker(base.document, base.family, fixed, sizes, fallback_sizes)
+        options = replace(options, world_sizes=own, fallback_sizes=False)
+        _within_budget(count, own)
+    checker = _VariantChecker(base.document, base.family, fixed, options.world_sizes, options.fallback_sizes)
     for values in itertools.product(*(a.values for a in parsed)):
         assignments = tuple((a.path, v) for a, v in zip(parsed, values, strict=True))
-        result = _finish(checker.check(assignments), select, ignore, warnings_as_errors, bool(sizes))
+        result = as_reported(checker.check(assignments), options).for_report()
         found.variants.append(Variant(assignments, result))
     return found
 
@@ -177,18 +184,6 @@ class _VariantChecker:
                 loaded = self.alone.config  # copied by the call
                 result.diagnostics.extend(_as_the_loader_overrides(loaded, self.family, overrides, self.sizes, result))
         return result
-
-
-def _finish(result: Result, select: Sequence[str], ignore: Sequence[str], as_errors: bool, sized: bool) -> Result:
-    """As `runner.check_file` reports a result: suppression comments, --select/--ignore, --warnings-as-errors."""
-    found = result.diagnostics
-    if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
-        known, checked = _suppression_checks(result.family, result.world_size is not None or sized)
-        found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
-    kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, select, ignore)]
-    if as_errors:
-        kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
-    return replace(result, diagnostics=kept).for_report()
 
 
 def reported(variant: Variant) -> Iterator[Diagnostic]:
