@@ -22,7 +22,7 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
 from . import suppressions
-from .catalogue import catalogue, engine_rules, family_rules
+from .catalogue import engine_rules, family_rules, names_a_rule
 from .codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
@@ -113,22 +113,31 @@ class Options:
         )
 
 
-_USABLE: dict[FsPath, dict[str, str]] = {}
+_USABLE: dict[FsPath, tuple[Project, dict[str, str] | ProjectError]] = {}
+"""Each project configuration's verdict, for the Project it was given on (read again after
+`project.forget_projects`, a configuration gets a verdict of its own)."""
 
 
 def usable(project: Project) -> dict[str, str]:
     """The family id of each overlay the project names, once every setting trainspec cannot use
     is found: a family or an overlay that does not load, a rule id or prefix that matches no rule.
-    Raises ProjectError, each problem at the line of its setting. Checked once per process;
-    the parent checks before forking, so its workers inherit the overlays it registered."""
-    if project.source in _USABLE:
-        return _USABLE[project.source]
+    Raises ProjectError, each problem at the line of its setting. Decided once per configuration,
+    usable or not, however many files it governs; the parent decides before forking, so its workers
+    inherit the overlays it registered."""
+    cached = _USABLE.get(project.source)
+    if cached is None or cached[0] is not project:
+        cached = _USABLE[project.source] = (project, _verdict(project))
+    if isinstance(cached[1], ProjectError):
+        raise ProjectError(cached[1].diagnostics)
+    return cached[1]
+
+
+def _verdict(project: Project) -> dict[str, str] | ProjectError:
     try:
         text = read_text(str(project.source))  # read and parsed moments ago: the bounded reader all the same
     except ReadError as exc:
-        raise ProjectError([exc.diagnostic]) from None
+        return ProjectError([exc.diagnostic])
     problems, overlays = [], {}
-    ids = [r.id for r in catalogue(all_families())]
     for settings in (project.defaults, *(e.settings for e in project.entries)):
         if settings.family is not None:
             try:
@@ -142,13 +151,10 @@ def usable(project: Project) -> dict[str, str]:
             except (OverlayError, UnknownFamily) as exc:
                 problems.append(problem_at(project.source, text, f'"{settings.overlay}"', f"overlay: {exc}"))
         for pattern in (*(settings.select or ()), *settings.ignore):
-            if not any(suppressions.matches(i, pattern) for i in ids):
+            if not names_a_rule(pattern):
                 message = f"`{pattern}` matches no rule id; see `trainspec rules`"
                 problems.append(problem_at(project.source, text, f'"{pattern}"', message))
-    if problems:
-        raise ProjectError(problems)
-    _USABLE[project.source] = overlays
-    return overlays
+    return ProjectError(problems) if problems else overlays
 
 
 def check_file(file: str, options: Options) -> Result:
