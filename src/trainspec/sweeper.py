@@ -25,7 +25,7 @@ from .errors import TrainspecError
 from .families import Family
 from .limits import SWEEP_RUNS
 from .overrides import Override
-from .pipeline import _as_the_loader_overrides, _repaired_by_overrides, as_overrides, world_sizes_of
+from .pipeline import as_overrides, check_overridden, world_sizes_of
 from .readers import parse
 from .result import Result
 from .runner import Options, as_reported, check_file
@@ -170,20 +170,14 @@ class _VariantChecker:
         self.pristine = parse(checked.file, checked.text)
         self.pristine.problems = list(checked.problems)  # what reading it found, and the loader-format verdict
         self.pristine.positions  # noqa: B018 (a cached property: computed once, copied by each snapshot)
-        self.alone = check_document(self.pristine.snapshot(), family, (), sizes)
+        self.alone = (
+            check_document(self.pristine.snapshot(), family, (), sizes) if family.checks_file_before_overrides else None
+        )
 
     def check(self, assignments: tuple[tuple[str, str], ...]) -> Result:
         first = max((o.index for o in self.fixed), default=0) + 1  # numbered after the command line's own
         overrides = [*self.fixed, *(Override(n, f"{p}={v}") for n, (p, v) in enumerate(assignments, first))]
-        result = check_document(
-            self.pristine.snapshot(), self.family, overrides, self.sizes, fallback_sizes=self.fallback
-        )
-        if self.family.checks_file_before_overrides:
-            result.diagnostics.extend(_repaired_by_overrides(self.alone, self.family, result))
-            if self.family.loader_overrides is not None and self.alone.ok and self.alone.config is not None:
-                loaded = self.alone.config  # copied by the call
-                result.diagnostics.extend(_as_the_loader_overrides(loaded, self.family, overrides, self.sizes, result))
-        return result
+        return check_overridden(self.pristine.snapshot(), self.family, overrides, self.sizes, self.fallback, self.alone)
 
 
 def reported(variant: Variant) -> Iterator[Diagnostic]:
