@@ -41,7 +41,8 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
     (
         ("runner.py", "gpu_memory.py"),
-        "many files, project settings, suppressions, selection, rule examples; the GPU memory check",
+        "one file's whole check (reused by lsp, sweep, show, plan); many files, project settings, suppressions, "
+        "selection, rule examples; the GPU memory check",
     ),
     (("layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
     (("pipeline.py", "checker.py"), "one file > one document"),

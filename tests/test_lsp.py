@@ -127,6 +127,19 @@ def rules(analysis: Analysis, text: str) -> set[str]:
     return {d.rule for d in analysis.recheck(text) if d.severity is not Severity.NOTE}
 
 
+def test_a_buffer_is_checked_once_for_its_diagnostics_document_and_config(monkeypatch):
+    import trainspec.runner
+
+    checks = []
+    real = trainspec.runner.check_path
+    monkeypatch.setattr(trainspec.runner, "check_path", lambda *a, **k: checks.append(a) or real(*a, **k))
+    analysis = Analysis("job.toml", "[model]\ndim = 4100\n", Settings(world_sizes=(8,)), "utf-16")
+    assert analysis.resolved is analysis.checked and len(checks) == 1
+    assert analysis.resolved.config is not None and analysis.resolved.config["model"]["dim"] == 4100
+    assert analysis.resolved.document is not None and analysis.resolved.world_size == 8
+    assert {d.rule for d in analysis.reported} == {d.rule for d in analysis.resolved.diagnostics}
+
+
 def test_a_yaml_key_moves_into_its_section_or_a_new_one():
     base = "model:\n  target_model_path: Qwen/Qwen3-8B\n"
     existing = Analysis(

@@ -18,7 +18,7 @@ from trainspec.families import all_families, get_family
 from trainspec.overrides import Override, apply_overrides
 from trainspec.pipeline import check_path
 from trainspec.readers import ReadError, parse
-from trainspec.runner import Options, check_file, check_files
+from trainspec.runner import Options, check_file, check_files, report_file
 from trainspec.validation import findings
 
 from .conftest import CORPUS
@@ -218,11 +218,21 @@ def test_overrides_repairing_the_file_are_found_without_reading_it_again(tmp_pat
 def test_a_result_crosses_processes_without_its_config_and_with_its_family_by_name(tmp_path):
     path = tmp_path / "job.toml"
     path.write_text("[model]\ndim = 4100\n")
-    result = check_file(str(path), Options())
+    result = report_file(str(path), Options())
     assert result.config is None and result.document is None
     assert result.lines == {2: "dim = 4100"}
     copy = pickle.loads(pickle.dumps(result))
     assert copy.family is KF and copy.diagnostics == result.diagnostics
+
+
+def test_the_process_that_checked_a_file_keeps_its_document_and_config(tmp_path):
+    path = tmp_path / "job.toml"
+    path.write_text("[model]\ndim = 4100\n")
+    result = check_file(str(path), Options(world_sizes=(8,)))
+    assert result.document is not None and result.document.text == "[model]\ndim = 4100\n"
+    assert result.config is not None and result.config["model"]["dim"] == 4100
+    assert result.world_size == 8 and result.family is KF
+    assert result.diagnostics == report_file(str(path), Options(world_sizes=(8,))).diagnostics
 
 
 def test_many_files_in_a_pool_give_what_one_process_gives(tmp_path):

@@ -390,6 +390,28 @@ def test_an_unusable_setting_is_told_once_at_its_line(capsys, tmp_path, monkeypa
     assert problem.startswith(f"  {tmp_path / '.trainspec.toml'}:{line}:") and message in problem, err
 
 
+def test_a_project_configuration_is_judged_once_per_reading(tmp_path, monkeypatch):
+    import trainspec.runner
+    from trainspec.project import find_project, forget_projects
+
+    (tmp_path / ".trainspec.toml").write_text('select = ["unknwn-key"]\n')
+    for n in range(3):
+        shutil.copy(KF_7B, tmp_path / f"job{n}.toml")
+    judged = []
+    real = trainspec.runner._verdict
+    monkeypatch.setattr(trainspec.runner, "_verdict", lambda project: judged.append(project) or real(project))
+    options = trainspec.runner.Options(use_project=True)
+    forget_projects()
+    for n in range(3):
+        with pytest.raises(ProjectError, match="matches no rule id"):
+            options.for_file(str(tmp_path / f"job{n}.toml"))
+    assert len(judged) == 1
+    (tmp_path / ".trainspec.toml").write_text("warnings-as-errors = true\n")
+    forget_projects()  # as the language server does when a configuration changes
+    assert options.for_file(str(tmp_path / "job0.toml")).warnings_as_errors
+    assert len(judged) == 2 and judged[1] is find_project(str(tmp_path))
+
+
 def test_another_tools_broken_pyproject_is_passed_over(capsys, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x\n')
     shutil.copy(KF_7B, tmp_path / "job.toml")

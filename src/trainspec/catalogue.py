@@ -20,6 +20,7 @@ from .diagnostics import Severity
 from .examples import Example
 from .families import Family, all_families
 from .paths import Path, format_path
+from .suppressions import matches
 from .validation import RULE_ANNOTATION
 
 ENGINE = "engine"
@@ -106,6 +107,21 @@ def catalogue(families: dict[str, Family] | None = None) -> list[RuleInfo]:
     """Every family's rules (families by name), then the engine's."""
     families = all_families() if families is None else families
     return [info for name in sorted(families) for info in family_rules(families[name])] + list(engine_rules())
+
+
+def names_a_rule(pattern: str) -> bool:
+    """Whether an id or id prefix (as --select, --ignore and a project's settings take them) matches a rule
+    of an installed family or of the engine."""
+    return any(matches(i, pattern) for i in _rule_ids(tuple(all_families().values())))
+
+
+@cache
+def _rule_ids(families: tuple[Family, ...]) -> tuple[str, ...]:
+    """Every rule id of these families and of the engine: the catalogue built once per run (and again only
+    when a family is registered)."""
+    return tuple(info.id for family in families for info in family_rules(family)) + tuple(
+        info.id for info in engine_rules()
+    )
 
 
 def lookup(rule_id: str, family: Family | None) -> RuleInfo | None:

@@ -155,18 +155,34 @@ def _check(
             )
             doc.problems.append(Diagnostic(file, 1, 1, "", LOADER_FORMAT.id, Severity.ERROR, message))
     try:
-        alone = doc.snapshot() if overrides and fam.checks_file_before_overrides else None
-        result = check_document(doc, fam, overrides, sizes, fallback_sizes=fallback_sizes, selected_by=family_from)
-        if alone is not None:
-            by_itself = check_document(alone, fam, (), sizes)
-            result.diagnostics.extend(_repaired_by_overrides(by_itself, fam, result))
-            if fam.loader_overrides is not None and by_itself.ok and by_itself.config is not None:
-                result.diagnostics.extend(_as_the_loader_overrides(by_itself.config, fam, overrides, sizes, result))
-        return result
+        alone = (
+            check_document(doc.snapshot(), fam, (), sizes) if overrides and fam.checks_file_before_overrides else None
+        )
+        return check_overridden(doc, fam, overrides, sizes, fallback_sizes, alone, selected_by=family_from)
     except _schema_errors() as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
         unusable = Diagnostic(file, None, None, "", INVALID_FAMILY_SCHEMA.id, Severity.ERROR, message)
         return Result.not_checked(Outcome.UNUSABLE_SCHEMA, unusable, family=fam)
+
+
+def check_overridden(
+    doc: Document,
+    family: Family,
+    overrides: Sequence[Override],
+    sizes: tuple[int, ...],
+    fallback_sizes: bool,
+    alone: Result | None,
+    selected_by: Selection = "flag",
+) -> Result:
+    """The check of `doc` with `overrides` applied; given the check of the file `alone` (for a family whose
+    loader checks the file before it applies overrides), also what that loader refuses which the overrides
+    hide or trainspec's reading of them accepts. A sweep runs this once per variant."""
+    result = check_document(doc, family, overrides, sizes, fallback_sizes=fallback_sizes, selected_by=selected_by)
+    if alone is not None:
+        result.diagnostics.extend(_repaired_by_overrides(alone, family, result))
+        if family.loader_overrides is not None and alone.ok and alone.config is not None:
+            result.diagnostics.extend(_as_the_loader_overrides(alone.config, family, overrides, sizes, result))
+    return result
 
 
 def _directive_family_problem(file: str, doc: Document, name: str, at: tuple[int, int]) -> Diagnostic | None:
@@ -208,7 +224,7 @@ def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> lis
 
 
 def _as_the_loader_overrides(
-    loaded: dict[str, Any], family: Family, overrides: list[Override], sizes: tuple[int, ...], merged: Result
+    loaded: dict[str, Any], family: Family, overrides: Sequence[Override], sizes: tuple[int, ...], merged: Result
 ) -> list[Diagnostic]:
     """What the family's own override handling (applied to the loaded config, as the loader does) refuses
     that trainspec's overrides accepted: `override-refused-by-loader` errors."""

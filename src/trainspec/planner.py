@@ -32,8 +32,9 @@ from .layout_search import (
     search,
 )
 from .paths import format_path, parse_path
-from .pipeline import as_overrides, check_path, world_sizes_of
+from .pipeline import as_overrides, world_sizes_of
 from .result import Result
+from .runner import Options, check_file
 from .schema import get
 
 OVER_NODE = "more processes per node than --gpus-per-node"
@@ -88,7 +89,7 @@ def plan(
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
         raise ValueError(f"gpus_per_node must be a whole number of at least 1, got {gpus_per_node!r}")
     given = as_overrides(overrides)
-    base = check_path(path, family=family, overrides=given)
+    base = check_file(str(path), Options(family=family, overrides=tuple(given), as_found=True))
     space = layout_of(base)
     written = _file_values(base, space, family, bool(given))
     pinned = _pinned(base)
@@ -107,7 +108,9 @@ def _file_values(base: Result, space: LayoutSpace, family: str | Family | None, 
     assert base.config is not None and base.document is not None
     config = base.config
     if overridden:
-        alone = check_path(base.file, text=base.document.text, family=base.family or family)
+        alone = check_file(
+            base.file, Options(family=base.family or family, texts={base.file: base.document.text}, as_found=True)
+        )
         config = alone.config if alone.config is not None else base.document.data
     return {p: get(config, parse_path(p)) for p in space.paths}
 

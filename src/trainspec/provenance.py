@@ -18,9 +18,10 @@ from .diagnostics import Diagnostic
 from .families import Family
 from .layout import Quantity
 from .paths import Path, format_path
-from .pipeline import as_overrides, check_path
+from .pipeline import as_overrides, world_sizes_of
 from .result import Result
 from .rules import ABSENT
+from .runner import Options, check_file
 
 SCHEMA_DEFAULT = "schema default"
 
@@ -65,9 +66,14 @@ def show(
     that size, and `note` says when `world_size` disagrees with it.
     """
     # as `trainspec check` takes --world-size: for a config that states none (the config's own size wins)
-    result = check_path(
-        path, family=family, overrides=as_overrides(overrides), world_size=world_size, fallback_sizes=True
+    options = Options(
+        family=family,
+        overrides=tuple(as_overrides(overrides)),
+        world_sizes=world_sizes_of(world_size),
+        fallback_sizes=True,
+        as_found=True,
     )
+    result = check_file(str(path), options)
     shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics)
     if result.family is None or result.config is None or result.document is None:
         return shown

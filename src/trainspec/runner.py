@@ -1,9 +1,12 @@
 """Checking many files: one file's whole check, run serially or in a process pool.
 
-`check_file` does everything for one file (its world sizes, suppression
-comments, --select/--ignore, --warnings-as-errors) and returns a Result
-light enough to pickle, so a worker process and the serial loop produce the
-same thing, and the pool's ordered `map` keeps the order of the files.
+`check_file` does everything for one file (its project settings, world sizes,
+suppression comments, --select/--ignore, --warnings-as-errors) and returns the
+whole Result: whoever needs the document or the resolved config (the language
+server, `sweep`, `show`, `plan`) reuses that one check. Many files are checked
+through `report_file`, whose light Result pickles, so a worker process and the
+serial loop produce the same thing, and the pool's ordered `map` keeps the
+order of the files.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
 from . import suppressions
-from .catalogue import catalogue, engine_rules, family_rules
+from .catalogue import engine_rules, family_rules, names_a_rule
 from .codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
@@ -51,7 +54,7 @@ at about 90 KempnerForge configs that mostly have diagnostics (starting it costs
 
 @dataclass(frozen=True)
 class Options:
-    family: str | None = None
+    family: str | Family | None = None
     family_from: Selection = "flag"
     """What chose `family`: the command line, or the project configuration (`for_file`)."""
     overrides: tuple[str | Override, ...] = ()
@@ -70,6 +73,9 @@ class Options:
     """Apply the project configuration that governs each file (see `project`)."""
     layout_hints: bool = True
     """World-size errors name the nearest layout that passes (a sweep leaves this to `plan`)."""
+    as_found: bool = False
+    """Keep the diagnostics as the check found them, without `as_reported` (`show` and `plan` have always
+    read them so: a suppression comment neither hides an error from them nor is reported by them)."""
     set_aside: str = ""
     """Why the command line's world sizes do not apply to this file (its project entry states its own)."""
     fallback_sizes: bool = False
@@ -116,22 +122,31 @@ class Options:
         )
 
 
-_USABLE: dict[FsPath, dict[str, str]] = {}
+_USABLE: dict[FsPath, tuple[Project, dict[str, str] | ProjectError]] = {}
+"""Each project configuration's verdict, for the Project it was given on (read again after
+`project.forget_projects`, a configuration gets a verdict of its own)."""
 
 
 def usable(project: Project) -> dict[str, str]:
     """The family id of each overlay the project names, once every setting trainspec cannot use
     is found: a family or an overlay that does not load, a rule id or prefix that matches no rule.
-    Raises ProjectError, each problem at the line of its setting. Checked once per process;
-    the parent checks before forking, so its workers inherit the overlays it registered."""
-    if project.source in _USABLE:
-        return _USABLE[project.source]
+    Raises ProjectError, each problem at the line of its setting. Decided once per configuration,
+    usable or not, however many files it governs; the parent decides before forking, so its workers
+    inherit the overlays it registered."""
+    cached = _USABLE.get(project.source)
+    if cached is None or cached[0] is not project:
+        cached = _USABLE[project.source] = (project, _verdict(project))
+    if isinstance(cached[1], ProjectError):
+        raise ProjectError(cached[1].diagnostics)
+    return cached[1]
+
+
+def _verdict(project: Project) -> dict[str, str] | ProjectError:
     try:
         text = read_text(str(project.source))  # read and parsed moments ago: the bounded reader all the same
     except ReadError as exc:
-        raise ProjectError([exc.diagnostic]) from None
+        return ProjectError([exc.diagnostic])
     problems, overlays = [], {}
-    ids = [r.id for r in catalogue(all_families())]
     for settings in (project.defaults, *(e.settings for e in project.entries)):
         if settings.family is not None:
             try:
@@ -145,17 +160,16 @@ def usable(project: Project) -> dict[str, str]:
             except (OverlayError, UnknownFamily) as exc:
                 problems.append(problem_at(project.source, text, f'"{settings.overlay}"', f"overlay: {exc}"))
         for pattern in (*(settings.select or ()), *settings.ignore):
-            if not any(suppressions.matches(i, pattern) for i in ids):
+            if not names_a_rule(pattern):
                 message = f"`{pattern}` matches no rule id; see `trainspec rules`"
                 problems.append(problem_at(project.source, text, f'"{pattern}"', message))
-    if problems:
-        raise ProjectError(problems)
-    _USABLE[project.source] = overlays
-    return overlays
+    return ProjectError(problems) if problems else overlays
 
 
 def check_file(file: str, options: Options) -> Result:
-    """One file's whole check, as reported (suppressions, selection, severities applied)."""
+    """One file's whole check, as `trainspec check` reports it, kept whole: the document and the resolved
+    config stay with the result, so the language server, `sweep`, `show` and `plan` use the one check they
+    made instead of making another. `for_report()` is the light form reporters and worker processes take."""
     try:
         options = options.for_file(file)
     except (ProjectError, OverlayError, UnknownFamily) as exc:
@@ -178,6 +192,18 @@ def check_file(file: str, options: Options) -> Result:
     if options.set_aside:
         note = Diagnostic(file, None, None, "", WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])
+    return result if options.as_found else as_reported(result, options)
+
+
+def report_file(file: str, options: Options) -> Result:
+    """`check_file`'s result in the form a report takes (what a worker process sends back)."""
+    return check_file(file, options).for_report()
+
+
+def as_reported(result: Result, options: Options) -> Result:
+    """What a check found, as reported: the nearest passing layout named on world-size errors, suppression
+    comments applied, --select/--ignore, --warnings-as-errors, the cap on diagnostics. The last step of
+    every check of a file (a sweep's variants included)."""
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
     if options.gpu_memory is not None:
@@ -186,11 +212,11 @@ def check_file(file: str, options: Options) -> Result:
     found = result.diagnostics
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
-        found = suppressions.apply(found, result.document.text, file, known=known, checked=checked)
+        found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
     kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
-    return replace(result, diagnostics=capped(file, kept)).for_report()
+    return replace(result, diagnostics=capped(result.file, kept))
 
 
 def capped(file: str, found: list[Diagnostic]) -> list[Diagnostic]:
@@ -277,7 +303,7 @@ def iter_check_files(
     Nothing is kept once it is yielded, so memory does not grow with the number of files.
     """
     jobs = min(jobs or default_jobs(len(files)), len(files), available_cpus()) or 1
-    work = partial(check_file, options=options)
+    work = partial(report_file, options=options)
     try:
         if jobs == 1:
             for file in files:
@@ -306,7 +332,10 @@ def _prepare(options: Options) -> None:
     """Build schemas and compiled validators once, before the workers fork, so none of them rebuilds
     them. python-jsonschema (about 70 ms to import and build) is left to a worker that meets an
     invalid config: a run of valid ones never needs it."""
-    families = [get_family(options.family)] if options.family else list(all_families().values())
+    if isinstance(options.family, Family):
+        families = [options.family]
+    else:
+        families = [get_family(options.family)] if options.family else list(all_families().values())
     for family in families:
         try:
             fast_validator(family.schema)

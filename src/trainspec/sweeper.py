@@ -17,20 +17,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 
-from . import suppressions
 from .checker import check_document
 from .diagnostics import Diagnostic, Severity
 from .directives import directives_of
 from .document import Document
 from .errors import TrainspecError
 from .families import Family
-from .formats import FORMATS, JSON
 from .limits import SWEEP_RUNS
 from .overrides import Override
-from .pipeline import _as_the_loader_overrides, _repaired_by_overrides, as_overrides, check_path, world_sizes_of
+from .pipeline import as_overrides, check_overridden, world_sizes_of
 from .readers import parse
 from .result import Result
-from .runner import _suppression_checks, reported_anyway, selected
+from .runner import Options, as_reported, check_file
 
 
 class SweepError(TrainspecError):
@@ -136,20 +134,29 @@ def sweep(
     sizes = world_sizes_of(world_size)
     _within_budget(count, sizes)
     fixed = as_overrides(overrides)
-    base = check_path(path, family=family, overrides=fixed, world_size=sizes, fallback_sizes=fallback_sizes)
-    found = Sweep(str(path), parsed, base)
+    options = Options(
+        family=family,
+        overrides=tuple(fixed),
+        world_sizes=sizes,
+        select=tuple(select),
+        ignore=tuple(ignore),
+        warnings_as_errors=warnings_as_errors,
+        layout_hints=False,  # a sweep leaves layouts to `plan`
+        fallback_sizes=fallback_sizes,
+    )
+    base = check_file(str(path), options)
+    found = Sweep(str(path), parsed, base.for_report())
     if base.family is None or base.document is None:
-        found.base = _finish(base, select, ignore, warnings_as_errors, bool(sizes))
         return found
     own = directives_of(base.document)[0].world_sizes  # the file's own directive wins
     if own:
-        sizes, fallback_sizes = own, False
-        _within_budget(count, sizes)
-    found.world_sizes = sizes
-    checker = _VariantChecker(base.document, base.family, fixed, sizes, fallback_sizes)
+        options = replace(options, world_sizes=own, fallback_sizes=False)
+        _within_budget(count, own)
+    found.world_sizes = options.world_sizes
+    checker = _VariantChecker(base.document, base.family, fixed, options.world_sizes, options.fallback_sizes)
     for values in itertools.product(*(a.values for a in parsed)):
         assignments = tuple((a.path, v) for a, v in zip(parsed, values, strict=True))
-        result = _finish(checker.check(assignments), select, ignore, warnings_as_errors, bool(sizes))
+        result = as_reported(checker.check(assignments), options).for_report()
         found.variants.append(Variant(assignments, result))
     return found
 
@@ -171,32 +178,14 @@ class _VariantChecker:
         self.pristine = parse(checked.file, checked.text)
         self.pristine.problems = list(checked.problems)  # what reading it found, and the loader-format verdict
         self.pristine.positions  # noqa: B018 (a cached property: computed once, copied by each snapshot)
-        self.alone = check_document(self.pristine.snapshot(), family, (), sizes)
+        self.alone = (
+            check_document(self.pristine.snapshot(), family, (), sizes) if family.checks_file_before_overrides else None
+        )
 
     def check(self, assignments: tuple[tuple[str, str], ...]) -> Result:
         first = max((o.index for o in self.fixed), default=0) + 1  # numbered after the command line's own
         overrides = [*self.fixed, *(Override(n, f"{p}={v}") for n, (p, v) in enumerate(assignments, first))]
-        result = check_document(
-            self.pristine.snapshot(), self.family, overrides, self.sizes, fallback_sizes=self.fallback
-        )
-        if self.family.checks_file_before_overrides:
-            result.diagnostics.extend(_repaired_by_overrides(self.alone, self.family, result))
-            if self.family.loader_overrides is not None and self.alone.ok and self.alone.config is not None:
-                loaded = self.alone.config  # copied by the call
-                result.diagnostics.extend(_as_the_loader_overrides(loaded, self.family, overrides, self.sizes, result))
-        return result
-
-
-def _finish(result: Result, select: Sequence[str], ignore: Sequence[str], as_errors: bool, sized: bool) -> Result:
-    """As `runner.check_file` reports a result: suppression comments, --select/--ignore, --warnings-as-errors."""
-    found = result.diagnostics
-    if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
-        known, checked = _suppression_checks(result.family, result.world_size is not None or sized)
-        found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
-    kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, select, ignore)]
-    if as_errors:
-        kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
-    return replace(result, diagnostics=kept).for_report()
+        return check_overridden(self.pristine.snapshot(), self.family, overrides, self.sizes, self.fallback, self.alone)
 
 
 def reported(variant: Variant) -> Iterator[Diagnostic]:

@@ -175,16 +175,15 @@ def collect(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[Iterator[Result], Progress | None] | str:
     """The results for the files the arguments name (streamed, in order), or a usage problem as a sentence."""
-    from ..catalogue import catalogue
-    from ..families import UnknownFamily, all_families, get_family
+    from ..catalogue import names_a_rule
+    from ..families import UnknownFamily, get_family
     from ..formats import FORMATS
     from ..formats import extensions as config_extensions
     from ..inputs import InputError, gather, results_after
     from ..progress import Progress
     from ..runner import Options, available_cpus, iter_check_files
-    from ..suppressions import matches, split_ids
+    from ..suppressions import split_ids
 
-    families = all_families()
     if args.overlay is not None:
         from ..overlay import OverlayError, load_overlay
 
@@ -198,9 +197,8 @@ def collect(
         except UnknownFamily as exc:
             return str(exc)
     select, ignore = split_ids(args.select), split_ids(args.ignore)
-    ids = [r.id for r in catalogue(families)] if select or ignore else []  # the catalogue costs a one-file check
-    for pattern in (*select, *ignore):
-        if not any(matches(i, pattern) for i in ids):
+    for pattern in (*select, *ignore):  # the catalogue costs a one-file check: built only for a pattern
+        if not names_a_rule(pattern):
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
     extensions = config_extensions(FORMATS)
     try:

@@ -1,5 +1,5 @@
-"""What the server knows about one buffer: the settings it is checked with, what `trainspec check`
-reports for its text, and (when asked) the document and resolved config behind that report.
+"""What the server knows about one buffer: the settings it is checked with, and its one check: what
+`trainspec check` reports for its text, with the document and resolved config behind that report.
 
 Every check goes through `runner.check_file` with the buffer's text in
 `Options.texts`, so whatever decides the options of a file on the command line
@@ -16,10 +16,8 @@ from typing import Any
 from ..catalogue import family_rules
 from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
-from ..errors import TrainspecError
 from ..families import Family
-from ..pipeline import check_path
-from ..result import Result
+from ..result import Outcome, Result
 from ..runner import Options, check_file
 from ..world_sizes import MAX_WORLD_SIZES
 from .text import Source
@@ -83,7 +81,8 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 class Analysis:
-    """One version of one buffer, checked once; the resolved document is computed when a feature needs it."""
+    """One version of one buffer, checked once: its diagnostics, document and resolved config all come from
+    that one check."""
 
     def __init__(self, file: str, text: str, settings: Settings, encoding: str) -> None:
         self.file = file
@@ -91,11 +90,12 @@ class Analysis:
         self.settings = settings
         self.source = Source(text, encoding)
         self.options = settings.options(file, text)
-        result = check_file(file, self.options)
-        self.family: Family | None = result.family
-        self.reported = result.diagnostics
+        self.checked = check_file(file, self.options)
+        """The buffer's check: what `trainspec check` reports, with the document and config behind it."""
+        self.family: Family | None = self.checked.family
+        self.reported = self.checked.diagnostics
         """What `trainspec check` reports."""
-        self.diagnostics = self._shown(result.diagnostics)
+        self.diagnostics = self._shown(self.checked.diagnostics)
         """What the client is shown (`rulesOnly` leaves out what the schema servers report)."""
 
     def _shown(self, found: list[Diagnostic]) -> list[Diagnostic]:
@@ -106,30 +106,31 @@ class Analysis:
 
     @cached_property
     def resolved(self) -> Result:
-        """The file's document, family and resolved config (defaults and derived values filled)."""
-        return self._resolve(self.text)
+        """The file's document, family and resolved config (defaults and derived values filled): the check's
+        own, unless the project configuration could not be applied, when it is the buffer checked without it."""
+        if self._project_unusable:
+            return check_file(self.file, replace(self.options, use_project=False))
+        return self.checked
 
     def without_line(self, line: int) -> Result:
-        """The resolved check of the text with 0-based `line` emptied: where a half-typed line is all that
-        keeps the buffer from parsing, this still finds its family and config."""
+        """The check of the text with 0-based `line` emptied, as this buffer's family: where a half-typed line
+        is all that keeps the buffer from parsing, this still finds its family and config."""
         lines = self.text.split("\n")
         if 0 <= line < len(lines):
             lines[line] = ""
-        return self._resolve("\n".join(lines))
-
-    def _resolve(self, text: str) -> Result:
-        try:
-            options = self.options.for_file(self.file)
-        except TrainspecError:  # an unusable project configuration: the diagnostics already say so
-            options = self.options
-        return check_path(
-            self.file,
-            family=self.family or options.family,
-            overrides=options.overrides,
-            world_size=options.world_sizes,
-            text=text,
-            fallback_sizes=options.fallback_sizes,
+        text = "\n".join(lines)
+        options = replace(
+            self.options,
+            family=self.family or self.options.family,
+            texts={self.file: text},
+            use_project=not self._project_unusable,
+            layout_hints=False,  # completion reads the config, not the diagnostics
         )
+        return check_file(self.file, options)
+
+    @property
+    def _project_unusable(self) -> bool:
+        return self.checked.outcome is Outcome.UNUSABLE_SETTINGS and self.checked.document is None
 
     def recheck(self, text: str) -> list[Diagnostic]:
         """What `trainspec check` reports for another text of the same file (to prove a fix)."""

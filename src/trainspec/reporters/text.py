@@ -105,7 +105,7 @@ def report(results: Iterable[Result], out: TextIO, *, color: str = "auto") -> No
     """Each file's diagnostics as soon as its result arrives, then the summary."""
     excerpts, colour = use_color(color, out)
     counted = Tally()
-    for result in results:
+    for result in map(Result.for_report, results):  # the lines to quote, from a result kept whole too
         for d in sorted(counted.add(result).diagnostics, key=Diagnostic.sort_key):
             out.write(format_line(d, colour) + "\n")
             if excerpts:
