@@ -266,7 +266,11 @@ though both values are valid.
 
 trainspec and editors read YAML 1.2; a loader built on PyYAML's safe loader reads
 YAML 1.1, where `017` is the octal 15 (17 in YAML 1.2). The job starts, with the
-loader's value: write the value so both read it alike.""",
+loader's value: write the value so both read it alike.
+
+Where only the loader's reading fits the field (`1:30` is the integer 90 and `1_000`
+the integer 1000 in YAML 1.1, text in YAML 1.2; `0o17` is text in YAML 1.1, the
+integer 15 in YAML 1.2), trainspec checks the loader's value, as the job would run.""",
     ),
     "yaml-dialect-refused": _rule(
         "error",
