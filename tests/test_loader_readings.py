@@ -179,3 +179,11 @@ def test_the_loaders_reading_is_what_the_schema_and_the_rules_check(tmp_path):
     assert ("out-of-range", "error") in found  # 0_0 is the integer 0 to the loader, which num_epochs > 0 refuses
     assert ("yaml-dialect", "warning") in found
     assert any(rule.startswith("world-size") for rule, _ in found)  # sp 10 does not divide the world size 1
+
+
+def test_a_reading_the_loader_refuses_is_not_repaired_by_an_override(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text("model:\n  target_model_path: yes\ndata:\n  hidden_states_path: h\n")
+    found = trainspec.check(path, overrides=['model={"target_model_path": "m"}'])
+    (d,) = [d for d in found if d.severity is Severity.ERROR]
+    assert d.rule == "override-repairs-file" and "yaml-dialect-refused" in d.message
