@@ -28,3 +28,12 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+REPORTS: list[str] = []
+"""Lines a test wants shown at the end of the run, whatever pytest's verbosity (counts, measurements)."""
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in REPORTS:
+        terminalreporter.write_line(line)
