@@ -33,6 +33,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 import trainspec
 import trainspec.distributed
+from trainspec.families.kempnerforge.precision import master_dtype
 from trainspec.generated.kempnerforge import JobConfig, ModelConfig, TrainConfig
 
 
@@ -191,7 +192,7 @@ def loss_of(logits: torch.Tensor, targets: torch.Tensor, z_loss_weight: float) -
 def train(cfg: JobConfig, rank: int, group: dist.ProcessGroup) -> None:
     refuse_unsupported(cfg)
     torch.manual_seed(cfg.train.seed)  # the same initial weights on every rank
-    model = Transformer(cfg.model).to(trainspec.distributed.master_dtype(cfg.train.mixed_precision))
+    model = Transformer(cfg.model).to(master_dtype(cfg.train.mixed_precision))
     ddp = DistributedDataParallel(model, process_group=group)
     forward = torch.compile(ddp) if cfg.train.compile_model else ddp
     o = cfg.optimizer

@@ -250,6 +250,7 @@ def test_every_example_breaks_its_rule_and_the_fix_clears_it(info):
     assert info.example is not None, f"{info.family} rule {info.id} has no example (add it to the family's `examples`)"
     bad = run_example(info.example, fixed=False)
     assert info.id in {d.rule for d in bad}, bad
+    assert {d.severity for d in bad if d.rule == info.id} == {info.severity}, "reported as the catalogue says"
     good = run_example(info.example, fixed=True)
     assert not [d for d in good if d.rule == info.id or d.severity is not Severity.NOTE], good
 

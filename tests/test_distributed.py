@@ -18,10 +18,10 @@ from trainspec.distributed import (
     WorldSize,
     device_diagnostics,
     load_verified,
-    master_dtype,
     torch_dtype,
     world_size,
 )
+from trainspec.families.kempnerforge.precision import master_dtype
 
 pytestmark = pytest.mark.external  # needs torch
 

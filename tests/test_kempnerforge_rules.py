@@ -6,6 +6,8 @@ import pytest
 
 import trainspec
 from trainspec.api import check_config
+from trainspec.device import Device
+from trainspec.families.kempnerforge.precision import device_checks
 
 VLM = """
 [vision_encoder]
@@ -262,3 +264,24 @@ def test_value_domain_looks_inside_maps_and_freeze_stages(write):
     )
     found = {(d.config_path, d.line) for d in _problems(path, None) if d.rule == "value-domain"}
     assert found == {("data.anneal_weights.web", 9), ("vlm.freeze_schedule[0].start_step", 12)}
+
+
+@pytest.mark.parametrize(
+    ("precision", "device", "rules"),
+    [
+        ("bf16", Device("cuda", "GPU sm70", (7, 0)), ["device-bf16-unsupported"]),
+        ("fp8", Device("cuda", "GPU sm70", (7, 0)), ["device-bf16-unsupported", "device-fp8-unsupported"]),
+        ("fp8", Device("cuda", "GPU sm80", (8, 0)), ["device-fp8-unsupported"]),
+        ("fp8", Device("cuda", "GPU sm90", (9, 0)), []),
+        ("fp8", Device("cuda", "MI300X", (9, 4), rocm=True), []),
+        ("bf16", Device("cuda", "MI100", (9, 0), rocm=True), []),
+        ("fp8", Device("cpu", "cpu"), ["device-fp8-unsupported"]),
+        ("bf16", Device("cpu", "cpu"), []),
+        ("fp16", Device("cuda", "GPU sm70", (7, 0)), []),
+    ],
+)
+def test_device_checks_need_no_torch(precision, device, rules):
+    """The family's hook reads a described device; `trainspec.distributed` fills it in from torch."""
+    found = device_checks({"train": {"mixed_precision": precision}}, device)
+    assert [d.rule for d in found] == rules
+    assert all(d.config_path == "train.mixed_precision" and d.is_error for d in found)

@@ -1,78 +1,250 @@
 """trainspec's modules import one way: the command line on top, plain data at the bottom, no cycles.
 
-The graph is read from the source (every import, those inside functions too,
-except `if TYPE_CHECKING:` blocks), so a lazy import cannot hide a loop.
+`FLOORS` is the one statement of the layers: docs/architecture.md's drawing
+is `drawing()` (`python tests/test_layers.py` prints it). The test reads every import from the source, those inside
+functions too (a lazy import cannot hide a loop), except `if TYPE_CHECKING:`
+blocks, and fails on:
+
+- a module on no floor, or on two;
+- an upward import: a module importing one on a higher floor (the same floor is fine);
+- a module of the bottom floor importing anything of trainspec;
+- a family importing another family, or any engine module outside `FAMILY_API`;
+- a module outside a family importing one (the engine finds families through entry points);
+- a script (`tools/`, `bench/`, `examples/`) importing the command line;
+- an import cycle.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import sys
+import textwrap
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parent.parent / "src"
-TOP = ("trainspec.cli", "trainspec.commands", "trainspec.__main__")
-"""The command line: nothing below it may import it."""
-LEAVES = {
-    "trainspec.examples": "rule examples are plain data",
-    "trainspec.diagnostics": "diagnostics are plain data",
-    "trainspec.paths": "config paths are plain data",
-    "trainspec.formats": "the format table is plain data",
-}
-PIPELINE = ("trainspec.checker", "trainspec.pipeline", "trainspec.runner", "trainspec.api")
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+GENERATED = ROOT / "generated"
+"""The typed models: `trainspec.generated.*` in a source checkout (see `trainspec/generated/__init__.py`)."""
+SCRIPTS = ("tools", "bench", "examples")
+
+FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("cli.py", "__main__.py", "commands/"), "argument parsing and exit codes; nothing below imports them"),
+    (("lsp/",), "the language server (server.py: the pygls glue): what `check` reports, as LSP values"),
+    (("api.py", "distributed.py"), "the public entry points (distributed: torch, at launch)"),
+    (
+        ("planner.py", "provenance.py", "sweeper.py", "plan_apply.py"),
+        "plan, show, sweep (loaded on first use from `trainspec`); plan --apply's write",
+    ),
+    (("runner.py",), "many files, project settings, suppressions, selection, rule examples"),
+    (("layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
+    (("pipeline.py", "checker.py"), "one file > one document"),
+    (("reporters/",), "format Results; never produce them"),
+    (("catalogue.py", "schema_diff.py"), "every id with its documentation and example; what changes between versions"),
+    (
+        ("workspace.py", "migrate.py", "editor_schema.py", "rewrite.py"),
+        "editing files: editor associations and schemas, legacy keys, written values",
+    ),
+    (("__init__.py",), "the public names; check, load, plan, show and sweep are imported on first use"),
+    (("families/*/",), "the families: import only FAMILY_API and their own modules, never another family"),
+    (("dialect.py", "other_versions.py"), "what the loader reads (YAML 1.1, conversions); notes about other versions"),
+    (
+        (
+            "project.py",
+            "directives.py",
+            "overlay.py",
+            "families/__init__.py",
+            "detect.py",
+            "overrides.py",
+            "validation.py",
+            "fast_validation.py",
+            "schema.py",
+            "fields.py",
+            "readers/",
+        ),
+        "reading, detecting, validating; the family registry",
+    ),
+    (
+        (
+            "result.py",
+            "document.py",
+            "errors.py",
+            "rules.py",
+            "codes.py",
+            "suppressions.py",
+            "discovery.py",
+            "safe_write.py",
+            "yaml_roundtrip.py",
+            "resources.py",
+            "digits.py",
+            "progress.py",
+            "entry_points.py",
+            "generated/",
+        ),
+        "the types every stage shares, and small helpers",
+    ),
+    (
+        ("diagnostics.py", "paths.py", "formats.py", "examples.py", "layout.py", "device.py", "world_sizes.py"),
+        "plain data, importing nothing of trainspec",
+    ),
+)
+"""The floors, top first: (the files on the floor, relative to src/trainspec, what they are). A name ending
+in `/` stands for everything in that folder; `*` matches any name."""
+
+FAMILY_API = (
+    "families/__init__.py",
+    "codes.py",
+    "rules.py",
+    "examples.py",
+    "layout.py",
+    "device.py",
+    "diagnostics.py",
+    "paths.py",
+    "document.py",
+    "schema.py",
+    "validation.py",
+    "overrides.py",
+    "dialect.py",
+    "resources.py",
+)
+"""What a family may import of the engine: the `Family` and `Notice` it declares, the rule API, examples,
+layouts and devices, the values it reads (diagnostics, paths, documents, schema lookups, `show`),
+override handling and the loader's conversions, and where its schema files are. Also its own modules and
+its own generated models (`generated/<name>.py`, `generated/<name>_<version>.py`)."""
 
 
 def module_name(path: Path) -> str:
+    if path.parent == GENERATED:
+        return f"trainspec.generated.{path.stem}"
     parts = path.relative_to(SRC).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking_only(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+def file_of(module: str, packages: set[str]) -> str:
+    """Where a module lives, relative to src/trainspec, as FLOORS names it (`reporters/__init__.py`)."""
+    parts = module.split(".")[1:]
+    if module in packages:
+        parts.append("__init__")
+    return "/".join(parts) + ".py"
+
+
+def matches(file: str, entry: str) -> bool:
+    return fnmatchcase(file, entry + "*") if entry.endswith("/") else fnmatchcase(file, entry)
+
+
+def floors_of(file: str) -> list[int]:
+    """The indexes (0 = top) of the floors that hold `file`: one, unless the table is wrong."""
+    return [n for n, (entries, _) in enumerate(FLOORS) if any(matches(file, e) for e in entries)]
+
+
+def family_of(module: str) -> str | None:
+    """The family a module belongs to (`trainspec.families.specforge.rules` -> specforge)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "families" else None
+
+
+def _skipped(tree: ast.AST) -> set[int]:
+    """The nodes inside `if TYPE_CHECKING:` blocks (ids of this one tree's nodes; their `else` runs)."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node.test)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING` or `typing.TYPE_CHECKING`."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imports_of(name: str, source: str, is_package: bool, modules: set[str]) -> set[str]:
-    """The trainspec modules `name` imports (a `from pkg import mod` counts as importing `pkg.mod`)."""
+    """The trainspec modules `name` imports. `from pkg import mod` imports `pkg.mod`; `pkg` itself only
+    when a name imported from it is not a module."""
     package = name if is_package else name.rpartition(".")[0]
+    tree = ast.parse(source)
+    skipped = _skipped(tree)
     found: set[str] = set()
-    skipped = {id(n) for top in ast.walk(ast.parse(source)) if _type_checking_only(top) for n in ast.walk(top)}
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if id(node) in skipped:
             continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")
             if node.level:
-                base = base[: len(base) - node.level + 1]
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names if f"{target}.{alias.name}" in modules)
+            inner = {f"{target}.{alias.name}" for alias in node.names}
+            found.update(inner & modules)
+            if inner - modules:
+                found.add(target)
     return {m for m in found if m in modules}
 
 
 def graph() -> dict[str, set[str]]:
-    files = {module_name(p): p for p in (SRC / "trainspec").rglob("*.py")}
+    """Each module of trainspec, and each script, with the trainspec modules it imports (a fresh copy)."""
+    return {name: set(targets) for name, targets in _graph().items()}
+
+
+@functools.cache
+def _graph() -> dict[str, frozenset[str]]:
+    files = {module_name(p): p for p in [*(SRC / "trainspec").rglob("*.py"), *GENERATED.glob("*.py")]}
+    scripts = {f"{p.parent.name}.{p.stem}": p for folder in SCRIPTS for p in (ROOT / folder).glob("*.py")}
     return {
-        name: imports_of(name, path.read_text(), path.name == "__init__.py", set(files)) - {name}
-        for name, path in files.items()
+        name: frozenset(imports_of(name, path.read_text(encoding="utf-8"), path.name == "__init__.py", set(files)))
+        - {name}
+        for name, path in {**files, **scripts}.items()
     }
 
 
 def violations(edges: dict[str, set[str]]) -> list[str]:
+    modules = {m for m in edges if m.startswith("trainspec")}
+    names = modules | {t for targets in edges.values() for t in targets}
+    packages = {n.rpartition(".")[0] for n in names} & names
     found = []
+    for module in sorted(modules):
+        places = floors_of(file_of(module, packages))
+        if len(places) != 1:
+            found.append(f"{module} is on {len(places) or 'no'} floors of the layer table (FLOORS): one, please")
     for module, targets in sorted(edges.items()):
         for target in sorted(targets):
-            if target.startswith(TOP) and not module.startswith(TOP):
-                found.append(f"{module} imports the command line ({target})")
-            if module in LEAVES and target.startswith("trainspec"):
-                found.append(f"{module} imports {target}, but {LEAVES[module]}")
-            if module.startswith("trainspec.reporters") and target.startswith(PIPELINE):
-                found.append(f"{module} imports {target}: reporters format results, they do not produce them")
+            found += _complaints(module, target, packages)
     return found + [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(edges)]
+
+
+def _complaints(module: str, target: str, packages: set[str]) -> list[str]:
+    """What is wrong with `module` importing `target`."""
+    there = floors_of(file_of(target, packages))
+    if not module.startswith("trainspec"):  # a script
+        if there and there[0] == 0:
+            return [f"{module} imports {target}, the command line: scripts use the library"]
+        return []
+    found = []
+    here = floors_of(file_of(module, packages))
+    if here and there and there[0] < here[0]:
+        found.append(f"{module} imports {target}, a higher floor ({FLOORS[there[0]][1]})")
+    if here == [len(FLOORS) - 1]:
+        found.append(f"{module} imports {target}, but its floor is {FLOORS[-1][1]}")
+    mine, theirs = family_of(module), family_of(target)
+    if theirs is not None and mine != theirs:
+        who = "a family imports no other family" if mine else "the engine imports no family"
+        found.append(f"{module} imports {target}: {who} (families are found through entry points)")
+    if mine is not None and theirs is None and not _family_may_import(mine, file_of(target, packages)):
+        found.append(f"{module} imports {target}, outside the family API (FAMILY_API)")
+    return found
+
+
+def _family_may_import(family: str, file: str) -> bool:
+    own = (f"generated/{family}.py", f"generated/{family}_*.py")
+    return file in FAMILY_API or any(fnmatchcase(file, pattern) for pattern in own)
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -117,21 +289,71 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return groups
 
 
+def drawing(width: int = 36) -> str:
+    """The layer drawing of docs/architecture.md, from FLOORS: the files of each floor, then what they are."""
+    lines = []
+    for entries, says in FLOORS:
+        names = ", ".join(entries)
+        lines += [names.ljust(width) + says] if len(names) < width else [*textwrap.wrap(names, 100), " " * width + says]
+    return "\n".join(lines)
+
+
 def test_layers_go_one_way_and_nothing_loops():
     assert violations(graph()) == []
+
+
+def test_type_checking_imports_are_not_edges():
+    source = textwrap.dedent("""
+        import typing
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from .b import B
+        else:
+            from .c import C
+        if typing.TYPE_CHECKING:
+            from .d import D
+        def f():
+            from .e import E
+    """)
+    modules = {"trainspec.b", "trainspec.c", "trainspec.d", "trainspec.e"}
+    assert imports_of("trainspec.a", source, False, modules) == {"trainspec.c", "trainspec.e"}
+
+
+def test_a_module_imported_from_its_package_is_an_edge_to_the_module():
+    source = "from . import b\nfrom . import c, Thing\n"
+    found = imports_of("trainspec.pkg.a", source, False, {"trainspec.pkg", "trainspec.pkg.b", "trainspec.pkg.c"})
+    assert found == {"trainspec.pkg.b", "trainspec.pkg.c", "trainspec.pkg"}
 
 
 @pytest.mark.parametrize(
     ("module", "target", "complaint"),
     [
-        ("trainspec.schema", "trainspec.commands.check", "imports the command line"),
-        ("trainspec.runner", "trainspec.cli", "imports the command line"),
-        ("trainspec.examples", "trainspec.runner", "plain data"),
-        ("trainspec.reporters.text", "trainspec.pipeline", "reporters format results"),
+        ("trainspec.schema", "trainspec.commands.check", "a higher floor (argument parsing"),
+        ("trainspec.runner", "trainspec.cli", "a higher floor (argument parsing"),
+        ("trainspec.runner", "trainspec.planner", "a higher floor (plan, show, sweep"),
+        ("trainspec.reporters.text", "trainspec.pipeline", "a higher floor (one file > one document)"),
+        ("trainspec.examples", "trainspec.paths", "its floor is plain data"),
+        ("trainspec.families.specforge.layout", "trainspec.families.kempnerforge.layout", "imports no other family"),
+        ("trainspec.checker", "trainspec.families.kempnerforge", "the engine imports no family"),
+        ("trainspec.families.kempnerforge.rules", "trainspec.checker", "outside the family API"),
+        ("trainspec.families.kempnerforge.rules", "trainspec.project", "outside the family API"),
+        ("tools.update_snapshots", "trainspec.commands.check", "scripts use the library"),
+        ("tools.generate_docs", "trainspec.cli", "scripts use the library"),
         ("trainspec.paths", "trainspec.checker", "import cycle"),
+        ("trainspec.checker", "trainspec.nowhere", "on no floors"),
     ],
 )
 def test_the_layer_check_catches_a_wrong_import(module, target, complaint):
     edges = graph()
     edges[module] = edges[module] | {target}
-    assert any(complaint in v for v in violations(edges))
+    edges.setdefault(target, set())
+    assert any(complaint in v for v in violations(edges)), violations(edges)
+
+
+def test_a_module_on_two_floors_is_caught(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "FLOORS", (*FLOORS, (("runner.py",), "again")))
+    assert any("trainspec.runner is on 2 floors" in v for v in violations(graph()))
+
+
+if __name__ == "__main__":
+    print(drawing())

@@ -20,10 +20,12 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import importlib.util
 import json
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,12 @@ OPTIONS = [
     "--formatters",
     "builtin",
 ]
+
+
+def generator_requirement() -> str:
+    """The generator pinned by trainspec's [test] extra: another version writes other code."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    return next(r for r in extras["test"] if r.startswith("datamodel-code-generator"))
 
 
 def run_generator(source: Path, target: Path, class_name: str, cwd: str) -> None:
@@ -219,6 +227,10 @@ def main() -> int:
     parser.add_argument("--class-name", default="Config", help="root model name (with --schema)")
     parser.add_argument("--output", type=Path, help="output module (with --schema)")
     args = parser.parse_args()
+    if importlib.util.find_spec("datamodel_code_generator") is None:
+        wanted = generator_requirement()
+        print(f"{parser.prog}: needs {wanted}: pip install '{wanted}'", file=sys.stderr)
+        return 2
     if args.schema:
         if not args.output:
             parser.error("--schema needs --output")

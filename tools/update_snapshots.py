@@ -22,9 +22,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from trainspec.commands.check import overrides_from, split_ids, world_sizes_arg
+from trainspec.overrides import from_command_line
 from trainspec.reporters import get_reporter
 from trainspec.runner import Options, check_files
+from trainspec.suppressions import split_ids
+from trainspec.world_sizes import parse_world_sizes
 
 CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "diagnostics"
 PROMPT = "$ trainspec check "
@@ -54,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="trainspec check")
     p.add_argument("files", nargs="+")
     p.add_argument("--family")
-    p.add_argument("--world-size", type=world_sizes_arg, default=())
+    p.add_argument("--world-size", type=parse_world_sizes, default=())
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument("--select", action="append", default=[])
     p.add_argument("--ignore", action="append", default=[])
@@ -67,9 +69,13 @@ def render(config: Path) -> str:
     command = command_of(config)
     parser = _parser()
     args, extras = parser.parse_known_args(shlex.split(command.removeprefix(PROMPT)))
+    try:
+        overrides = from_command_line(args.overrides, extras)
+    except ValueError as exc:
+        parser.error(str(exc))
     options = Options(
         family=args.family,
-        overrides=overrides_from(args, extras, parser),
+        overrides=overrides,
         world_sizes=args.world_size,
         select=split_ids(args.select),
         ignore=split_ids(args.ignore),

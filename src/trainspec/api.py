@@ -16,6 +16,7 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .checker import check_document
+from .codes import MODEL_MISMATCH
 from .diagnostics import Diagnostic, Severity
 from .document import Document
 from .errors import ConfigError, ConfigWarning
@@ -140,7 +141,7 @@ def to_model(result: Result) -> BaseModel:
                     None,
                     None,
                     ".".join(str(p) for p in err["loc"]),
-                    "model-mismatch",
+                    MODEL_MISMATCH.id,
                     Severity.ERROR,
                     f"the typed model refused a value the schema accepts: {err['msg']}",
                 )

@@ -1,7 +1,7 @@
 """Every rule id a check can report, with its documentation and example.
 
 Three sources: a family's rules (`Family.rules`), the ids its schema gives
-constraints (`x-trainspec-rule`), and the engine's own ids (`engine_rules`),
+constraints (`x-trainspec-rule`), and the engine's own ids (`codes`),
 which every family can report. `trainspec rules`, `trainspec explain`, the
 SARIF reporter, `--select`/`--ignore` validation and the reference docs all
 read this one catalogue.
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from .codes import REGISTRY
 from .diagnostics import Severity
-from .engine_rules import ENGINE_RULES
 from .examples import Example
 from .families import Family, all_families
 from .paths import Path, format_path
@@ -89,16 +89,16 @@ def engine_rules() -> tuple[RuleInfo, ...]:
     families = [f for _, f in sorted(all_families().items())]
     return tuple(
         RuleInfo(
-            rule_id,
-            e.severity,
+            code.id,
+            code.severity,
             (),
-            e.summary,
-            e.doc,
+            code.summary,
+            code.doc,
             ENGINE,
             "engine",
-            next((f.examples[rule_id] for f in families if rule_id in f.examples), None),
+            next((f.examples[code.id] for f in families if code.id in f.examples), None),
         )
-        for rule_id, e in sorted(ENGINE_RULES.items())
+        for code in sorted(REGISTRY.values(), key=lambda c: c.id)
     )
 
 

@@ -13,6 +13,15 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from .codes import (
+    HOOK_FAILED,
+    NON_FINITE_NUMBER,
+    NOT_A_MAPPING,
+    OUT_OF_RANGE,
+    WORLD_SIZE_CHECKED,
+    WORLD_SIZE_DERIVED,
+    WORLD_SIZE_UNKNOWN,
+)
 from .diagnostics import Diagnostic, Related, Severity
 from .dialect import adopt_loader_readings, loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
@@ -22,7 +31,7 @@ from .fast_validation import is_plain, where_invalid
 from .other_versions import note_other_versions
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path, parse_path
-from .result import Result
+from .result import Outcome, Result
 from .rules import ABSENT, Rule, Violation
 from .schema import get
 from .validation import findings, show
@@ -46,18 +55,9 @@ def check_document(
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
         got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
-        out.append(
-            Diagnostic(
-                doc.file,
-                1,
-                1,
-                "",
-                "not-a-mapping",
-                Severity.ERROR,
-                f"a config must be a table/mapping of sections at the top level, got {got}",
-            )
-        )
-        return Result(doc.file, family, out, document=doc)
+        message = f"a config must be a table/mapping of sections at the top level, got {got}"
+        stopped = Diagnostic(doc.file, 1, 1, "", NOT_A_MAPPING.id, Severity.ERROR, message)
+        return Result.not_checked(Outcome.NOT_A_MAPPING, stopped, out, doc, family=family)
     for migration in family.migrations if migrate else ():
         found, failed = _guarded(doc, family, "migration", partial(migration, doc))
         out.extend(found or failed)
@@ -72,10 +72,10 @@ def check_document(
     for path, value in () if plain else _unusable_numbers(doc.data, ()):
         broken.append(path)
         if isinstance(value, float):
-            rule = "non-finite-number"
+            rule = NON_FINITE_NUMBER.id
             message = f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)"
         else:
-            rule, message = "out-of-range", f"`{format_path(path)}`: {too_many_digits()}"
+            rule, message = OUT_OF_RANGE.id, f"`{format_path(path)}`: {too_many_digits()}"
             _set(doc.data, path, None)  # reported here; the validator would choke on writing it out
         out.append(place(doc, path, rule, Severity.ERROR, message, at_key=False))
     already_reported = set(broken)
@@ -119,7 +119,7 @@ def check_document(
             unused = [str(s) for s in world_sizes if s != derived[0]]
             said = f"sizes {', '.join(unused)} given are" if len(unused) > 1 else f"size {''.join(unused)} given is"
             aside = f"; the world {said} for configs that state none" if unused else ""
-            out.append(Diagnostic(doc.file, None, None, "", "world-size-derived", Severity.NOTE, derived[1] + aside))
+            out.append(Diagnostic(doc.file, None, None, "", WORLD_SIZE_DERIVED.id, Severity.NOTE, derived[1] + aside))
     registries = family.registries
     out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken, None, registries))
     world_rules = [r for r in family.rules if r.needs_world_size]
@@ -138,7 +138,7 @@ def _guarded(doc: Document, family: Family, what: str, call: Callable[[], Any]) 
             f"the {what} of family {family.name} failed on this config ({type(exc).__name__}: {exc}); "
             "this is a bug in the family, please report it"
         )
-        return None, [Diagnostic(doc.file, None, None, "", "hook-failed", Severity.ERROR, message)]
+        return None, [Diagnostic(doc.file, None, None, "", HOOK_FAILED.id, Severity.ERROR, message)]
 
 
 def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, str] | None:
@@ -165,7 +165,7 @@ def _world_size_rules(
     if not sizes:
         skipped = ", ".join(r.id for r in rules)
         message = f"world-size rules not checked ({skipped}): no world size known; pass --world-size N"
-        yield Diagnostic(doc.file, None, None, "", "world-size-unknown", Severity.NOTE, message)
+        yield Diagnostic(doc.file, None, None, "", WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)
         return
     if len(sizes) == 1:
         yield from run_rules(doc, rules, config, broken, sizes[0], registries)
@@ -181,7 +181,7 @@ def _world_size_rules(
                 None,
                 None,
                 "",
-                "world-size-checked",
+                WORLD_SIZE_CHECKED.id,
                 Severity.NOTE,
                 f"at world size {size}: every world-size rule passes",
                 world_size=size,

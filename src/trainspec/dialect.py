@@ -32,6 +32,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from .codes import NON_FINITE_NUMBER, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
 from .diagnostics import Diagnostic, Severity
 from .document import Document, Unreadable
 from .families import Family
@@ -78,13 +79,13 @@ def loader_readings(
                 f"`{where}` = {show(written)} reads as {_loader(older)} by {family.name}'s loader (YAML 1.1), "
                 f"which this field refuses; {fix}"
             )
-            yield path, "yaml-dialect-refused", Severity.ERROR, message
+            yield path, YAML_DIALECT_REFUSED.id, Severity.ERROR, message
         elif not _equal(converted, written):
             message = (
                 f"`{where}` = {show(written)} for YAML 1.2 tools (and trainspec), but {family.name}'s loader "
                 f"(YAML 1.1) reads {_loader(older)}; write {show(written)} or {show(converted)}, whichever is meant"
             )
-            yield path, "yaml-dialect", Severity.WARNING, message
+            yield path, YAML_DIALECT.id, Severity.WARNING, message
 
 
 def adopt_loader_readings(doc: Document, family: Family) -> Iterator[tuple[Path, str, Severity, str]]:
@@ -107,7 +108,7 @@ def adopt_loader_readings(doc: Document, family: Family) -> Iterator[tuple[Path,
         _set(doc.data, path, converted)
         yield (
             path,
-            "yaml-dialect",
+            YAML_DIALECT.id,
             Severity.WARNING,
             (
                 f"`{format_path(path)}` = {show(written)} for YAML 1.2 tools, which this field refuses, but "
@@ -178,7 +179,7 @@ def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -
     if family.loader_conversion is None and family.loader_yaml == "1.2":
         return  # a family that states nothing about its loader
     for i, d in enumerate(found):
-        if d.rule not in ("wrong-type", "non-finite-number") or not d.config_path:
+        if d.rule not in (WRONG_TYPE.id, NON_FINITE_NUMBER.id) or not d.config_path:
             continue
         try:
             path = parse_path(d.config_path)

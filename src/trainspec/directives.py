@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .codes import INVALID_DIRECTIVE
 from .diagnostics import Diagnostic, Severity
 from .document import Document
 from .formats import FORMATS
@@ -75,4 +76,4 @@ def _invalid(file: str, line: int, column: int, why: str) -> Diagnostic:
         f"file directive: {why}; write `# trainspec: world-size=8,16 family=NAME[@VERSION]` "
         "(either setting alone is fine) on a line of its own"
     )
-    return Diagnostic(file, line, column, "", "invalid-directive", Severity.ERROR, message)
+    return Diagnostic(file, line, column, "", INVALID_DIRECTIVE.id, Severity.ERROR, message)

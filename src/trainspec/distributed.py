@@ -6,7 +6,7 @@ The only module of trainspec that imports torch, and only inside functions, so
 
     dist.init_process_group("gloo")
     cfg = trainspec.distributed.load_verified("job.toml")   # on every rank; the same ConfigError on every rank
-    dtype = trainspec.distributed.master_dtype(cfg.train.mixed_precision)
+    dtype = trainspec.distributed.torch_dtype("bfloat16")
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from .api import check_config, check_path, family_of_model, to_model
+from .codes import CONFIG_DIFFERS_ACROSS_RANKS, DEVICE_COUNT_PER_NODE, VERIFY_FAILED
+from .device import Device
 from .diagnostics import Diagnostic, Related, Severity
 from .errors import ConfigError, TrainspecError
 from .families import Family, get_family
@@ -30,9 +32,6 @@ from .paths import Path, format_path
 if TYPE_CHECKING:
     import torch
     from torch.distributed import ProcessGroup
-
-MASTER_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
-"""train.mixed_precision -> master-weight dtype (FP8 is a compute mode; its master weights are bf16)."""
 
 DIFFERING_PATHS_SHOWN = 5
 
@@ -86,13 +85,6 @@ def _positive(env: Mapping[str, str], name: str) -> int:
     return int(text)
 
 
-def master_dtype(mixed_precision: str) -> torch.dtype:
-    """The dtype master weights are kept in for a `train.mixed_precision` value."""
-    if mixed_precision not in MASTER_DTYPES:
-        raise ValueError(f"unknown mixed precision {mixed_precision!r}; known: {', '.join(MASTER_DTYPES)}")
-    return torch_dtype(MASTER_DTYPES[mixed_precision])
-
-
 def torch_dtype(name: str) -> torch.dtype:
     """The torch dtype a config names by its torch name (e.g. `checkpoint.export_dtype` = "bfloat16")."""
     import torch
@@ -109,45 +101,27 @@ def device_diagnostics(
     *,
     environ: Mapping[str, str] | None = None,
     source: str = "<config>",
+    family: str | Family | None = None,
 ) -> list[Diagnostic]:
     """What this process's hardware cannot do that the config asks for, as error diagnostics.
 
-    `device` is the device the trainer computes on (default: CUDA when torch
-    sees one, else CPU). Checked: a bf16 (or fp8, whose master weights are
-    bf16) run on an NVIDIA GPU without native bfloat16 (compute capability
-    below 8.0, where torch only emulates it, slowly); fp8 on a device without
-    FP8 matmuls (NVIDIA compute capability 8.9+); more processes on this node
-    (`LOCAL_WORLD_SIZE`, else `SLURM_NTASKS_PER_NODE`) than GPUs visible to
-    torch. CPU supports bfloat16, and any number of processes.
+    `config` is a typed model (as `trainspec.load` returns; its family is found
+    from its class unless `family` says). `device` is the device the trainer
+    computes on (default: CUDA when torch sees one, else CPU). Checked: what
+    the family says its configs need of the device (`Family.device_checks`:
+    bfloat16 weights on a GPU without native bfloat16, FP8 matmuls...), and
+    more processes on this node (`LOCAL_WORLD_SIZE`, else
+    `SLURM_NTASKS_PER_NODE`) than GPUs visible to torch. CPU takes any number
+    of processes.
     """
     import torch
 
     dev = torch.device(device) if device is not None else _default_device()
-    train = getattr(config, "train", None)
-    precision = getattr(train, "mixed_precision", None)
+    fam = _family_of(config, family)
     out: list[Diagnostic] = []
-
-    def error(path: str, rule: str, message: str) -> None:
-        out.append(Diagnostic(source, None, None, path, rule, Severity.ERROR, message, origin=f"device {dev}"))
-
-    rocm = dev.type == "cuda" and torch.version.hip is not None  # ROCm GPUs all have bf16; capabilities differ
-    capability = torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None
-    if capability is not None and not rocm and precision in ("bf16", "fp8") and capability < (8, 0):
-        error(
-            "train.mixed_precision",
-            "device-bf16-unsupported",
-            f'train.mixed_precision = "{precision}" keeps bfloat16 weights, but {torch.cuda.get_device_name(dev)} '
-            f"(compute capability {capability[0]}.{capability[1]}) has no native bfloat16 (8.0 or newer has); "
-            'use "fp16" or "fp32" on this GPU',
-        )
-    if precision == "fp8" and not rocm and (capability is None or capability < (8, 9)):
-        have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {dev.type} device"
-        error(
-            "train.mixed_precision",
-            "device-fp8-unsupported",
-            f'train.mixed_precision = "fp8" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), '
-            f'but this process runs on {have}; use "bf16"',
-        )
+    if fam.device_checks is not None:
+        found = fam.device_checks(config.model_dump(mode="json"), _described(dev))
+        out += [replace(d, file=source, origin=f"device {dev}") for d in found]
     if dev.type == "cuda":
         env = os.environ if environ is None else environ
         local = next(
@@ -155,14 +129,24 @@ def device_diagnostics(
         )
         visible = torch.cuda.device_count()
         if local is not None and local > visible:
-            error(
-                "",
-                "device-count-per-node",
+            message = (
                 f"{local} processes on this node but torch sees {visible} CUDA device(s) "
                 f"(CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'unset')}); start at most one process "
-                "per device",
+                "per device"
             )
+            rule = DEVICE_COUNT_PER_NODE.id
+            out.append(Diagnostic(source, None, None, "", rule, Severity.ERROR, message, origin=f"device {dev}"))
     return out
+
+
+def _described(dev: torch.device) -> Device:
+    """The device as a family's `device_checks` reads it."""
+    import torch
+
+    if dev.type != "cuda":
+        return Device(dev.type, dev.type)
+    rocm = torch.version.hip is not None  # ROCm GPUs all have bf16; capabilities differ
+    return Device(dev.type, torch.cuda.get_device_name(dev), torch.cuda.get_device_capability(dev), rocm)
 
 
 def _default_device() -> torch.device:
@@ -264,6 +248,7 @@ def _check_locally(
         if isinstance(config, (str, os.PathLike)):
             source = os.fspath(config)
             result = check_path(source, family=family, overrides=overrides, world_size=size)
+            fam = result.family
             errors = [d for d in result.diagnostics if d.is_error]
             try:  # a model even when rules fail, so the configs can still be compared across ranks
                 model = to_model(result) if result.config is not None else None
@@ -278,12 +263,12 @@ def _check_locally(
             errors = [d for d in check_config(dump, fam, world_size=size, source=source) if d.is_error]
             model = config
         if model is not None:
-            errors += device_diagnostics(model, device, source=source)
+            errors += device_diagnostics(model, device, source=source, family=fam)
     except Exception as exc:  # reported through the collectives, like any finding
         return (
             None,
             source,
-            [Diagnostic(source, None, None, "", "verify-failed", Severity.ERROR, f"{type(exc).__name__}: {exc}")],
+            [Diagnostic(source, None, None, "", VERIFY_FAILED.id, Severity.ERROR, f"{type(exc).__name__}: {exc}")],
         )
     return model, source, errors
 
@@ -412,7 +397,7 @@ def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
             None,
             None,
             format_path(diffs[0][0]),
-            "config-differs-across-ranks",
+            CONFIG_DIFFERS_ACROSS_RANKS.id,
             Severity.ERROR,
             f"{_ranks(others)} loaded a different config than rank {ref_rank}{read}: {len(diffs)} value(s) differ: "
             f"{shown}{more}; every rank must train with the same config",

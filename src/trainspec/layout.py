@@ -1,15 +1,18 @@
 """What a family declares so `plan` and `show` can answer for it: plain data and small functions.
 
 A family names the config paths that choose its parallel layout and yields
-the candidate values at a world size; the engine keeps the candidates the
-family's own rules accept (`planner.py`). Derived quantities (`provenance.py`) are
-computed by the family from the resolved config.
+the candidate values at a world size (`divisors` and `factorings` help); the
+engine keeps the candidates the family's own rules accept (`layout_search.py`).
+Derived quantities (`provenance.py`) are computed by the family from the
+resolved config.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 
@@ -50,3 +53,19 @@ class LayoutSpace:
 
 Derive = Callable[[Mapping[str, Any], int | None], list[Quantity]]
 """A family's derived quantities of a resolved config at a world size (None: not known)."""
+
+
+@lru_cache(maxsize=1024)
+def divisors(n: int) -> tuple[int, ...]:
+    """The divisors of n, ascending (asked again and again for the same world sizes and degrees: remembered)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return tuple(sorted({*small, *(n // d for d in small)}))
+
+
+@lru_cache(maxsize=256)
+def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
+    """Every ordered way to write n as a product of `parts` whole numbers (the candidates of a layout whose
+    degrees multiply to the world size; asked for every file hinted at a world size: remembered)."""
+    if parts == 1:
+        return ((n,),)
+    return tuple((first, *rest) for first in divisors(n) for rest in factorings(n // first, parts - 1))

@@ -15,9 +15,11 @@ import ast
 import difflib
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .codes import OVERRIDE_INVALID_VALUE, OVERRIDE_SYNTAX, OVERRIDE_UNKNOWN_PATH
 from .diagnostics import Diagnostic, Severity
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
@@ -43,6 +45,18 @@ class Override:
         if self.source:
             return f"override `{self.text}` of {self.source}"
         return f"override #{self.index} ({'--' if self.python else '--set '}{self.text})"
+
+
+def from_command_line(sets: Sequence[str], flags: Sequence[str]) -> tuple[Override, ...]:
+    """`--set PATH=VALUE`s (YAML values), then KempnerForge's `--PATH=VALUE` flags (Python literals; a bare
+    `--PATH` is true), numbered in that order. ValueError for a flag of neither form."""
+    texts = [(text, False) for text in sets]
+    for arg in flags:
+        if not arg.startswith("--") or not ("=" in arg or "." in arg):
+            raise ValueError(f"unrecognized argument: {arg}")
+        key, eq, value = arg[2:].partition("=")
+        texts.append((f"{key}={value if eq else 'True'}", True))
+    return tuple(Override(n, text, python) for n, (text, python) in enumerate(texts, 1))
 
 
 class _Refused(Exception):
@@ -78,20 +92,20 @@ def apply_overrides(doc: Document, overrides: list[Override], schema: Schema) ->
 def _apply(doc: Document, override: Override, schema: Schema) -> None:
     path_text, eq, value_text = override.text.partition("=")
     if not eq:
-        raise _Refused("override-syntax", f"`{override.text}` has no `=`; write PATH=VALUE, e.g. model.dim=4096")
+        raise _Refused(OVERRIDE_SYNTAX.id, f"`{override.text}` has no `=`; write PATH=VALUE, e.g. model.dim=4096")
     if path_text != path_text.strip() or not path_text:
         raise _Refused(
-            "override-syntax",
+            OVERRIDE_SYNTAX.id,
             f"the path {path_text!r} has surrounding spaces or is empty; "
             f"write it as `{path_text.strip() or 'section.key'}`",
         )
     try:
         path = parse_path(path_text)
     except ValueError as exc:
-        raise _Refused("override-syntax", str(exc)) from None
+        raise _Refused(OVERRIDE_SYNTAX.id, str(exc)) from None
     if override.python and any(isinstance(part, int) for part in path):
         raise _Refused(
-            "override-unknown-path",
+            OVERRIDE_UNKNOWN_PATH.id,
             f"`{path_text}`: KempnerForge's own command line splits keys at '.' and has no [N] list indices, "
             "so it refuses this path; write the whole list, or use --set",
             path_text,
@@ -112,7 +126,7 @@ def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
         if isinstance(part, int) and (not isinstance(value, list) or part >= len(value)):
             size = len(value) if isinstance(value, list) else 0
             raise _Refused(
-                "override-unknown-path",
+                OVERRIDE_UNKNOWN_PATH.id,
                 f"`{format_path(path[: n + 1])}`: index {part} is out of range "
                 f"(the list has {size} item{'s' if size != 1 else ''})",
                 format_path(path),
@@ -122,7 +136,7 @@ def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
             # a key of another variant of a union: the variant the merged config selects decides
             node = schema.properties(parent, value, every=True).get(part)
         if node is None:
-            raise _Refused("override-unknown-path", _unknown(path_text, schema), format_path(path))
+            raise _Refused(OVERRIDE_UNKNOWN_PATH.id, _unknown(path_text, schema), format_path(path))
         value = (
             value.get(part)
             if isinstance(value, dict) and isinstance(part, str)
@@ -171,7 +185,7 @@ def _typed_value(
         return text, False
     if text.strip() == "":
         raise _Refused(
-            "override-invalid-value",
+            OVERRIDE_INVALID_VALUE.id,
             f"`{path_text}` needs a value; an empty value is only allowed for text fields",
             path_text,
         )
@@ -202,7 +216,7 @@ def _python_literal(text: str, path_text: str) -> Any:
     except TypeError:
         return _NOT_A_LITERAL
     except ValueError:
-        raise _Refused("override-invalid-value", f"`{path_text}`: {too_many_digits()}", path_text) from None
+        raise _Refused(OVERRIDE_INVALID_VALUE.id, f"`{path_text}`: {too_many_digits()}", path_text) from None
 
 
 def _plain(value: Any) -> Any:
@@ -224,12 +238,12 @@ def _parse(text: str, path_text: str) -> Any:
         doc = yaml_reader.parse("<override>", text)
     except ReadError as exc:
         raise _Refused(
-            "override-invalid-value",
+            OVERRIDE_INVALID_VALUE.id,
             f"`{path_text}`: cannot read the value {text!r}: {exc.diagnostic.message}",
             path_text,
         ) from None
     if doc.problems:
-        raise _Refused("override-invalid-value", f"`{path_text}`: {doc.problems[0].message}", path_text)
+        raise _Refused(OVERRIDE_INVALID_VALUE.id, f"`{path_text}`: {doc.problems[0].message}", path_text)
     return doc.data
 
 
@@ -247,7 +261,7 @@ def _refuse_scalars_on_the_way(data: Any, path: Path, path_text: str) -> None:
         if isinstance(path[n + 1], str) and not isinstance(value, dict):
             where = format_path(path[: n + 1])
             raise _Refused(
-                "override-unknown-path",
+                OVERRIDE_UNKNOWN_PATH.id,
                 f"`{where}` is {show(value)} in the file, not a table, so `{path_text}` cannot be set inside it; "
                 f"fix `{where}` first",
                 path_text,

@@ -20,6 +20,17 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from .checker import check_document
+from .codes import (
+    INTERNAL_ERROR,
+    INVALID_DIRECTIVE,
+    INVALID_FAMILY_SCHEMA,
+    LOADER_FORMAT,
+    OVERRIDE_REFUSED_BY_LOADER,
+    OVERRIDE_REPAIRS_FILE,
+    SYNTAX_ERROR,
+    UNKNOWN_FAMILY,
+    WRONG_FORMAT,
+)
 from .detect import detect
 from .diagnostics import Diagnostic, Severity
 from .directives import directives_of
@@ -27,7 +38,7 @@ from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
 from .overrides import Override
 from .readers import ReadError, parse, read_text
-from .result import Result
+from .result import Outcome, Result
 from .schema import SchemaError
 
 
@@ -68,9 +79,9 @@ def check_path(
         return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes)
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
-        return Result(file, None, [Diagnostic(file, 1, 1, "", "syntax-error", Severity.ERROR, message)])
+        return Result.not_checked(Outcome.SYNTAX, Diagnostic(file, 1, 1, "", SYNTAX_ERROR.id, Severity.ERROR, message))
     except Exception as exc:
-        return Result(file, None, [internal_error(file, exc)])
+        return Result.not_checked(Outcome.CRASHED, internal_error(file, exc))
 
 
 def internal_error(file: str, exc: BaseException) -> Diagnostic:
@@ -81,7 +92,7 @@ def internal_error(file: str, exc: BaseException) -> Diagnostic:
         f"trainspec failed while checking this file ({type(exc).__name__}: {exc}{at}); "
         "this is a bug in trainspec, please report it with the file"
     )
-    return Diagnostic(file, None, None, "", "internal-error", Severity.ERROR, message)
+    return Diagnostic(file, None, None, "", INTERNAL_ERROR.id, Severity.ERROR, message)
 
 
 def _check(
@@ -102,13 +113,13 @@ def _check(
             lines = dict(
                 enumerate(text.splitlines()[exc.diagnostic.line - 1 : exc.diagnostic.line], exc.diagnostic.line)
             )
-        return Result(file, None, [exc.diagnostic], lines=lines)
+        return Result.not_checked(exc.outcome, exc.diagnostic, lines=lines)
     directives, problems = directives_of(doc)
     doc.problems.extend(problems)
     if directives.family is not None:
         unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
         if unusable is not None:
-            return Result(file, None, [*doc.problems, unusable], document=doc)
+            return Result.not_checked(Outcome.UNUSABLE_SETTINGS, unusable, doc.problems, doc)
         family = directives.family
     if directives.world_sizes:
         sizes, fallback_sizes = directives.world_sizes, False
@@ -116,20 +127,21 @@ def _check(
         try:
             fam = get_family(family)
         except UnknownFamily as exc:
-            return Result(file, None, [Diagnostic(file, None, None, "", "unknown-family", Severity.ERROR, str(exc))])
+            unknown = Diagnostic(file, None, None, "", UNKNOWN_FAMILY.id, Severity.ERROR, str(exc))
+            return Result.not_checked(Outcome.UNKNOWN_FAMILY, unknown)
     elif family is None:
         found, why = detect(doc, all_families())
         if found is None:
-            unknown = Diagnostic(file, 1, 1, "", "unknown-family", Severity.ERROR, why)
-            return Result(file, None, [*doc.problems, unknown], document=doc)
+            unknown = Diagnostic(file, 1, 1, "", UNKNOWN_FAMILY.id, Severity.ERROR, why)
+            return Result.not_checked(Outcome.UNCLAIMED, unknown, doc.problems, doc)
         fam = found
     else:
         fam = family
     if doc.format not in fam.formats:
         formats = " or ".join(sorted(f.upper() for f in fam.formats))
         message = f"{fam.name} reads {formats} files, not {doc.format.upper()}; its loader refuses this file"
-        wrong = Diagnostic(file, 1, 1, "", "wrong-format", Severity.ERROR, message)
-        return Result(file, None, [*doc.problems, wrong], document=doc)
+        wrong = Diagnostic(file, 1, 1, "", WRONG_FORMAT.id, Severity.ERROR, message)
+        return Result.not_checked(Outcome.WRONG_FORMAT, wrong, doc.problems, doc)
     read_as = fam.loader_format(file) if fam.loader_format is not None else doc.format
     if read_as != doc.format:
         try:
@@ -139,7 +151,7 @@ def _check(
                 f"{fam.name}'s loader reads this file by its exact extension as {read_as.upper()}, which it is not, "
                 f"and refuses it (trainspec read it as {doc.format.upper()}); give it a lower-case extension"
             )
-            doc.problems.append(Diagnostic(file, 1, 1, "", "loader-format", Severity.ERROR, message))
+            doc.problems.append(Diagnostic(file, 1, 1, "", LOADER_FORMAT.id, Severity.ERROR, message))
     try:
         alone = doc.snapshot() if overrides and fam.checks_file_before_overrides else None
         result = check_document(doc, fam, overrides, sizes, fallback_sizes=fallback_sizes)
@@ -151,7 +163,8 @@ def _check(
         return result
     except _schema_errors() as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
-        return Result(file, fam, [Diagnostic(file, None, None, "", "invalid-family-schema", Severity.ERROR, message)])
+        unusable = Diagnostic(file, None, None, "", INVALID_FAMILY_SCHEMA.id, Severity.ERROR, message)
+        return Result.not_checked(Outcome.UNUSABLE_SCHEMA, unusable, family=fam)
 
 
 def _directive_family_problem(file: str, doc: Document, name: str, at: tuple[int, int]) -> Diagnostic | None:
@@ -166,7 +179,7 @@ def _directive_family_problem(file: str, doc: Document, name: str, at: tuple[int
         formats = " or ".join(sorted(f.upper() for f in named.formats))
         why = f"{named.name} reads {formats} files, not {doc.format.upper()}"
     message = f"file directive: family={name}: {why}"
-    return Diagnostic(file, at[0], at[1], "", "invalid-directive", Severity.ERROR, message)
+    return Diagnostic(file, at[0], at[1], "", INVALID_DIRECTIVE.id, Severity.ERROR, message)
 
 
 def _schema_errors() -> tuple[type[Exception], ...]:
@@ -183,7 +196,7 @@ def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> lis
     return [
         replace(
             d,
-            rule="override-repairs-file",
+            rule=OVERRIDE_REPAIRS_FILE.id,
             message=f"without the overrides this file fails {d.rule}: {d.message}; {family.name} validates the "
             "file before it applies command-line overrides, so it refuses the launch: fix the file itself",
         )
@@ -204,7 +217,7 @@ def _as_the_loader_overrides(
     final, refusals = family.loader_overrides(family, copy.deepcopy(loaded), overrides)
     origin = "the overrides as " + family.name + " applies them"
     out = [
-        Diagnostic(merged.file, None, None, "", "override-refused-by-loader", Severity.ERROR, why, origin=o.origin)
+        Diagnostic(merged.file, None, None, "", OVERRIDE_REFUSED_BY_LOADER.id, Severity.ERROR, why, origin=o.origin)
         for o, why in refusals
     ]
     if final is None:
@@ -217,7 +230,7 @@ def _as_the_loader_overrides(
             message = (
                 f"{family.name} applies the overrides to the config it loaded, and refuses the result: {d.message}"
             )
-            out.append(replace(d, rule="override-refused-by-loader", message=message))
+            out.append(replace(d, rule=OVERRIDE_REFUSED_BY_LOADER.id, message=message))
     return out
 
 

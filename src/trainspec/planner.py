@@ -2,36 +2,37 @@
 
 The family declares the paths that choose a layout and the candidates worth
 trying (`Family.layout`); the engine checks the file once, then runs only the
-rules that read a layout path or the world size on each candidate, and ranks
-what passes by the family's heuristic, then by how little it changes the
-file. Each layout comes with the `--set` overrides that select it.
+rules that read a layout path or the world size on each candidate
+(`layout_search`), and ranks what passes by the family's heuristic, then by
+how little it changes the file. Each layout comes with the `--set` overrides
+that select it.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
-from .checker import run_rules
 from .diagnostics import Diagnostic
 from .directives import directives_of
 from .errors import TrainspecError
 from .families import Family
 from .layout import LayoutSpace
-from .paths import Path, format_path, is_prefix, parse_path
+from .layout_search import (
+    MAX_CANDIDATES,
+    Layout,
+    Verdicts,
+    copied_along,
+    overrides_selecting,
+    put,
+    search,
+)
+from .paths import format_path, parse_path
 from .pipeline import as_overrides, check_path, world_sizes_of
 from .result import Result
-from .rules import Rule
 from .schema import get
-from .validation import show
-
-MAX_CANDIDATES = 1_000_000
-"""More candidate layouts than a plan can try in reasonable time (a world size with very many divisors)."""
 
 
 class PlanError(TrainspecError):
@@ -43,15 +44,6 @@ class PlanError(TrainspecError):
     def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
         super().__init__(message)
         self.diagnostics = tuple(diagnostics)
-
-
-@dataclass(frozen=True)
-class Layout:
-    """One layout: every layout path's value, the overrides that select it, its warnings."""
-
-    values: dict[str, Any]
-    overrides: tuple[str, ...]
-    warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -127,13 +119,13 @@ def layout_of(base: Result) -> LayoutSpace:
 def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None) -> Plan:
     """The layouts of a file already checked without a world size (`base`), at one world size."""
     assert base.family is not None and base.config is not None
-    paths, judged, blocking = _search(base, space)
+    paths, judged, blocking = search(base, space)
     result = Plan(base.file, base.family, world_size, blocking=blocking)
     if blocking:
         return result
-    config = _copied_along(base.config, paths)
+    config = copied_along(base.config, paths)
     written = [get(base.config, p) for p in paths]
-    verdicts = _Verdicts(base, judged, world_size)
+    verdicts = Verdicts(base, judged, world_size)
     ranked = []
     for count, values in enumerate(space.candidates(base.config, world_size), 1):
         if count > MAX_CANDIDATES:
@@ -142,119 +134,18 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
                 "fewer divisors"
             )
         for p, value in zip(paths, values, strict=True):
-            _put(config, p, value)
+            put(config, p, value)
             if verdicts.raw:  # rules that read the values as written see the layout's values as written
-                _put(verdicts.doc.data, p, value)
+                put(verdicts.doc.data, p, value)
         warnings = verdicts.warnings_if_passing(config, values)
         if warnings is None:
             continue
-        changes = _changes(space, paths, values, written)
+        changes = overrides_selecting(space, paths, values, written)
         layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
         ranked.append(((*space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
     result.layouts = [layout for _, layout in sorted(ranked, key=lambda item: item[0])]
     result.ruled_out = dict(verdicts.ruled_out.most_common())
     return result
-
-
-Judged = tuple[tuple[Rule, tuple[int, ...]], ...]
-"""Rules with the indexes of the layout paths each reads."""
-
-
-@functools.lru_cache(maxsize=64)
-def layout_rules(family: Family, space: LayoutSpace) -> tuple[tuple[Path, ...], Judged]:
-    """(the layout paths, each rule a candidate layout is judged by with the indexes of the layout paths
-    it reads): the same for every file of a family, so worked out once."""
-    paths = tuple(parse_path(p) for p in space.paths)
-    rules = [r for r in family.rules if r.needs_world_size or reads_any(r, paths)]
-    return paths, tuple((r, tuple(i for i, p in enumerate(paths) if reads_any(r, (p,)))) for r in rules)
-
-
-def _search(base: Result, space: LayoutSpace) -> tuple[tuple[Path, ...], Judged, list[Diagnostic]]:
-    """(the layout paths, the rules a candidate layout is judged by, the errors no layout changes)."""
-    assert base.family is not None and base.document is not None
-    paths, judged = layout_rules(base.family, space)
-    moved = {r.id for r, _ in judged}
-    return paths, judged, [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
-
-
-def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
-    """`nearest(plan_result(...))` without ranking every layout: candidates are tried in order of
-    how many of the file's values they change, and the search stops after the first group that
-    has a passing one (of which the best ranked wins). None when nothing passes or the file has
-    errors no layout changes."""
-    assert base.config is not None
-    paths, judged, blocking = _search(base, space)
-    if blocking:
-        return None
-    written = [get(base.config, p) for p in paths]
-    free = [
-        format_path(p) in space.auto and was == space.auto[format_path(p)]
-        for p, was in zip(paths, written, strict=True)
-    ]
-
-    def count(values: tuple[Any, ...]) -> int:
-        return sum(v != was and not auto for v, was, auto in zip(values, written, free, strict=True))
-
-    candidates = list(itertools.islice(space.candidates(base.config, world_size), MAX_CANDIDATES))
-    config = _copied_along(base.config, paths)
-    verdicts = _Verdicts(base, judged, world_size)
-    found: list[tuple[tuple[Any, ...], Layout]] = []
-    for values in sorted(candidates, key=count):
-        if found and count(values) > len(found[0][1].overrides):
-            break
-        changes = _changes(space, paths, values, written)
-        for p, value in zip(paths, values, strict=True):
-            _put(config, p, value)
-            if verdicts.raw:
-                _put(verdicts.doc.data, p, value)
-        warnings = verdicts.warnings_if_passing(config, values)
-        if warnings is not None:
-            layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
-            found.append((space.rank(config, world_size, None), layout))
-    return min(found, key=lambda item: item[0])[1] if found else None
-
-
-def _changes(
-    space: LayoutSpace, paths: tuple[Path, ...], values: Sequence[Any], written: Sequence[Any]
-) -> tuple[str, ...]:
-    """The overrides that select `values` from the file's own (a path at its "auto" value needs none)."""
-    return tuple(
-        f"{format_path(p)}={show(v)}"
-        for p, v, was in zip(paths, values, written, strict=True)
-        if v != was and not (format_path(p) in space.auto and was == space.auto[format_path(p)])
-    )
-
-
-class _Verdicts:
-    """Each rule's verdict on a candidate, remembered by the layout values the rule reads.
-
-    A rule is a function of the values at its paths and the world size; only its layout paths
-    change between candidates, so `tp-divides-heads` runs once per tp value, not once per layout.
-    """
-
-    def __init__(self, base: Result, judged: Judged, world_size: int) -> None:
-        assert base.family is not None and base.document is not None
-        self.registries, self.world_size = base.family.registries, world_size
-        self.raw = any(r.raw for r, _ in judged)
-        self.doc = base.document.snapshot() if self.raw else base.document
-        self.rules = sorted(judged, key=lambda item: len(item[1]))  # the most often remembered first
-        self.seen: dict[tuple[str, tuple[Any, ...]], tuple[str, ...] | None] = {}
-        self.ruled_out: Counter[str] = Counter()
-
-    def warnings_if_passing(self, config: dict[str, Any], values: tuple[Any, ...]) -> tuple[str, ...] | None:
-        """The candidate's warning messages; None when a rule reports an error."""
-        messages: list[str] = []
-        for rule, read in self.rules:
-            key = (rule.id, tuple(values[i] for i in read))
-            if key not in self.seen:
-                found = list(run_rules(self.doc, [rule], config, [], self.world_size, self.registries))
-                self.seen[key] = None if any(d.is_error for d in found) else tuple(d.message for d in found)
-            verdict = self.seen[key]
-            if verdict is None:
-                self.ruled_out[rule.id] += 1
-                return None
-            messages.extend(verdict)
-        return tuple(messages)
 
 
 def nearest(found: Plan) -> Layout | None:
@@ -275,43 +166,3 @@ def file_changes(found: Plan, layout: Layout) -> dict[str, Any]:
         if path not in found.written
         or (found.written[path] != value and not (path in auto and found.written[path] == auto[path]))
     }
-
-
-def reads_any(rule: Rule, paths: tuple[Path, ...]) -> bool:
-    """Whether the rule reads one of `paths`, or a value inside or above one."""
-    return any(_reads(rule.parsed_paths, p) for p in paths)
-
-
-@functools.lru_cache(maxsize=4096)
-def _reads(reads: tuple[Path, ...], path: Path) -> bool:
-    """Asked for every rule and layout path of every file planned or hinted: remembered."""
-    return any(is_prefix(path, q) or is_prefix(q, path) for q in reads)
-
-
-def _under(diagnostic: Diagnostic, paths: tuple[Path, ...]) -> bool:
-    """A diagnostic about a layout path (a schema error there): a layout sets that value anew.
-    Not one about a value an override gave (`--set distributed.tp=abc`): that is the command's error."""
-    if not diagnostic.config_path or diagnostic.origin:
-        return False
-    try:
-        where = parse_path(diagnostic.config_path)
-    except ValueError:
-        return False
-    return any(is_prefix(p, where) for p in paths)
-
-
-def _copied_along(config: dict[str, Any], paths: tuple[Path, ...]) -> dict[str, Any]:
-    """`config` with the tables on the way to `paths` copied: a candidate writes only there."""
-    out = dict(config)
-    for path in paths:
-        node = out
-        for part in path[:-1]:
-            inner = node.get(str(part))
-            node[str(part)] = node = dict(inner) if isinstance(inner, dict) else {}
-    return out
-
-
-def _put(data: dict[str, Any], path: Path, value: Any) -> None:
-    for part in path[:-1]:
-        data = data.setdefault(str(part), {})
-    data[str(path[-1])] = value

@@ -18,6 +18,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .codes import INVALID_PROJECT_CONFIG
 from .diagnostics import Diagnostic, Severity
 from .discovery import is_config_file
 from .document import Document, LineIndex
@@ -243,7 +244,7 @@ def problem_at(source: Path, text: str, needle: str, message: str) -> Diagnostic
         at.line if at else None,
         at.column if at else None,
         "",
-        "invalid-project-config",
+        INVALID_PROJECT_CONFIG.id,
         Severity.ERROR,
         message,
     )
@@ -256,7 +257,7 @@ def _as_project_problem(problem: Diagnostic) -> Diagnostic:
         problem.line,
         problem.column,
         problem.config_path,
-        "invalid-project-config",
+        INVALID_PROJECT_CONFIG.id,
         Severity.ERROR,
         f"the project configuration cannot be read: {problem.message}",
     )
@@ -344,7 +345,7 @@ def _at(source: Path, doc: Document, path: tuple[str | int, ...], message: str) 
         where.line if where else None,
         where.column if where else None,
         format_path(path),
-        "invalid-project-config",
+        INVALID_PROJECT_CONFIG.id,
         Severity.ERROR,
         message + " (docs/project.md describes every setting)",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,36 @@ from .diagnostics import Diagnostic
 if TYPE_CHECKING:
     from .document import Document
     from .families import Family
+
+
+class Outcome(enum.Enum):
+    """Whether the file was checked, and if not, what stopped it: set where that is found, so the runner
+    and the commands read it instead of looking for ids among the diagnostics."""
+
+    CHECKED = "checked"
+    """Its family checked the document (it may have errors)."""
+    UNREADABLE = "unreadable"
+    """The file is missing or cannot be read."""
+    SYNTAX = "syntax"
+    """The text does not parse (or is not UTF-8)."""
+    TOO_LARGE = "too large"
+    """The document expands to more values than any config holds (YAML aliases repeating aliases)."""
+    NOT_A_MAPPING = "not a mapping"
+    """It parses, but its top level is not a table of sections."""
+    UNCLAIMED = "unclaimed"
+    """No family claims it (none was named)."""
+    UNKNOWN_FAMILY = "unknown family"
+    """The family named for it does not exist."""
+    WRONG_FORMAT = "wrong format"
+    """Its family does not read its format."""
+    UNUSABLE_SETTINGS = "unusable settings"
+    """The project configuration that governs it, or its family directive, cannot be used."""
+    UNUSABLE_SCHEMA = "unusable schema"
+    """Its family's schema is not a usable JSON Schema."""
+    CRASHED = "crashed"
+    """trainspec failed while checking it (a bug)."""
+    SKIPPED = "skipped"
+    """Left out on purpose (a directory walk found it, or --skip-unknown): `Result.skipped` says why."""
 
 
 @dataclass
@@ -21,6 +52,8 @@ class Result:
     diagnostics point at, so a reporter can quote them without reading the
     file again. `skipped` says why a file a directory walk or glob found was not
     checked (it belongs to no known family); reports list it apart, never as a problem.
+    `outcome` says whether the file was checked; when it was not, `reason` is what the
+    diagnostic that stopped it says.
     """
 
     file: str
@@ -31,10 +64,37 @@ class Result:
     document: Document | None = field(default=None, repr=False, compare=False)
     lines: dict[int, str] = field(default_factory=dict, repr=False)
     skipped: str = ""
+    outcome: Outcome = Outcome.CHECKED
+    reason: str = ""
 
     @property
     def ok(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
+
+    @classmethod
+    def not_checked(
+        cls,
+        outcome: Outcome,
+        stopped: Diagnostic,
+        before: list[Diagnostic] | None = None,
+        document: Document | None = None,
+        lines: dict[int, str] | None = None,
+        family: Family | None = None,
+    ) -> Result:
+        """A file that could not be checked: what was found `before`, then the diagnostic that `stopped` it."""
+        return cls(
+            stopped.file,
+            family,
+            [*(before or ()), stopped],
+            document=document,
+            lines=lines or {},
+            outcome=outcome,
+            reason=stopped.message,
+        )
+
+    def skip(self, why: str) -> Result:
+        """This file left out of the report, with `why`."""
+        return Result(self.file, None, [], skipped=why, outcome=Outcome.SKIPPED)
 
     def for_report(self) -> Result:
         """The part a report needs, light enough to send between processes: no config, no document."""

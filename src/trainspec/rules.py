@@ -29,6 +29,7 @@ from functools import cached_property
 from typing import Any
 
 from .diagnostics import Severity
+from .layout import divisors
 from .paths import Path, parse_path
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__": lambda self: False})()
@@ -129,8 +130,7 @@ def passing_divisors(*numbers: int) -> str:
     g = math.gcd(*numbers)
     if g > 10**8 or g < 1:
         return f"a divisor of {g}" if g else "any"
-    small = [d for d in range(1, math.isqrt(g) + 1) if g % d == 0]
-    shown = [str(v) for v in sorted({*small, *(g // d for d in small)})]
+    shown = [str(v) for v in divisors(g)]
     if len(shown) > 8:
         shown = [*shown[:6], "…", shown[-1]]
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"

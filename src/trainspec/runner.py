@@ -18,36 +18,27 @@ from typing import TYPE_CHECKING
 
 from . import suppressions
 from .catalogue import catalogue, engine_rules, family_rules
+from .codes import (
+    INVALID_PROJECT_CONFIG,
+    WORLD_SIZE_FROM_PROJECT,
+    Flag,
+    has_flag,
+)
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
 from .fast_validation import fast_validator
 from .formats import FORMATS, JSON
-from .layout import LayoutSpace
+from .layout_search import with_nearest_layout
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .pipeline import check_path
-from .planner import closest, layout_rules
 from .progress import Progress
 from .project import Project, ProjectError, find_project, problem_at
-from .result import Result
+from .result import Outcome, Result
 
 if TYPE_CHECKING:
     import multiprocessing.context
-
-FILE_LEVEL = frozenset(
-    {
-        "file-not-found",
-        "file-not-readable",
-        "syntax-error",
-        "unknown-family",
-        "wrong-format",
-        "not-a-mapping",
-        "invalid-family-schema",
-        "invalid-project-config",
-    }
-)
-"""The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
 
 PARALLEL_MIN_FILES = 100
 """Below this many files a process pool costs more than it saves: on 2 cores a pool of 2 breaks even
@@ -156,7 +147,7 @@ def check_file(file: str, options: Options) -> Result:
     try:
         options = options.for_file(file)
     except (ProjectError, OverlayError, UnknownFamily) as exc:
-        return Result(file, None, _project_problems(file, exc))
+        return Result(file, None, _project_problems(file, exc), outcome=Outcome.UNUSABLE_SETTINGS)
     result = check_path(
         file,
         family=options.family,
@@ -165,18 +156,14 @@ def check_file(file: str, options: Options) -> Result:
         text=options.texts.get(file),
         fallback_sizes=options.fallback_sizes,
     )
-    wrong = next((d.message for d in result.diagnostics if d.rule == "wrong-format"), "")
-    if wrong and file in options.expanded:
-        return Result(file, None, [], skipped=wrong)
-    if result.family is None and options.family is None:
-        unknown = next((d.message for d in result.diagnostics if d.rule == "unknown-family"), "")
-        unreadable = next((d.message for d in result.diagnostics if d.rule == "syntax-error"), "")
-        if unknown and file in options.expanded:
-            return Result(file, None, [], skipped=unknown)
-        if options.skip_unknown and (unknown or unreadable):
-            return Result(file, None, [], skipped=unknown or f"unreadable: {unreadable}")
+    if result.outcome is Outcome.WRONG_FORMAT and file in options.expanded:
+        return result.skip(result.reason)
+    if result.outcome is Outcome.UNCLAIMED and (file in options.expanded or options.skip_unknown):
+        return result.skip(result.reason)
+    if result.outcome is Outcome.SYNTAX and options.skip_unknown and options.family is None:
+        return result.skip(f"unreadable: {result.reason}")
     if options.set_aside:
-        note = Diagnostic(file, None, None, "", "world-size-from-project", Severity.NOTE, options.set_aside)
+        note = Diagnostic(file, None, None, "", WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
@@ -184,35 +171,22 @@ def check_file(file: str, options: Options) -> Result:
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
         found = suppressions.apply(found, result.document.text, file, known=known, checked=checked)
-    kept = [d for d in found if d.rule in FILE_LEVEL or selected(d.rule, options.select, options.ignore)]
+    kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
     return replace(result, diagnostics=kept).for_report()
-
-
-def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> list[Diagnostic]:
-    """The diagnostics, each world-size error naming the layout that passes with the fewest changes
-    to the file (divisibility errors list their passing values themselves)."""
-    family = result.family
-    if family is None:
-        return result.diagnostics
-    sized = {r.id for r in family.rules if r.needs_world_size}
-    if not any(d.is_error and d.rule in sized for d in result.diagnostics):
-        return result.diagnostics
-    moved = {r.id for r, _ in layout_rules(family, space)[1]}
-    alone = replace(result, diagnostics=[d for d in result.diagnostics if d.rule in moved])  # the rest stay as they are
-    found = closest(alone, space, world_size)
-    if found is None or not found.overrides:
-        return result.diagnostics
-    hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
-    return [replace(d, message=d.message + hint) if d.is_error and d.rule in sized else d for d in result.diagnostics]
 
 
 def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
     """A project configuration (or an overlay it names) that cannot be used: reported on the file it governs."""
     if isinstance(exc, ProjectError):
         return exc.diagnostics
-    return [Diagnostic(file, None, None, "", "invalid-project-config", Severity.ERROR, str(exc))]
+    return [Diagnostic(file, None, None, "", INVALID_PROJECT_CONFIG.id, Severity.ERROR, str(exc))]
+
+
+def reported_anyway(rule_id: str) -> bool:
+    """The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
+    return has_flag(rule_id, Flag.FILE_NOT_CHECKED)
 
 
 def selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool:

@@ -17,9 +17,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .codes import UNUSED_SUPPRESSION
 from .diagnostics import Diagnostic, Severity
-
-UNUSED = "unused-suppression"
 
 _DIRECTIVE = re.compile(r"(?:^|(?<=\s))#\s*trainspec:\s*ignore\[([^\]]*)\]")
 
@@ -58,6 +57,11 @@ def _in_string(before: str) -> bool:
     return quote is not None
 
 
+def split_ids(values: Sequence[str]) -> tuple[str, ...]:
+    """The ids (or id prefixes) of comma-separated lists: a suppression comment's, `--select`'s, `--ignore`'s."""
+    return tuple(i.strip() for v in values for i in v.split(",") if i.strip())
+
+
 def find(text: str) -> list[Suppression]:
     if "trainspec" not in text:
         return []  # most files: no line to search
@@ -67,7 +71,7 @@ def find(text: str) -> list[Suppression]:
         m = _DIRECTIVE.search(line)
         if m is None or _in_string(line[: m.start()]):
             continue
-        ids = tuple(i.strip() for i in m.group(1).split(",") if i.strip())
+        ids = split_ids([m.group(1)])
         target = n
         if not line[: m.start()].strip():  # alone on its line: covers the next line holding a value
             target = next(
@@ -125,7 +129,7 @@ def apply(
                     s.comment_line,
                     s.column,
                     "",
-                    UNUSED,
+                    UNUSED_SUPPRESSION.id,
                     Severity.WARNING,
                     message,
                     end_line=s.comment_line,

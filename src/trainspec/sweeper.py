@@ -29,7 +29,7 @@ from .overrides import Override
 from .pipeline import _as_the_loader_overrides, _repaired_by_overrides, as_overrides, check_path, world_sizes_of
 from .readers import parse
 from .result import Result
-from .runner import FILE_LEVEL, _suppression_checks, selected
+from .runner import _suppression_checks, reported_anyway, selected
 
 MAX_VARIANTS = 1_000_000
 """More variants than a sweep could queue jobs for: a typo in a range is refused, not enumerated."""
@@ -180,7 +180,7 @@ def _finish(result: Result, select: Sequence[str], ignore: Sequence[str], as_err
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or sized)
         found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
-    kept = [d for d in found if d.rule in FILE_LEVEL or selected(d.rule, select, ignore)]
+    kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, select, ignore)]
     if as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
     return replace(result, diagnostics=kept).for_report()

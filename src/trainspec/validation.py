@@ -21,6 +21,15 @@ from contextvars import ContextVar
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .codes import (
+    INVALID_VALUE,
+    MISSING_KEY,
+    NOT_ALLOWED_VALUE,
+    OUT_OF_RANGE,
+    PATTERN_MISMATCH,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+)
 from .diagnostics import Severity
 from .paths import Path, format_path
 from .schema import Node, Schema
@@ -33,13 +42,13 @@ if TYPE_CHECKING:
 RULE_ANNOTATION = "x-trainspec-rule"
 
 _KEYWORD_RULES = {
-    "type": "wrong-type",
-    "enum": "not-allowed-value",
-    "const": "not-allowed-value",
-    "pattern": "pattern-mismatch",
-    "required": "missing-key",
-    "additionalProperties": "unknown-key",
-    "unevaluatedProperties": "unknown-key",
+    "type": WRONG_TYPE.id,
+    "enum": NOT_ALLOWED_VALUE.id,
+    "const": NOT_ALLOWED_VALUE.id,
+    "pattern": PATTERN_MISMATCH.id,
+    "required": MISSING_KEY.id,
+    "additionalProperties": UNKNOWN_KEY.id,
+    "unevaluatedProperties": UNKNOWN_KEY.id,
 }
 _SHAPE_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties", "type"})
 _BOUNDS = {
@@ -345,7 +354,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
     rule = (
         _rule_for(schema, error)
         or _KEYWORD_RULES.get(keyword)
-        or ("out-of-range" if keyword in _BOUNDS or keyword.startswith(("min", "max")) else "invalid-value")
+        or (OUT_OF_RANGE.id if keyword in _BOUNDS or keyword.startswith(("min", "max")) else INVALID_VALUE.id)
     )
     value = error.instance
 
@@ -517,7 +526,7 @@ def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str)
     # Without a discriminator: explain the branch that came closest, with every problem it has
     # (a section that may be null has all its errors in the object branch).
     context = list(error.context or ())
-    if rule not in ("invalid-value",) or not context:
+    if rule not in (INVALID_VALUE.id,) or not context:
         messages = "; ".join(
             sorted({f.message.split(": ", 1)[-1] for sub in context for f in _explain(schema, sub, data)})
         )
@@ -550,10 +559,10 @@ def _no_variant(schema: Schema, members: list[Node], at: Path, value: Any, disc:
     checker = _strict_validator().TYPE_CHECKER
     if types and value is not _ABSENT and not any(checker.is_type(value, t) for t in types):
         message = f"`{format_path(at)}` must be {_type_names(types)} (one of {names}), got {_described(value)}"
-        return Finding(at, "wrong-type", message, at_key=False, wrong_type=True)
+        return Finding(at, WRONG_TYPE.id, message, at_key=False, wrong_type=True)
     shown = show(None if value is _ABSENT else value)
     message = f"`{format_path(at)}` = {shown} is not one of {names}"
-    return Finding(at, disc.get(RULE_ANNOTATION, "not-allowed-value"), message, at_key=False)
+    return Finding(at, disc.get(RULE_ANNOTATION, NOT_ALLOWED_VALUE.id), message, at_key=False)
 
 
 def _every_variant_agrees(schema: Schema, error: ValidationError, data: Any, variants: int, tag: Path) -> list[Finding]:

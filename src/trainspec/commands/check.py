@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..codes import FILE_NOT_FOUND, Flag, has_flag
 from ..diagnostics import Diagnostic
 from ..reporters import NAMES as REPORT_FORMATS
 from ..world_sizes import parse_world_size, parse_world_sizes
@@ -22,17 +23,6 @@ if TYPE_CHECKING:
     from ..overrides import Override
     from ..progress import Progress
     from ..result import Result
-
-USAGE_RULES = frozenset(
-    {
-        "file-not-found",
-        "file-not-readable",
-        "unknown-family",
-        "wrong-format",
-        "invalid-family-schema",
-        "invalid-project-config",
-    }
-)
 
 
 def world_size_arg(text: str) -> int:
@@ -159,19 +149,12 @@ def overrides_from(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[Override, ...]:
     """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
-    from ..overrides import Override
+    from ..overrides import from_command_line
 
-    texts = [(text, False) for text in args.overrides]
-    for arg in extras:
-        if not arg.startswith("--") or not ("=" in arg or "." in arg):
-            parser.error(f"unrecognized argument: {arg}")
-        key, eq, value = arg[2:].partition("=")
-        texts.append((f"{key}={value if eq else 'True'}", True))
-    return tuple(Override(n, text, python) for n, (text, python) in enumerate(texts, 1))
-
-
-def split_ids(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(i.strip() for v in values for i in v.split(",") if i.strip())
+    try:
+        return from_command_line(args.overrides, extras)
+    except ValueError as exc:
+        parser.error(str(exc))
 
 
 def collect(
@@ -185,7 +168,7 @@ def collect(
     from ..formats import extensions as config_extensions
     from ..progress import Progress
     from ..runner import Options, iter_check_files
-    from ..suppressions import matches
+    from ..suppressions import matches, split_ids
 
     families = all_families()
     if args.overlay is not None:
@@ -314,15 +297,16 @@ def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
 
     where = "in this directory" if os.path.isdir(arg) else "match this pattern"
     message = f"no config files ({', '.join(sorted(extensions))}) {where}"
-    return Result(arg, None, [Diagnostic(arg, None, None, "", "file-not-found", Severity.ERROR, message)])
+    return Result(arg, None, [Diagnostic(arg, None, None, "", FILE_NOT_FOUND.id, Severity.ERROR, message)])
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     if args.sweep:
+        from ..suppressions import split_ids
         from .check_sweep import run_sweep
 
         selection = (split_ids(args.select), split_ids(args.ignore))
-        return run_sweep(args, overrides_from(args, extras, parser), selection, USAGE_RULES, parser)
+        return run_sweep(args, overrides_from(args, extras, parser), selection, parser)
     from ..reporters import get_reporter
 
     found = collect(args, extras, parser)
@@ -334,7 +318,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
 
     def watched() -> Iterator[Result]:
         for result in results:
-            seen.update("usage" if d.rule in USAGE_RULES else "error" for d in result.diagnostics if d.is_error)
+            seen.update("usage" if has_flag(d.rule, Flag.USAGE) else "error" for d in result.diagnostics if d.is_error)
             if progress is not None and result.diagnostics:
                 progress.clear()  # the line is written again on the next file
             yield result

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
 
 if TYPE_CHECKING:
@@ -26,10 +27,9 @@ def run_sweep(
     args: argparse.Namespace,
     overrides: Sequence[Override],
     selection: tuple[Sequence[str], Sequence[str]],
-    usage_rules: frozenset[str],
     parser: argparse.ArgumentParser,
 ) -> int:
-    """The sweep `check` was asked for: its overrides, (--select, --ignore) and usage rule ids as `check` reads them."""
+    """The sweep `check` was asked for: its overrides, (--select, --ignore) as `check` reads them."""
     from ..families import UnknownFamily
     from ..overlay import OverlayError, load_overlay
     from ..project import ProjectError
@@ -70,7 +70,7 @@ def run_sweep(
         from ..reporters import get_reporter
 
         get_reporter(args.format, color=args.color)([found.base], sys.stdout)
-        return 2 if any(d.rule in usage_rules for d in found.base.diagnostics) else 1
+        return 2 if any(has_flag(d.rule, Flag.USAGE) for d in found.base.diagnostics) else 1
     (report_json if args.format == "json" else report_text)(found, sys.stdout)
     return 1 if found.failing else 0
 

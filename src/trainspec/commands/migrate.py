@@ -17,6 +17,7 @@ from ..diagnostics import Diagnostic
 from ..families import UnknownFamily
 from ..migrate import MigrateError, migrate, unified_diff
 from ..readers import ReadError
+from ..result import Outcome
 from ..safe_write import WriteRefused, write_text
 
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         result = migrate(file, args.family)
     except ReadError as exc:
         print(exc.diagnostic.one_line(), file=sys.stderr)
-        return 2 if exc.diagnostic.rule in ("file-not-found", "file-not-readable") else 1
+        return 2 if exc.outcome is Outcome.UNREADABLE else 1
     except (MigrateError, UnknownFamily) as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2

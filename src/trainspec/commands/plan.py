@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .check import USAGE_RULES, world_size_arg, world_sizes_arg
+from ..codes import Flag, has_flag
+from .check import world_size_arg, world_sizes_arg
 
 if TYPE_CHECKING:
     from ..planner import Plan
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         for d in exc.diagnostics:  # a config that cannot be checked: its errors as `check` reports them
             print(d.one_line(), file=sys.stderr)
         print(f"trainspec: {exc}", file=sys.stderr)
-        usage = not exc.diagnostics or any(d.rule in USAGE_RULES for d in exc.diagnostics)
+        usage = not exc.diagnostics or any(has_flag(d.rule, Flag.USAGE) for d in exc.diagnostics)
         return 2 if usage else 1
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
@@ -140,79 +140,20 @@ def _nearest_rank(found: Plan) -> int | None:
 
 
 def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
-    """Write the `rank`-th layout into the file (every value that differs from the file's own), if the
-    result checks clean at the plan's world size with the overrides that set no layout value."""
-    from pathlib import Path
-
-    from ..paths import parse_path
-    from ..pipeline import check_path
-    from ..planner import file_changes
-    from ..rewrite import RewriteError, set_values
-    from ..safe_write import WriteRefused, read_text, write_text
+    """Write the `rank`-th layout into the file (see `plan_apply`); say what was written, or why not."""
+    from ..plan_apply import NotWritten, write_layout
+    from ..validation import show
 
     if found.blocking or not found.layouts:
         sys.stderr.write(as_text(found, None))
         return 1
-    if rank > len(found.layouts):
-        print(
-            f"trainspec: there is no layout {rank} at {found.world_size} GPUs ({len(found.layouts)} pass)",
-            file=sys.stderr,
-        )
-        return 2
-    if found.pinned and found.world_size not in found.pinned:
-        sizes = ",".join(map(str, found.pinned))
-        print(
-            f"trainspec: {found.file}: pins its world size to {sizes} (`# trainspec: world-size={sizes}`), so a "
-            f"layout at {found.world_size} GPUs would not check clean there; nothing was written (change the "
-            "directive first, or plan with --gpus " + sizes + ")",
-            file=sys.stderr,
-        )
-        return 2
-    layout = found.layouts[rank - 1]
-    changes = file_changes(found, layout)
-    paths = [parse_path(p) for p in layout.values]
-    kept = [o for o in overrides if not _sets_layout(o, paths)]
     try:
-        text = read_text(Path(found.file))
-    except WriteRefused as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
-        return 2
-    if text is None:
-        print(f"trainspec: {found.file}: no longer exists; nothing was written", file=sys.stderr)
-        return 2
-    try:
-        new = set_values(found.file, text, {parse_path(path): value for path, value in changes.items()})
-    except RewriteError as exc:
-        print(f"trainspec: {found.file}: {exc}", file=sys.stderr)
-        return 2
-    if "\r\n" in text:  # keep the file's line endings (write_text keeps a byte-order mark)
-        new = re.sub(r"(?<!\r)\n", "\r\n", new)
-    checked = check_path(found.file, text=new, family=found.family, overrides=kept, world_size=found.world_size)
-    errors = [d for d in checked.diagnostics if d.is_error]
-    if errors:
-        for d in errors:
+        changes = write_layout(found, rank, overrides)
+    except NotWritten as exc:
+        for d in exc.diagnostics:
             print(d.one_line(), file=sys.stderr)
-        print(f"trainspec: {found.file}: the rewritten file does not check clean; nothing was written", file=sys.stderr)
-        return 1
-    if new != text:
-        try:
-            write_text(Path(found.file), new, expected=text)
-        except WriteRefused as exc:
-            print(f"trainspec: {exc}", file=sys.stderr)
-            return 2
-    from ..validation import show
-
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2 if exc.usage else 1
     what = " ".join(f"{path}={show(value)}" for path, value in changes.items()) or "nothing to change"
     print(f"{found.file}: layout {rank} at {found.world_size} GPUs written ({what})")
     return 0
-
-
-def _sets_layout(override: str, paths: Sequence[tuple[str | int, ...]]) -> bool:
-    """Whether `--set PATH=VALUE` sets a layout value (or a table holding one): the file now holds the layout's."""
-    from ..paths import is_prefix, parse_path
-
-    try:
-        where = parse_path(override.partition("=")[0].strip())
-    except ValueError:
-        return False
-    return any(is_prefix(where, p) or is_prefix(p, where) for p in paths)

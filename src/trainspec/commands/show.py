@@ -12,7 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .check import USAGE_RULES, world_size_arg
+from ..codes import Flag, has_flag
+from .check import world_size_arg
 
 if TYPE_CHECKING:
     from ..layout import Quantity
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         sys.stdout.write("\n")
     else:
         sys.stdout.write(as_text(shown))
-    if any(d.rule in USAGE_RULES for d in shown.diagnostics):
+    if any(has_flag(d.rule, Flag.USAGE) for d in shown.diagnostics):
         return 2
     return 0 if shown.ok else 1
 

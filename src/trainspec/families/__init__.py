@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from ..device import Device
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
 from ..entry_points import entry_points
@@ -103,6 +104,10 @@ class Family:
       worth trying at a world size (`trainspec plan`); None: the family declares none.
     - `derive`: quantities computed from the resolved config at a world size
       (head dim, parameter count, memory per rank: `trainspec show`).
+    - `device_checks`: what a config needs of the device a rank computes on
+      (the resolved config, a `device.Device`) -> errors at config paths, with
+      no file; `trainspec.distributed` runs it on the machine that runs the job
+      (bfloat16 or FP8 support, for example).
     - `examples`: for each rule id (the family's rules and its schema's
       `x-trainspec-rule` ids), a config that breaks it and the fixed config;
       `trainspec explain` and the reference docs show them, and a test runs them.
@@ -139,6 +144,7 @@ class Family:
     trusted_schema: bool = False
     layout: LayoutSpace | None = None
     derive: Derive | None = None
+    device_checks: Callable[[Mapping[str, Any], Device], list[Diagnostic]] | None = None
     extends: str | None = None
     """For a project overlay (`overlay.py`): the id of the family version it extends. An overlay is
     reached by its own id only; it is no version of the trainer, so `other_versions`, `versions_of`

@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from lsprotocol import types as lsp
 
 from ..catalogue import lookup
+from ..codes import UNKNOWN_KEY, UNUSED_SUPPRESSION, Flag, has_flag
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
 from ..formats import FORMATS, JSON
+from ..layout import divisors
 from ..migrate import MigrateError, migrate
 from ..paths import Path, format_path, parse_path
 from ..readers import ReadError
-from ..runner import FILE_LEVEL
 from ..schema import get
-from ..suppressions import UNUSED
 from .analysis import Analysis
 from .convert import to_lsp
 from .text import Edit, apply, line_edits
@@ -34,8 +34,6 @@ from .text import Edit, apply, line_edits
 LEGACY_RULE = "legacy-key-migrated"
 _HINT = re.compile(r"it belongs at the top level \(`([^`]+)`\)|did you mean `([^`]+)`\?")
 _DIRECTIVE_END = re.compile(r"#\s*trainspec:\s*ignore\[[^\]]*(\])")
-_BROKEN = frozenset({"syntax-error", "duplicate-key", "unknown-key", UNUSED})
-"""A fix that brings one of these in has broken the buffer rather than fixed it."""
 MAX_TRIES = 10
 """Values tried per config path for one diagnostic (each try is one check of the buffer)."""
 
@@ -80,12 +78,12 @@ def code_actions(analysis: Analysis, uri: str, first_line: int, last_line: int) 
 
 
 def _fixes(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
-    if d.line is None or d.rule in FILE_LEVEL or d.severity is Severity.NOTE:
+    if d.line is None or has_flag(d.rule, Flag.FILE_NOT_CHECKED) or d.severity is Severity.NOTE:
         return
-    if d.rule == "unknown-key":
+    if d.rule == UNKNOWN_KEY.id:
         yield from _rename(analysis, d)
     yield from _values(analysis, d)
-    if d.rule != UNUSED:
+    if d.rule != UNUSED_SUPPRESSION.id:
         yield from _suppression(analysis, d)
 
 
@@ -99,7 +97,7 @@ def _proven(analysis: Analysis, d: Diagnostic, fix: Fix) -> bool:
         return False
     before = {(x.rule, x.config_path) for x in analysis.reported}
     new = [x for x in after if (x.rule, x.config_path) not in before]
-    return not any(x.rule in _BROKEN or (fix.strict and x.is_error) for x in new)
+    return not any(has_flag(x.rule, Flag.BREAKS_DOCUMENT) or (fix.strict and x.is_error) for x in new)
 
 
 # -- unknown keys --------------------------------------------------------------------------------
@@ -226,18 +224,13 @@ def _candidates(value: int, others: Sequence[int], world_size: int | None) -> li
     found = {1, -1}
     for other in [*others, *([world_size] if world_size else [])]:
         if 0 < other <= 10**9:
-            found.update(_divisors(other))
+            found.update(divisors(other))
             if value > 0:
                 found.update(m for m in ((value // other) * other, (value // other + 1) * other) if m > 0)
     if world_size and others and all(o > 0 for o in others) and world_size % math.prod(others) == 0:
         found.add(world_size // math.prod(others))
     found.discard(value)
     return sorted(found, key=lambda c: (abs(c - value), c))
-
-
-def _divisors(n: int) -> set[int]:
-    small = [k for k in range(1, math.isqrt(n) + 1) if n % k == 0]
-    return {*small, *(n // k for k in small)}
 
 
 def _set_value(analysis: Analysis, doc: Document, path: Path, value: str) -> Edit | None:

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from ..catalogue import family_rules
+from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
 from ..errors import TrainspecError
 from ..families import Family
@@ -21,21 +22,6 @@ from ..pipeline import check_path
 from ..result import Result
 from ..runner import Options, check_file
 from .text import Source
-
-SCHEMA_IDS = frozenset(
-    {
-        "syntax-error",
-        "duplicate-key",
-        "unknown-key",
-        "missing-key",
-        "wrong-type",
-        "not-allowed-value",
-        "out-of-range",
-        "pattern-mismatch",
-        "invalid-value",
-    }
-)
-"""Ids whose problems yaml-language-server and taplo report from the schema too."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +99,7 @@ class Analysis:
         if not self.settings.rules_only:
             return found
         schema = {r.id for r in family_rules(self.family) if r.source == "schema"} if self.family else set()
-        return [d for d in found if d.rule not in SCHEMA_IDS and d.rule not in schema]
+        return [d for d in found if not has_flag(d.rule, Flag.SCHEMA_SERVERS_REPORT) and d.rule not in schema]
 
     @cached_property
     def resolved(self) -> Result:

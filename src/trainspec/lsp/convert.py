@@ -7,6 +7,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from ..catalogue import lookup
+from ..codes import UNUSED_SUPPRESSION, Flag, has_flag
 from ..diagnostics import Diagnostic, Severity
 from ..families import Family
 from ..reporters.sarif import docs_page
@@ -18,10 +19,8 @@ SEVERITY = {
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
     Severity.NOTE: lsp.DiagnosticSeverity.Hint,  # a note fails nothing: no entry among the problems
 }
-QUIET = frozenset({"unknown-family"})
-"""Shown as hints: an editor opens every YAML, TOML and JSON file, and most are no training config."""
 TAGS = {
-    "unused-suppression": [lsp.DiagnosticTag.Unnecessary],
+    UNUSED_SUPPRESSION.id: [lsp.DiagnosticTag.Unnecessary],
     "legacy-key-migrated": [lsp.DiagnosticTag.Deprecated],
 }
 
@@ -65,7 +64,7 @@ def to_lsp(d: Diagnostic, source: Source, uri: str, family: Family | None) -> ls
     return lsp.Diagnostic(
         range=source.range(*where),
         message=message,
-        severity=lsp.DiagnosticSeverity.Hint if d.rule in QUIET else SEVERITY[d.severity],
+        severity=lsp.DiagnosticSeverity.Hint if has_flag(d.rule, Flag.QUIET_IN_EDITORS) else SEVERITY[d.severity],
         code=d.rule,
         code_description=_link(d.rule, family),
         source=SOURCE,

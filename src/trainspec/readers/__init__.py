@@ -9,39 +9,48 @@ from __future__ import annotations
 import os
 import stat
 
+from ..codes import FILE_NOT_FOUND, FILE_NOT_READABLE, SYNTAX_ERROR
 from ..diagnostics import Diagnostic, Severity
 from ..document import Document
 from ..errors import TrainspecError
 from ..formats import format_of
+from ..result import Outcome
 
 
 class ReadError(TrainspecError):
-    """The file could not be read or parsed; carries the located diagnostic."""
+    """The file could not be read or parsed; carries the located diagnostic, and what it means for the check."""
 
-    def __init__(self, diagnostic: Diagnostic) -> None:
+    def __init__(self, diagnostic: Diagnostic, outcome: Outcome = Outcome.SYNTAX) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
+        self.outcome = outcome
 
 
 def read_text(path: str) -> str:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
-            raise ReadError(file_error(path, "file-not-readable", "is not a regular file (a pipe or device?)"))
+            raise _unreadable(path, FILE_NOT_READABLE.id, "is not a regular file (a pipe or device?)")
         with open(path, "rb") as file:
             raw = file.read()
     except FileNotFoundError:
         if os.path.islink(path):
             message = f"a symbolic link to {os.readlink(path)}, which does not exist"
-            raise ReadError(file_error(path, "file-not-found", message)) from None
-        raise ReadError(file_error(path, "file-not-found", "no such file")) from None
+            raise _unreadable(path, FILE_NOT_FOUND.id, message) from None
+        raise _unreadable(path, FILE_NOT_FOUND.id, "no such file") from None
     except IsADirectoryError:
-        raise ReadError(file_error(path, "file-not-readable", "is a directory, not a config file")) from None
+        raise _unreadable(path, FILE_NOT_READABLE.id, "is a directory, not a config file") from None
     except OSError as exc:
-        raise ReadError(file_error(path, "file-not-readable", f"cannot read: {exc.strerror}")) from None
+        raise _unreadable(path, FILE_NOT_READABLE.id, f"cannot read: {exc.strerror}") from None
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ReadError(file_error(path, "syntax-error", f"not UTF-8 text (byte {exc.start + 1} is invalid)")) from None
+        raise ReadError(
+            file_error(path, SYNTAX_ERROR.id, f"not UTF-8 text (byte {exc.start + 1} is invalid)")
+        ) from None
+
+
+def _unreadable(path: str, rule: str, message: str) -> ReadError:
+    return ReadError(file_error(path, rule, message), Outcome.UNREADABLE)
 
 
 def read(path: str) -> Document:

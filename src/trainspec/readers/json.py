@@ -13,6 +13,7 @@ import re
 import sys
 from typing import Any
 
+from ..codes import DUPLICATE_KEY, SYNTAX_ERROR
 from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import too_many_digits
 from ..document import Document, LineIndex, Pos, Positions
@@ -35,7 +36,7 @@ def parse(file: str, text: str) -> Document:
     except json.JSONDecodeError as exc:
         hint = "" if file.lower().endswith(".json") else " (files that are not .toml, .yaml or .yml are read as JSON)"
         raise ReadError(
-            file_error(file, "syntax-error", syntax.json(exc.msg, text, exc.pos) + hint, exc.lineno, exc.colno)
+            file_error(file, SYNTAX_ERROR.id, syntax.json(exc.msg, text, exc.pos) + hint, exc.lineno, exc.colno)
         ) from None
     except ValueError:  # the standard library's int() of an integer too long to write in decimal
         raise ReadError(_too_long(file, text)) from None
@@ -57,7 +58,7 @@ def _too_long(file: str, text: str) -> Diagnostic:
     limit = sys.get_int_max_str_digits()
     found = next(m for m in _STRING_OR_INTEGER.finditer(text) if m[0][0] != '"' and len(m[0].lstrip("-")) > limit)
     pos = LineIndex(text).pos(found.start())
-    return file_error(file, "syntax-error", too_many_digits(), pos.line, pos.column)
+    return file_error(file, SYNTAX_ERROR.id, too_many_digits(), pos.line, pos.column)
 
 
 def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
@@ -68,7 +69,7 @@ def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
             pos.line,
             pos.column,
             format_path(path),
-            "duplicate-key",
+            DUPLICATE_KEY.id,
             Severity.ERROR,
             f"duplicate key `{path[-1]}` (first written at line {first.line}); keep one of them",
             related=(_first_written(out, path),),

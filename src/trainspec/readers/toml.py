@@ -20,6 +20,7 @@ from typing import Any
 
 import rtoml
 
+from ..codes import SYNTAX_ERROR
 from ..diagnostics import Diagnostic
 from ..digits import in_digit_limit, too_many_digits
 from ..document import Document, LineIndex, Positions, Span
@@ -103,7 +104,7 @@ def parse(file: str, text: str) -> Document:
         if reason.endswith("(at end of document)"):
             reason = reason.removesuffix("(at end of document)").strip()
             line, col = text.count("\n") + 1, len(text) - text.rfind("\n")
-        raise ReadError(file_error(file, "syntax-error", syntax.toml(reason, text, line), line, col)) from None
+        raise ReadError(file_error(file, SYNTAX_ERROR.id, syntax.toml(reason, text, line), line, col)) from None
     except ValueError:  # tomllib's int() of a decimal integer too long to read
         raise ReadError(_too_long(file, text, _long_integer(text))) from None
     # 0x/0o/0b integers are read whatever their length
@@ -135,7 +136,7 @@ def _long_integer(text: str) -> re.Match[str] | None:
 
 def _too_long(file: str, text: str, found: re.Match[str] | None) -> Diagnostic:
     pos = LineIndex(text).pos(found.start(1)) if found else None
-    return file_error(file, "syntax-error", too_many_digits(), pos.line if pos else None, pos.column if pos else None)
+    return file_error(file, SYNTAX_ERROR.id, too_many_digits(), pos.line if pos else None, pos.column if pos else None)
 
 
 def locate(text: str) -> Positions:

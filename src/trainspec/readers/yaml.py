@@ -17,10 +17,12 @@ from typing import Any
 
 import yaml
 
+from ..codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
 from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import in_digit_limit, too_many_digits
 from ..document import Document, Pos, Positions, Span, Unreadable
 from ..paths import Path, format_path
+from ..result import Outcome
 from . import ReadError, file_error, syntax
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -118,7 +120,9 @@ def parse(file: str, text: str) -> Document:
     if _too_deep(text):
         raise ReadError(
             file_error(
-                file, "syntax-error", f"the document nests more than {MAX_DEPTH} levels deep; no config is this deep"
+                file,
+                SYNTAX_ERROR.id,
+                f"the document nests more than {MAX_DEPTH} levels deep; no config is this deep",
             )
         )
     try:
@@ -130,15 +134,15 @@ def parse(file: str, text: str) -> Document:
         message = (
             syntax.yaml(problem, text, line, col) if line and col else f"invalid YAML: {problem}; {syntax.STOPPED}"
         )
-        raise ReadError(file_error(file, "syntax-error", message, line, col)) from None
+        raise ReadError(file_error(file, SYNTAX_ERROR.id, message, line, col)) from None
     except yaml.YAMLError as exc:
-        raise ReadError(file_error(file, "syntax-error", f"invalid YAML: {exc}")) from None
+        raise ReadError(file_error(file, SYNTAX_ERROR.id, f"invalid YAML: {exc}")) from None
     if len(nodes) > 1:
         mark = nodes[1].start_mark
         raise ReadError(
             file_error(
                 file,
-                "syntax-error",
+                SYNTAX_ERROR.id,
                 "the file holds more than one YAML document; a config is a single document",
                 mark.line + 1,
                 mark.column + 1,
@@ -151,10 +155,11 @@ def parse(file: str, text: str) -> Document:
         raise ReadError(
             file_error(
                 file,
-                "unsupported-yaml",
+                UNSUPPORTED_YAML.id,
                 f"the document expands to more than {MAX_VALUES:,} values "
                 "(aliases repeating aliases?); a config is never that large",
-            )
+            ),
+            Outcome.TOO_LARGE,
         ) from None
     positions = builder.positions
     document = Document(file, "yaml", text, data, lambda: positions, builder.problems)
@@ -222,7 +227,7 @@ class _Builder:
                         key_node.start_mark.line + 1,
                         key_node.start_mark.column + 1,
                         format_path((*path, key)),
-                        "duplicate-key",
+                        DUPLICATE_KEY.id,
                         Severity.ERROR,
                         f"duplicate key `{key}` (first written at line {first.line + 1}); keep one of them",
                         related=(self.first_written(seen[key], (*path, key)),),
@@ -258,7 +263,7 @@ class _Builder:
                 key_node.start_mark.line + 1,
                 key_node.start_mark.column + 1,
                 format_path(path),
-                "syntax-error",
+                SYNTAX_ERROR.id,
                 Severity.ERROR,
                 "a mapping key must be a plain string, not a list or mapping",
             )
@@ -269,7 +274,7 @@ class _Builder:
         try:
             return self.resolve(node, path)
         except ValueError:  # an integer too long to write in decimal
-            self.refuse(node, path, too_many_digits(), rule="syntax-error")
+            self.refuse(node, path, too_many_digits(), rule=SYNTAX_ERROR.id)
             return node.value
 
     def resolve(self, node: Any, path: Path) -> Any:
@@ -302,7 +307,7 @@ class _Builder:
         if node.tag not in (_CORE + kind, "!"):
             self.refuse(node, path, f"tag {node.tag!r} is not plain data; remove it")
 
-    def refuse(self, node: Any, path: Path, message: str, rule: str = "unsupported-yaml") -> None:
+    def refuse(self, node: Any, path: Path, message: str, rule: str = UNSUPPORTED_YAML.id) -> None:
         mark = node.start_mark
         self.problems.append(
             Diagnostic(self.file, mark.line + 1, mark.column + 1, format_path(path), rule, Severity.ERROR, message)

@@ -10,6 +10,7 @@ from ...resources import schema_dir
 from .. import Family
 from .examples import EXAMPLES, EXAMPLES_5666D0D
 from .layout import LAYOUT, derive
+from .precision import device_checks
 from .rules import RULES
 from .rules_5666d0d import RULES as RULES_5666D0D
 from .rules_5666d0d import SCHEMA_RULE_DOCS as SCHEMA_RULE_DOCS_5666D0D
@@ -111,6 +112,7 @@ FAMILY = Family(
     loader_overrides=loader_overrides,
     layout=LAYOUT,
     derive=derive,
+    device_checks=device_checks,
 )
 
 POOLING_DEFAULTS_5666D0D = {"pool_window": 2, "pool_heads": 16}

@@ -6,6 +6,28 @@ each one and checks that the bad config triggers its rule and the fix is clean.
 
 from __future__ import annotations
 
+from ...codes import (
+    FILE_NOT_FOUND,
+    FILE_NOT_READABLE,
+    INVALID_DIRECTIVE,
+    INVALID_VALUE,
+    MISSING_KEY,
+    NON_FINITE_NUMBER,
+    NOT_ALLOWED_VALUE,
+    OUT_OF_RANGE,
+    OVERRIDE_INVALID_VALUE,
+    OVERRIDE_REPAIRS_FILE,
+    OVERRIDE_SYNTAX,
+    OVERRIDE_UNKNOWN_PATH,
+    SYNTAX_ERROR,
+    UNKNOWN_FAMILY,
+    UNKNOWN_KEY,
+    UNUSED_SUPPRESSION,
+    WORLD_SIZE_CHECKED,
+    WORLD_SIZE_UNKNOWN,
+    WRONG_FORMAT,
+    WRONG_TYPE,
+)
 from ...examples import Example, Run
 
 VLM = """[vision_encoder]
@@ -153,62 +175,62 @@ DIM = "[model]\ndim = 4096\n"
 # the engine's own ids, shown on KempnerForge configs
 EXAMPLES.update(
     {
-        "override-repairs-file": Example(
+        OVERRIDE_REPAIRS_FILE.id: Example(
             "[model]\ndim = 4100\n", "[model]\ndim = 4096\n", run=Run(overrides=("model.dim=4096",))
         ),
-        "world-size-checked": Example(
+        WORLD_SIZE_CHECKED.id: Example(
             "[distributed]\ndp_shard = 2\n",
             "[distributed]\ndp_shard = 4\n",
             run=Run(world_sizes=(2, 4)),
             fixed_run=Run(world_sizes=(4,)),
         ),
-        "syntax-error": Example("[model\ndim = 4096\n", "[model]\ndim = 4096\n"),
-        "wrong-format": Example(
+        SYNTAX_ERROR.id: Example("[model\ndim = 4096\n", "[model]\ndim = 4096\n"),
+        WRONG_FORMAT.id: Example(
             '{"model": {"dim": 4096}}\n', "[model]\ndim = 4096\n", run=AS_KEMPNERFORGE, filename="example.json"
         ),
-        "invalid-directive": Example(
+        INVALID_DIRECTIVE.id: Example(
             "# trainspec: world-size=eight\n[model]\ndim = 4096\n", "# trainspec: world-size=8\n[model]\ndim = 4096\n"
         ),
-        "file-not-found": Example(None, "[model]\ndim = 4096\n"),
-        "file-not-readable": Example(None, "[model]\ndim = 4096\n", filename="x" * 300 + ".toml"),
-        "unknown-family": Example(
+        FILE_NOT_FOUND.id: Example(None, "[model]\ndim = 4096\n"),
+        FILE_NOT_READABLE.id: Example(None, "[model]\ndim = 4096\n", filename="x" * 300 + ".toml"),
+        UNKNOWN_FAMILY.id: Example(
             "[trainer]\nmax_epochs = 3\n\n[callbacks]\nearly_stopping = true\n", "[train]\nmax_steps = 10\n"
         ),
-        "unknown-key": Example("[model]\nn_head = 32\n", "[model]\nn_heads = 32\n"),
-        "missing-key": Example(
+        UNKNOWN_KEY.id: Example("[model]\nn_head = 32\n", "[model]\nn_heads = 32\n"),
+        MISSING_KEY.id: Example(
             VLM + "[vlm]\n\n[[vlm.freeze]]\nfrozen = true\n",
             VLM + '[vlm]\n\n[[vlm.freeze]]\nmodule = "vision_encoder"\nfrozen = true\n',
         ),
-        "wrong-type": Example('[model]\ndim = "4096"\n', "[model]\ndim = 4096\n"),
-        "not-allowed-value": Example('[model]\nnorm_type = "batchnorm"\n', '[model]\nnorm_type = "rmsnorm"\n'),
-        "out-of-range": Example("[train]\nbatch_size = 0\n", "[train]\nbatch_size = 8\n"),
-        "invalid-value": Example(
+        WRONG_TYPE.id: Example('[model]\ndim = "4096"\n', "[model]\ndim = 4096\n"),
+        NOT_ALLOWED_VALUE.id: Example('[model]\nnorm_type = "batchnorm"\n', '[model]\nnorm_type = "rmsnorm"\n'),
+        OUT_OF_RANGE.id: Example("[train]\nbatch_size = 0\n", "[train]\nbatch_size = 8\n"),
+        INVALID_VALUE.id: Example(
             VLM + '[vlm]\narch = "mot"\nmot_modalities = ["image", "image"]\n',
             VLM + '[vlm]\narch = "mot"\nmot_modalities = ["image", "text"]\n',
         ),
-        "non-finite-number": Example("[optimizer]\nlr = nan\n", "[optimizer]\nlr = 3e-4\n"),
-        "override-syntax": Example(
+        NON_FINITE_NUMBER.id: Example("[optimizer]\nlr = nan\n", "[optimizer]\nlr = 3e-4\n"),
+        OVERRIDE_SYNTAX.id: Example(
             "[model]\ndim = 4096\n",
             "[model]\ndim = 4096\n",
             run=Run(overrides=("model.n_heads",)),
             fixed_run=Run(overrides=("model.n_heads=32",)),
         ),
-        "override-unknown-path": Example(
+        OVERRIDE_UNKNOWN_PATH.id: Example(
             "[model]\ndim = 4096\n",
             "[model]\ndim = 4096\n",
             run=Run(overrides=("model.n_haeds=32",)),
             fixed_run=Run(overrides=("model.n_heads=32",)),
         ),
-        "override-invalid-value": Example(
+        OVERRIDE_INVALID_VALUE.id: Example(
             "[model]\ndim = 4096\n",
             "[model]\ndim = 4096\n",
             run=Run(overrides=("model.n_heads=",)),
             fixed_run=Run(overrides=("model.n_heads=32",)),
         ),
-        "world-size-unknown": Example(
+        WORLD_SIZE_UNKNOWN.id: Example(
             "[distributed]\ndp_shard = -1\n", "[distributed]\ndp_shard = -1\n", fixed_run=Run(world_sizes=(8,))
         ),
-        "unused-suppression": Example(
+        UNUSED_SUPPRESSION.id: Example(
             "[model]\ndim = 4096  # trainspec: ignore[tp-divides-heads]\n", "[model]\ndim = 4096\n"
         ),
     }

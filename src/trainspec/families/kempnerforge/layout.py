@@ -9,35 +9,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from functools import cache, lru_cache
 from typing import Any
 
-from ...layout import LayoutSpace, Quantity
+from ...layout import LayoutSpace, Quantity, factorings
+from .precision import MASTER_DTYPES
 
 DEGREES = ("dp_replicate", "dp_shard", "tp", "pp", "cp", "ep")
 PATHS = tuple(f"distributed.{d}" for d in DEGREES)
 
-PARAM_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 2}
-"""Bytes per value of the master weights (reference §9: FP8 is a compute mode over bfloat16 weights)."""
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+PARAM_BYTES = {precision: DTYPE_BYTES[dtype] for precision, dtype in MASTER_DTYPES.items()}
+"""Bytes per value of the master weights, by train.mixed_precision (reference §9: FP8 is a compute mode over
+bfloat16 weights)."""
 OPTIMIZER_STATES = {"adamw": 2, "schedule_free_adamw": 2, "lion": 1, "muon": 1}
 """Values of optimizer state kept per parameter: AdamW's two moments, schedule-free AdamW's z and second
 moment, Lion's and Muon's one momentum."""
-
-
-@cache
-def divisors(n: int) -> tuple[int, ...]:
-    """The divisors of n, ascending."""
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return tuple(sorted({*small, *(n // d for d in small)}))
-
-
-@lru_cache(maxsize=256)
-def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
-    """Every ordered way to write n as a product of `parts` whole numbers (asked for every file hinted at
-    a world size: remembered)."""
-    if parts == 1:
-        return ((n,),)
-    return tuple((first, *rest) for first in divisors(n) for rest in factorings(n // first, parts - 1))
 
 
 def candidates(config: Mapping[str, Any], world_size: int) -> Iterator[tuple[int, ...]]:

@@ -12,6 +12,16 @@ piece of text replaced, so each example shows exactly what changes.
 
 from __future__ import annotations
 
+from ...codes import (
+    DUPLICATE_KEY,
+    LOADER_FORMAT,
+    NOT_A_MAPPING,
+    OVERRIDE_REFUSED_BY_LOADER,
+    UNSUPPORTED_YAML,
+    WORLD_SIZE_DERIVED,
+    YAML_DIALECT,
+    YAML_DIALECT_REFUSED,
+)
 from ...examples import Example, Run
 
 TARGET = "model:\n  target_model_path: Qwen/Qwen3-8B\n"
@@ -377,15 +387,15 @@ EXAMPLES: dict[str, Example] = {
 
 # the engine's own id that only a family stating its own world size shows
 _TOPOLOGY = offline(rest="deployment:\n  trainer:\n    nnodes: 1\n    nproc_per_node: 8\n")
-EXAMPLES["world-size-derived"] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_run=Run(world_sizes=(8,)))
+EXAMPLES[WORLD_SIZE_DERIVED.id] = Example(_TOPOLOGY, _TOPOLOGY, "yaml", fixed_run=Run(world_sizes=(8,)))
 
 # the engine's ids for YAML that SpecForge's loader (YAML 1.1) reads differently
-EXAMPLES["yaml-dialect"] = _fix(offline(training="  num_epochs: 010\n"), "num_epochs: 010", "num_epochs: 10")
-EXAMPLES["yaml-dialect-refused"] = _fix(
+EXAMPLES[YAML_DIALECT.id] = _fix(offline(training="  num_epochs: 010\n"), "num_epochs: 010", "num_epochs: 10")
+EXAMPLES[YAML_DIALECT_REFUSED.id] = _fix(
     offline(rest="run_id: 2024_01_01\n"), "run_id: 2024_01_01", 'run_id: "2024_01_01"'
 )
 
-EXAMPLES["override-refused-by-loader"] = Example(
+EXAMPLES[OVERRIDE_REFUSED_BY_LOADER.id] = Example(
     offline(),
     offline(model="  aux_hidden_state_layer_ids: [1, 2, 3]\n"),
     "yaml",
@@ -393,11 +403,11 @@ EXAMPLES["override-refused-by-loader"] = Example(
     fixed_run=Run(),
 )
 # the engine's ids for YAML the reader refuses
-EXAMPLES["duplicate-key"] = _fix(offline(training="  num_epochs: 1\n  num_epochs: 2\n"), "  num_epochs: 1\n", "")
-EXAMPLES["unsupported-yaml"] = _fix(offline(training="  num_epochs: !!python/int 2\n"), "!!python/int ", "")
-EXAMPLES["not-a-mapping"] = Example("- model\n- data\n", offline(), "yaml")
+EXAMPLES[DUPLICATE_KEY.id] = _fix(offline(training="  num_epochs: 1\n  num_epochs: 2\n"), "  num_epochs: 1\n", "")
+EXAMPLES[UNSUPPORTED_YAML.id] = _fix(offline(training="  num_epochs: !!python/int 2\n"), "!!python/int ", "")
+EXAMPLES[NOT_A_MAPPING.id] = Example("- model\n- data\n", offline(), "yaml")
 
-EXAMPLES["loader-format"] = Example(offline(), offline(), "yaml", filename="RUN.YAML")
+EXAMPLES[LOADER_FORMAT.id] = Example(offline(), offline(), "yaml", filename="RUN.YAML")
 
 # the legacy migration's ids
 _STATE = "    consumer_state_dir: outputs/qwen3-8b-eagle3/state\n"

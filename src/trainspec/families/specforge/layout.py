@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...layout import LayoutSpace, Quantity
-from ..kempnerforge.layout import divisors, factorings
+from ...layout import LayoutSpace, Quantity, divisors, factorings
 from .rules import SOURCES, data_mode
 
 PATHS = (

@@ -1,0 +1,77 @@
+"""A file's outcome is decided where it is found (`Result.outcome`), and the runner skips files by it."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainspec.pipeline import check_path
+from trainspec.result import Outcome
+from trainspec.runner import Options, check_file
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, n in zip("abcde", "bcdef", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "family", "outcome"),
+    [
+        ("ok.toml", "[model]\ndim = 4096\n", None, Outcome.CHECKED),
+        ("bad.toml", "[model]\ndim = 'x'\n", "kempnerforge", Outcome.CHECKED),
+        ("broken.toml", "[model\ndim = 4096\n", None, Outcome.SYNTAX),
+        ("latin1.toml", b"x = '\xe9'\n", None, Outcome.SYNTAX),
+        ("list.yaml", "- model\n- data\n", "specforge", Outcome.NOT_A_MAPPING),
+        ("other.toml", "[tool]\nname = 'x'\n", None, Outcome.UNCLAIMED),
+        ("ok.toml", "[model]\ndim = 4096\n", "no-such-family", Outcome.UNKNOWN_FAMILY),
+        ("run.yaml", "model:\n  dim: 4096\n", "kempnerforge", Outcome.WRONG_FORMAT),
+        (
+            "directive.toml",
+            "# trainspec: family=no-such-family\n[model]\ndim = 4096\n",
+            None,
+            Outcome.UNUSABLE_SETTINGS,
+        ),
+        ("bomb.yaml", BOMB, "specforge", Outcome.TOO_LARGE),
+    ],
+)
+def test_the_outcome_is_what_stopped_the_check(tmp_path, name, text, family, outcome):
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    result = check_path(path, family=family)
+    assert result.outcome is outcome
+    if outcome is not Outcome.CHECKED:
+        assert result.reason == result.diagnostics[-1].message
+
+
+def test_a_missing_file_is_unreadable(tmp_path):
+    result = check_path(tmp_path / "missing.toml")
+    assert result.outcome is Outcome.UNREADABLE
+    assert result.reason == "no such file"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "options", "skipped"),
+    [
+        ("other.toml", "[tool]\nname = 'x'\n", {"expanded": True}, True),
+        ("other.toml", "[tool]\nname = 'x'\n", {"skip_unknown": True}, True),
+        ("other.toml", "[tool]\nname = 'x'\n", {}, False),
+        ("broken.toml", "[model\n", {"skip_unknown": True}, True),
+        ("broken.toml", "[model\n", {"skip_unknown": True, "family": "kempnerforge"}, False),
+        ("broken.toml", "[model\n", {"expanded": True}, False),
+        ("run.yaml", "model:\n  dim: 4096\n", {"expanded": True, "family": "kempnerforge"}, True),
+        ("run.yaml", "model:\n  dim: 4096\n", {"family": "kempnerforge"}, False),
+    ],
+)
+def test_the_runner_skips_by_outcome(tmp_path, name, text, options, skipped):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    expanded = frozenset({str(path)}) if options.pop("expanded", False) else frozenset()
+    result = check_file(str(path), Options(expanded=expanded, **options))
+    assert (result.outcome is Outcome.SKIPPED) is skipped
+    assert bool(result.skipped) is skipped
+    if skipped:
+        assert result.diagnostics == []
+        assert result.skipped.endswith(check_path(path, family=options.get("family")).reason)
