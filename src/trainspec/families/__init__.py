@@ -73,6 +73,9 @@ class Family:
       `kempnerforge@089fbbd`).
     - `follows`: the upstream version of the trainer the family reproduces,
       in words, shown by `trainspec --version` and `rules`.
+    - `distribution`: the trainer's Python package (as pip names it); when it is
+      installed where trainspec runs, its release picks the version of a file
+      whose version nobody gave (see `installed`).
     - `checks_file_before_overrides`: the family's own loader validates the
       file before it applies command-line overrides, so an override cannot
       repair a broken file there; trainspec checks the merged config and reports
@@ -122,6 +125,7 @@ class Family:
     version: str = ""
     released: str = ""
     follows: str = ""
+    distribution: str = ""
     migrations: Sequence[Migration] = ()
     normalize: Callable[[dict[str, Any]], None] | None = None
     resolve: Callable[[dict[str, Any]], None] | None = None

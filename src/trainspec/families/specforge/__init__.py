@@ -71,6 +71,7 @@ FAMILY = Family(
     layout=LAYOUT,
     derive=derive,
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
+    distribution="specforge",  # pip install specforge: its release picks the version (trainspec.installed)
 )
 
 FAMILY_A6B6B02 = replace(
