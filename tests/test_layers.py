@@ -77,6 +77,7 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
             "errors.py",
             "rules.py",
             "codes.py",
+            "versions.py",
             "suppressions.py",
             "discovery.py",
             "safe_write.py",
@@ -100,6 +101,7 @@ in `/` stands for everything in that folder; `*` matches any name."""
 FAMILY_API = (
     "families/__init__.py",
     "codes.py",
+    "versions.py",
     "rules.py",
     "examples.py",
     "layout.py",

@@ -31,6 +31,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from trainspec.versions import read_releases
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 OUT_DIR = ROOT / "generated"
@@ -214,10 +216,10 @@ def generate() -> dict[str, str]:
 
 def modules(family: str, base_schema: str) -> dict[str, str]:
     """Module file -> schema file: `<family>.py` from the base schema, `<family>_<version>.py` for each later
-    version in the family's versions.json (see tools/build_schema_versions.py)."""
-    listing = SCHEMA_DIR / family / "versions.json"
-    chain = json.loads(listing.read_text(encoding="utf-8"))["versions"] if listing.is_file() else []
-    return {f"{family}.py": base_schema} | {f"{family}_{v['version']}.py": v["schema"] for v in chain[1:]}
+    version in the family's versions.json (see tools/build_schema_versions.py; a release name's dots become
+    underscores: `specforge_0_2_0.py`)."""
+    later = read_releases(SCHEMA_DIR / family)[1:]
+    return {f"{family}.py": base_schema} | {f"{family}_{r.version.replace('.', '_')}.py": r.schema for r in later}
 
 
 def main() -> int:
