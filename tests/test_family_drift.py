@@ -163,3 +163,13 @@ def test_an_unlisted_difference_fails(tmp_path, aspect):
     narrowed.write_text(json.dumps(spec))
     report = drift.run(narrowed)
     assert report.drift and {d.aspect for d in report.drift} == {aspect}
+
+
+def test_the_reference_page_shows_what_the_tool_finds_now():
+    require()
+    table = DRIFT_FILE.with_suffix(".md")
+    assert table.read_text() == drift.render_markdown(drift.run(DRIFT_FILE)), (
+        f"rerun: python tools/family_drift.py {DRIFT_FILE.relative_to(ROOT)} --markdown > {table.relative_to(ROOT)}"
+    )
+    page = (ROOT / "docs" / "reference" / "specforge@0.2.0.md").read_text()
+    assert "## Compared with the released trainer" in page and table.read_text().strip() in page

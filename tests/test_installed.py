@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from dataclasses import replace
 
@@ -69,7 +71,7 @@ def test_an_unknown_release_is_a_warning_naming_the_nearest_known_versions(tmp_p
     family, [(rule, severity, message)] = checked(tmp_path)
     assert (family, rule, severity) == (get_family("specforge").id, "installed-release-unknown", Severity.WARNING)
     assert "`specforge` 0.2.1 is installed here" in message
-    assert "the nearest known: specforge@0.1.0, specforge@0.2.5" in message
+    assert "the nearest known: specforge@0.2.0, specforge@0.2.5" in message
 
 
 def test_without_the_package_or_with_the_lookup_off_the_newest_version_checks(tmp_path, release, monkeypatch):
@@ -93,3 +95,19 @@ def test_the_release_is_read_from_the_package_metadata_without_importing_it(monk
     assert installed.installed_release("specforge") == "0.2.0"
     assert "specforge" not in sys.modules
     assert installed.installed_release("no-such-trainer-package") is None
+
+
+def test_with_specforge_0_2_0_installed_check_reports_specforge_0_2_0_without_being_told(tmp_path, monkeypatch):
+    require()
+    monkeypatch.delenv(installed.IGNORE)
+    installed.installed_release.cache_clear()
+    family, [(rule, _, _)] = checked(tmp_path)
+    assert (family, rule) == ("specforge@0.2.0", "installed-release")
+    path = tmp_path / "run.yaml"
+    env = {k: v for k, v in os.environ.items() if k != installed.IGNORE}
+    shown = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", str(path)], capture_output=True, text=True, env=env
+    )
+    assert (
+        "note[installed-release] checked as specforge@0.2.0, the release of `specforge` installed here" in shown.stdout
+    )

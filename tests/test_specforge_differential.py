@@ -43,7 +43,7 @@ from trainspec.families import get_family
 from .conftest import CORPUS, REPORTS, ROOT
 from .specforge_loader import Verdict, load, require
 
-VERSION = "specforge@a6b6b02"
+VERSION = "specforge@0.2.0"
 CASES = int(os.environ.get("TRAINSPEC_DIFFERENTIAL_CASES", "2000"))
 SEED = int(os.environ.get("TRAINSPEC_DIFFERENTIAL_SEED", "0"))
 DOC = ROOT / "docs" / "loader-differences.md"

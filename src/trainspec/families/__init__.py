@@ -189,6 +189,11 @@ class Family:
         """`name@version` (just the name for a family without versions): what `--family` selects."""
         return f"{self.name}@{self.version}" if self.version else self.name
 
+    @property
+    def label(self) -> str:
+        """The id, with the upstream commit of a version named by release: `specforge@0.2.0 (commit abd0346)`."""
+        return f"{self.id} (commit {self.commit})" if self.commit else self.id
+
     def stem(self) -> str:
         """How files name this version: the plain name for the newest (what the name selects), else the id."""
         return self.name if all_families().get(self.name) is self else self.id
