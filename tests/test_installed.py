@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
+from importlib import metadata
 
 import pytest
 
 import trainspec
 from trainspec import installed
 from trainspec.diagnostics import Severity
+from trainspec.entry_points import installed_version
 from trainspec.families import every_version, get_family
 from trainspec.pipeline import check_path
 
@@ -111,3 +113,23 @@ def test_with_specforge_0_2_0_installed_check_reports_specforge_0_2_0_without_be
     assert (
         "note[installed-release] checked as specforge@0.2.0, the release of `specforge` installed here" in shown.stdout
     )
+
+
+@pytest.mark.parametrize("name", ["pytest", "pydantic", "PyYAML", "pyyaml", "no-such-trainer-package"])
+def test_the_release_is_read_as_importlib_metadata_reads_it(name):
+    try:
+        expected = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        expected = None
+    assert installed_version(name) == expected
+
+
+def test_a_distribution_folder_is_read_without_importlib_metadata(tmp_path, monkeypatch):
+    (tmp_path / "Fake_Trainer-1.2.3.dist-info").mkdir()
+    (tmp_path / "Fake_Trainer-1.2.3.dist-info" / "METADATA").write_text(
+        "Name: fake-trainer\nVersion: 1.2.3\n\nVersion: 9\n"
+    )
+    (tmp_path / "other.egg-info").write_text("Name: other\nVersion: 0.1\n")  # a file: left to importlib.metadata
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert installed_version("fake.trainer") == metadata.version("fake-trainer") == "1.2.3"
+    assert installed_version("other") == metadata.version("other") == "0.1"

@@ -8,8 +8,8 @@ without `@version`) and the family names its trainer's package
 it, with a note saying so (`installed-release`); a release no version follows
 is a warning naming the nearest known versions (`installed-release-unknown`),
 and the file is checked as the newest. The release is read from the installed
-package's metadata (a few small files, once per process): the trainer itself is
-never imported. `TRAINSPEC_IGNORE_INSTALLED=1` turns the lookup off; a project
+package's metadata (a folder listing and one small file, once per process): the
+trainer itself is never imported. `TRAINSPEC_IGNORE_INSTALLED=1` turns the lookup off; a project
 pins a version (or `NAME@latest`) in its configuration.
 """
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import re
 from functools import cache
-from importlib import metadata
 
 from .codes import INSTALLED_RELEASE, INSTALLED_RELEASE_UNKNOWN
 from .diagnostics import Diagnostic, Severity
+from .entry_points import installed_version
 from .families import Family
 
 IGNORE = "TRAINSPEC_IGNORE_INSTALLED"
@@ -30,11 +30,9 @@ _RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)")
 
 @cache
 def installed_release(distribution: str) -> str | None:
-    """The release of `distribution` installed in this Python environment, or None."""
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
+    """The release of `distribution` installed in this Python environment, or None (read as
+    `importlib.metadata.version` reads it, without its import cost)."""
+    return installed_version(distribution)
 
 
 def version_given(spec: str) -> bool:
