@@ -45,6 +45,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from trainspec.families import get_family
+from trainspec.schema import json_type
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CONSTRAINTS = (
@@ -124,10 +127,10 @@ def _schema_field(root: Mapping[str, Any], node: Mapping[str, Any], path: str, r
         kinds.update([declared] if isinstance(declared, str) else declared or ())
         if "const" in part:
             row.setdefault("enum", []).append(part["const"])
-            kinds.add(_json_type(part["const"]))
+            kinds.add(json_type(part["const"]))
         for value in part.get("enum", ()):
             row.setdefault("enum", []).append(value)
-            kinds.add(_json_type(value))
+            kinds.add(json_type(value))
         for key in CONSTRAINTS:
             if key in part:
                 row[key] = part[key]
@@ -162,20 +165,6 @@ def _types(row: Row, kinds: set[str]) -> None:
     row["type"] = sorted(kinds - {"integer"} if {"integer", "number"} <= kinds else kinds)
     if "enum" in row:
         row["enum"] = _sorted(row["enum"] + ([None] if "null" in kinds else []))
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else type(value).__name__
 
 
 # -- the classes side ---------------------------------------------------------------------------------------
@@ -276,11 +265,11 @@ def _class_kind(member: Any, row: Row, nested: list[type], items: list[Any]) -> 
     if origin is typing.Literal:
         values = [_jsonable(v) for v in typing.get_args(member)]
         row.setdefault("enum", []).extend(values)
-        return {_json_type(v) for v in values}
+        return {json_type(v) for v in values}
     if isinstance(member, type) and issubclass(member, enum.Enum):
         values = [_jsonable(m.value) for m in member]
         row.setdefault("enum", []).extend(values)
-        return {_json_type(v) for v in values}
+        return {json_type(v) for v in values}
     if _is_class(member):
         nested.append(member)
         return {"object"}
@@ -426,8 +415,6 @@ def load_classes(spec: Mapping[str, str]) -> tuple[type, str]:
 
 def run(drift_file: Path) -> Report:
     """Compare the family version's schema with the classes the drift file names."""
-    from trainspec.families import get_family
-
     spec = json.loads(drift_file.read_text(encoding="utf-8"))
     family = get_family(spec["family"])
     root, source = load_classes(spec["classes"])

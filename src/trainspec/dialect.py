@@ -37,7 +37,7 @@ from .diagnostics import Diagnostic, Severity
 from .document import Document, Unreadable
 from .families import Family
 from .paths import Path, format_path, parse_path
-from .schema import get
+from .schema import get, json_type
 from .validation import show
 
 _PYTHON_TYPES: dict[str, Any] = {
@@ -100,7 +100,7 @@ def adopt_loader_readings(doc: Document, family: Family) -> Iterator[tuple[Path,
         written = get(doc.data, path)
         parent = get(doc.data, path[:-1]) if path else doc.data
         types = family.schema.types(node, parent)
-        if not types or _json_type(written) in types or (_json_type(written) == "integer" and "number" in types):
+        if not types or json_type(written) in types or (json_type(written) == "integer" and "number" in types):
             continue
         accepted, converted = _loader_value(family, node, older, doc.data, path)
         if not accepted:
@@ -116,12 +116,6 @@ def adopt_loader_readings(doc: Document, family: Family) -> Iterator[tuple[Path,
                 f"{show(converted)} so that every tool reads it alike"
             ),
         )
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    return next((name for name, kind in _PYTHON_TYPES.items() if isinstance(value, kind)), "")
 
 
 def _set(data: Any, path: Path, value: Any) -> None:
