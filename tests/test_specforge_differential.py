@@ -312,7 +312,7 @@ def test_trainspec_and_specforge_0_2_0_agree(tmp_path):
         found = {d.rule: classify(d) for d in outcome.errors}
         if None in found.values():
             pytest.fail(f"trainspec is stricter, in no documented way:\n{_shown(outcome)}", pytrace=False)
-        counts.update(f"stricter: {name}" for name in set(found.values()))
+        counts.update(f"stricter: {name} [{CLASSES[name][0]}]" for name in set(found.values()) if name)
 
     agree()
     REPORTS.append(
