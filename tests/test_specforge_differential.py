@@ -212,6 +212,7 @@ def cases(draw: st.DrawFn) -> Case:
         trainer = trainer if isinstance(trainer, dict) else {}
         nnodes, nproc = trainer.get("nnodes", 1), trainer.get("nproc_per_node", 1)
         world_size = nnodes * nproc if isinstance(nnodes, int) and isinstance(nproc, int) else None
+        world_size = world_size if world_size is not None and world_size >= 1 else None  # torchrun starts 1 or more
     return Case(config, raw, overrides, world_size if isinstance(world_size, int) else None, name, steps)
 
 
@@ -222,7 +223,7 @@ def overrides_item(draw: st.DrawFn) -> str:
     shape = draw(st.sampled_from(["drawn", "drawn", "text", "unknown", "legacy", "no-equals"]))
     if shape == "drawn":
         value = draw(value_of(index))
-        text = value if isinstance(value, str) else json.dumps(value)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)  # as a person types it
         return f"{path}={text}"
     if shape == "text":
         return f"{path}={draw(st.sampled_from(OVERRIDE_VALUES))}"
@@ -253,7 +254,10 @@ CLASSES: dict[str, tuple[str, Classifier]] = {
     "non-finite numbers": ("Q4 NaN and infinity", lambda d: "non-finite-number" in d.rule + d.message),
     "empty training section": (
         "Q2 null sections",
-        lambda d: d.config_path == "training" and "must be a table/mapping" in d.message,
+        lambda d: (
+            (d.config_path == "training" and "must be a table/mapping" in d.message)
+            or (d.message.startswith("`training` is ") and "not a table" in d.message)
+        ),  # so overrides cannot set in it
     ),
     "override values typed": ("Q10 overrides (§6)", lambda d: d.origin is not None and "must be" in d.message),
 }
