@@ -133,3 +133,13 @@ def test_a_distribution_folder_is_read_without_importlib_metadata(tmp_path, monk
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
     assert installed_version("fake.trainer") == metadata.version("fake-trainer") == "1.2.3"
     assert installed_version("other") == metadata.version("other") == "0.1"
+
+
+def test_the_language_server_checks_as_the_installed_release(tmp_path, release):
+    from trainspec.lsp.analysis import Analysis, Settings
+
+    release("0.1.0")
+    analysis = Analysis(str(tmp_path / "run.yaml"), RUN, Settings(), "utf-16")
+    assert analysis.family is not None and analysis.family.id == "specforge@0.1.0"
+    assert "installed-release" in {d.rule for d in analysis.diagnostics}
+    assert analysis.resolved.family is analysis.family  # completion and hover use the same version
