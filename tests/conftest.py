@@ -36,6 +36,19 @@ def write(tmp_path: Path):
     return _write
 
 
+@pytest.fixture(autouse=True)
+def _family_registry_restored():
+    """Families and overlays a test registers are gone after it, so no test sees another's (the
+    registry is global to the process)."""
+    from trainspec import families
+
+    before = dict(families._loaded) if families._loaded is not None else None
+    yield
+    if before is not None and families._loaded is not None and families._loaded != before:
+        families._loaded.clear()
+        families._loaded.update(before)
+
+
 REPORTS: list[str] = []
 """Lines a test wants shown at the end of the run, whatever pytest's verbosity (counts, measurements)."""
 

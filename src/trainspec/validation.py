@@ -676,11 +676,21 @@ def _without_header(path: Path, section: str, keys: list[str]) -> str:
     )
 
 
+SCHEMA_KEY_HINT = (
+    "the loader refuses it like any key it does not know; name the schema in a comment instead "
+    "(`# yaml-language-server: $schema=PATH` in YAML, `#:schema PATH` in TOML), or for JSON in editor settings "
+    "(`trainspec editor init`)"
+)
+"""Editors honour a `$schema` key, but the trainers' loaders refuse it (docs/versions.md)."""
+
+
 def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node) -> str:
     where = format_path(path) if path else "the top level"
     close = closest(key, allowed)
     exact = [p for p in schema.paths_ending_in(key) if "[0]" not in p and p != format_path((*path, key))]
-    if len(exact) == 1 and "." not in exact[0]:
+    if key == "$schema" and not path:
+        hint = SCHEMA_KEY_HINT
+    elif len(exact) == 1 and "." not in exact[0]:
         hint = f"it belongs at the top level (`{exact[0]}`), not in {where}"
     elif len(exact) == 1:
         hint = f"did you mean `{exact[0]}`?"
