@@ -54,7 +54,10 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
     (("__init__.py",), "the public names; check, load, plan, show and sweep are imported on first use"),
     (("families/*/",), "the families: import only FAMILY_API and their own modules, never another family"),
-    (("dialect.py", "other_versions.py"), "what the loader reads (YAML 1.1, conversions); notes about other versions"),
+    (
+        ("dialect.py", "other_versions.py", "installed.py"),
+        "what the loader reads (YAML 1.1, conversions); notes about other versions; the installed trainer's version",
+    ),
     (
         (
             "project.py",

@@ -53,6 +53,46 @@ CASES = [
         6,
         'the text "0o17"',
     ),
+    (
+        "sf-sexagesimal",
+        "specforge",
+        "r.yaml",
+        SF + "training:\n  seed: 1:30\n",
+        "yaml-dialect",
+        "warning",
+        6,
+        "the integer 90",
+    ),
+    (
+        "sf-underscored-integer",
+        "specforge",
+        "r.yaml",
+        SF + "training:\n  num_epochs: 1_000\n",
+        "yaml-dialect",
+        "warning",
+        6,
+        '"1_000" for YAML 1.2 tools, which this field refuses',
+    ),
+    (
+        "sf-underscored-float",
+        "specforge",
+        "r.yaml",
+        SF + "training:\n  kl_scale: 1_000.5\n",
+        "yaml-dialect",
+        "warning",
+        6,
+        "reads the float 1000.5, the value trainspec checks; write 1000.5",
+    ),
+    (
+        "sf-0o-text",
+        "specforge",
+        "r.yaml",
+        SF + "run_id: 0o17\n",
+        "yaml-dialect",
+        "warning",
+        5,
+        "`run_id` = 15 for YAML 1.2 tools, which this field refuses, but specforge's loader (YAML 1.1) reads the text",
+    ),
     ("sf-exponent", "specforge", "r.yaml", SF + "training:\n  learning_rate: 1e-4\n", None, "", 0, ""),
     (
         "sf-numeric-text",
@@ -130,3 +170,20 @@ def test_yes_for_a_boolean_stays_an_error_that_says_what_the_loader_reads(tmp_pa
     path.write_text("model:\n  target_model_path: m\n  trust_remote_code: yes\ndata:\n  hidden_states_path: h\n")
     (d,) = [d for d in trainspec.check(path) if d.severity is not Severity.NOTE]
     assert d.rule == "wrong-type" and d.message.endswith("(specforge's loader reads it as true)")
+
+
+def test_the_loaders_reading_is_what_the_schema_and_the_rules_check(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text(SF + "training:\n  num_epochs: 0_0\n  attention_backend: usp\n  sp_ulysses_size: 1_0\n")
+    found = {(d.rule, d.severity.value) for d in trainspec.check(path) if d.severity is not Severity.NOTE}
+    assert ("out-of-range", "error") in found  # 0_0 is the integer 0 to the loader, which num_epochs > 0 refuses
+    assert ("yaml-dialect", "warning") in found
+    assert any(rule.startswith("world-size") for rule, _ in found)  # sp 10 does not divide the world size 1
+
+
+def test_a_reading_the_loader_refuses_is_not_repaired_by_an_override(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text("model:\n  target_model_path: yes\ndata:\n  hidden_states_path: h\n")
+    found = trainspec.check(path, overrides=['model={"target_model_path": "m"}'])
+    (d,) = [d for d in found if d.severity is Severity.ERROR]
+    assert d.rule == "override-repairs-file" and "yaml-dialect-refused" in d.message

@@ -1,4 +1,5 @@
-"""SpecForge a6b6b02 (reference §9): the five new fields, the rules N1-N3, and both versions on the corpus.
+"""SpecForge a6b6b02 and the 0.2.0 release (reference §9): the five new fields, the rules N1-N3, and every
+version on the corpus.
 
 A case's config marks the line the diagnostic must point at with a trailing `# <`.
 """
@@ -21,8 +22,9 @@ from trainspec.readers import read
 
 from .conftest import CORPUS
 
-FAMILY, FAMILY_A6B6B02 = FAMILIES
+FAMILY, FAMILY_0_2_0, FAMILY_A6B6B02 = FAMILIES
 NEW = "specforge@a6b6b02"
+RELEASE = "specforge@0.2.0"
 BASE = "specforge@08eaeac"
 N_IDS = ("inbox-server-url-origin", "inbox-server-url-online-only", "inbox-server-url-multinode")
 
@@ -129,6 +131,16 @@ def test_plain_name_selects_a6b6b02_with_its_own_rules_and_examples():
     assert not set(N_IDS) & set(FAMILY.examples)
 
 
+def test_the_0_2_0_release_is_selected_by_name_and_by_commit_and_has_a6b6b02s_rules():
+    assert get_family(RELEASE) is FAMILY_0_2_0 is get_family("specforge@abd0346")
+    assert (FAMILY_0_2_0.commit, FAMILY_0_2_0.released) == ("abd0346", "2026-08-07")
+    assert FAMILY_0_2_0.rules == FAMILY_A6B6B02.rules
+    assert FAMILY_0_2_0.examples == FAMILY_A6B6B02.examples
+    schema, newer = (json.loads(f.schema_file.read_text(encoding="utf-8")) for f in (FAMILY_0_2_0, FAMILY_A6B6B02))
+    assert schema["$defs"] == newer["$defs"] and schema["properties"] == newer["properties"]
+    assert schema["$id"] == "urn:trainspec:schema:specforge@0.2.0"
+
+
 def test_the_new_fields_stand_where_upstream_declares_them():
     """§9.1: each field right after its upstream neighbour, with its type, default, enum and bounds."""
     schema = json.loads(FAMILY_A6B6B02.schema_file.read_text(encoding="utf-8"))["$defs"]
@@ -211,18 +223,19 @@ def test_prompt_seed_takes_any_integer(write):
 # -- the corpus -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("family", [NEW, BASE])
+@pytest.mark.parametrize("family", [NEW, RELEASE, BASE])
 @pytest.mark.parametrize("path", SEED_CORPUS, ids=[p.name for p in SEED_CORPUS])
-def test_seed_corpus_clean_under_both_versions(path, family):
+def test_seed_corpus_clean_under_every_version(path, family):
     assert problems(path, family, stated_world_size(path)) == []
     assert problems(path, family) == []  # and with the world size the config states
 
 
 @pytest.mark.parametrize("path", NEW_CORPUS, ids=[p.name for p in NEW_CORPUS])
-def test_new_corpus_clean_under_a6b6b02(path):
+def test_new_corpus_clean_under_a6b6b02_and_0_2_0(path):
     assert problems(path, NEW, stated_world_size(path)) == []
     assert problems(path, NEW) == []
-    assert problems(path, "specforge") == []  # the plain name selects it
+    assert problems(path, RELEASE) == []
+    assert problems(path, "specforge") == []  # the plain name selects a6b6b02
 
 
 @pytest.mark.parametrize("path", NEW_CORPUS, ids=[p.name for p in NEW_CORPUS])

@@ -228,6 +228,7 @@ def test_version_lists_every_shipped_version_with_what_it_follows(capsys, monkey
         "  kempnerforge@089fbbd: follows KempnerForge 089fbbd (2026-05-12)",
         "  kempnerforge@5666d0d: follows KempnerForge 5666d0d (2026-06-30)",
         "  specforge@08eaeac: follows SpecForge 08eaeac (config module of 2026-07-21)",
+        "  specforge@0.2.0 (commit abd0346): follows SpecForge 0.2.0 (the PyPI release, config module of 2026-08-07)",
         "  specforge@a6b6b02: follows SpecForge a6b6b02 (config module of 2026-08-08)",
     ]
 

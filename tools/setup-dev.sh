@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything the test suite needs, on a fresh Debian or Ubuntu machine with Python >= 3.11, Node 20
 # and npm: the system packages the editor and shell tests drive, a virtualenv `.venv` with a
-# current pip, torch 2.13.0, trainspec with its test extras, and the Node language servers.
+# current pip, torch 2.13.0, trainspec with its test extras, SpecForge 0.2.0's config loader, and the
+# Node language servers.
 # Safe to run again: what is already there is kept. CI runs this same script (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,4 +27,8 @@ fi
 # without it pip takes torch from its configured index.
 .venv/bin/python -m pip install -q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} torch==2.13.0
 .venv/bin/python -m pip install -q -e '.[test,torch]'
+# SpecForge's released loader, the tests' oracle (tests/specforge_loader.py): only its
+# specforge/config/schema.py is used (it needs pydantic and the standard library), so none of the
+# package's own dependencies (torch, SGLang, transformers) are installed.
+.venv/bin/python -m pip install -q --no-deps specforge==0.2.0
 npm ci --no-audit --no-fund

@@ -23,7 +23,7 @@ from .codes import (
     WORLD_SIZE_UNKNOWN,
 )
 from .diagnostics import Diagnostic, Related, Severity
-from .dialect import loader_conversions, loader_readings
+from .dialect import adopt_loader_readings, loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
@@ -66,6 +66,8 @@ def check_document(
     out.extend(apply_overrides(doc, list(overrides), family.schema))
     if family.normalize is not None:
         out.extend(_guarded(doc, family, "normalize hook", partial(family.normalize, doc.data))[1])
+    for path, rule_id, severity, message in list(adopt_loader_readings(doc, family)):
+        out.append(place(doc, path, rule_id, severity, message, at_key=False))
 
     broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
     plain = is_plain(doc.data)  # then no number is unusable, and the compiled validator may answer

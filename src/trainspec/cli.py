@@ -30,7 +30,7 @@ def versions() -> str:
     lines = [f"trainspec {__version__}"]
     for family in sorted(every_version().values(), key=lambda f: (f.name, f.released)):
         follows = f": follows {family.follows}" if family.follows else ""
-        lines.append(f"  {family.id}{follows}")
+        lines.append(f"  {family.label}{follows}")
     return "\n".join(lines)
 
 

@@ -187,6 +187,33 @@ KempnerForge reads TOML only; SpecForge reads YAML and JSON. The family came fro
 would refuse the file. A directory walk or glob lists such a file as skipped instead.""",
 )
 
+INSTALLED_RELEASE = Code(
+    "installed-release",
+    Severity.NOTE,
+    Category.FAMILY,
+    Flag.NONE,
+    """The file was checked as the family version of the trainer release installed where trainspec runs.
+
+No version was given (`--family NAME`, a directive or the project configuration name the family
+without one, or the file was recognised), and the trainer's package is installed in the same
+Python environment: its release (read from the installed package's metadata, without importing
+it) selects the family version of that release, as the job would run there. Pin another version
+with `--family NAME@VERSION` or in the project configuration (`NAME@latest`: the newest);
+`TRAINSPEC_IGNORE_INSTALLED=1` turns the lookup off.""",
+)
+
+INSTALLED_RELEASE_UNKNOWN = Code(
+    "installed-release-unknown",
+    Severity.WARNING,
+    Category.FAMILY,
+    Flag.NONE,
+    """The trainer's package installed where trainspec runs is a release no family version follows.
+
+The file is checked as the newest version, which may accept or refuse what that release does not;
+the message names the known versions nearest to the installed release. Select one with `--family
+NAME@VERSION` or pin it in the project configuration, or upgrade trainspec.""",
+)
+
 INVALID_PROJECT_CONFIG = Code(
     "invalid-project-config",
     Severity.ERROR,
@@ -466,7 +493,11 @@ though both values are valid.
 
 trainspec and editors read YAML 1.2; a loader built on PyYAML's safe loader reads
 YAML 1.1, where `017` is the octal 15 (17 in YAML 1.2). The job starts, with the
-loader's value: write the value so both read it alike.""",
+loader's value: write the value so both read it alike.
+
+Where only the loader's reading fits the field (`1:30` is the integer 90 and `1_000`
+the integer 1000 in YAML 1.1, text in YAML 1.2; `0o17` is text in YAML 1.1, the
+integer 15 in YAML 1.2), trainspec checks the loader's value, as the job would run.""",
 )
 
 YAML_DIALECT_REFUSED = Code(

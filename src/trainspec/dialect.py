@@ -10,9 +10,12 @@ schema's type at that path makes of the loader's reading:
 - refused: an error (`yaml-dialect-refused`), even though YAML 1.2 reads a valid value;
 - accepted, but another value than YAML 1.2's: a warning (`yaml-dialect`);
 - accepted, the same value (`1e-4` -> 0.0001): nothing;
-- YAML 1.2's value fails the schema but the loader's passes (`yes` for a
-  boolean): the schema error stays (trainspec is stricter) and says what the
-  loader reads.
+- YAML 1.2's value has a type the field refuses, but the loader's reading
+  passes (`1:30` or `1_000` in an integer field, `0o17` in a text field): the
+  loader's value is what trainspec checks (`adopt_loader_readings`, before
+  validation), with a warning (`yaml-dialect`) that says both readings;
+- except for YAML 1.1's boolean words (`yes` for a boolean): the type error
+  stays (trainspec is stricter, as documented) and says what the loader reads.
 
 The same question answers the other way trainspec is stricter than a
 loader: a value the schema refuses by type (`8.0` in an integer field, the
@@ -34,7 +37,7 @@ from .diagnostics import Diagnostic, Severity
 from .document import Document, Unreadable
 from .families import Family
 from .paths import Path, format_path, parse_path
-from .schema import get
+from .schema import get, json_type
 from .validation import show
 
 _PYTHON_TYPES: dict[str, Any] = {
@@ -83,6 +86,42 @@ def loader_readings(
                 f"(YAML 1.1) reads {_loader(older)}; write {show(written)} or {show(converted)}, whichever is meant"
             )
             yield path, YAML_DIALECT.id, Severity.WARNING, message
+
+
+def adopt_loader_readings(doc: Document, family: Family) -> Iterator[tuple[Path, str, Severity, str]]:
+    """(path, rule, severity, message) for each scalar whose YAML 1.2 value the field refuses by type while the
+    loader's reading passes; the document then holds the loader's value, so the schema and the rules judge what runs."""
+    if family.loader_yaml != "1.1" or not doc.yaml_1_1:
+        return
+    for path, older in list(doc.yaml_1_1.items()):
+        node = family.schema.node_at(path, doc.data)
+        if node is None or isinstance(older, bool):  # YAML 1.1's yes/no/on/off: a documented stricter case
+            continue
+        written = get(doc.data, path)
+        parent = get(doc.data, path[:-1]) if path else doc.data
+        types = family.schema.types(node, parent)
+        if not types or json_type(written) in types or (json_type(written) == "integer" and "number" in types):
+            continue
+        accepted, converted = _loader_value(family, node, older, doc.data, path)
+        if not accepted:
+            continue
+        _set(doc.data, path, converted)
+        yield (
+            path,
+            YAML_DIALECT.id,
+            Severity.WARNING,
+            (
+                f"`{format_path(path)}` = {show(written)} for YAML 1.2 tools, which this field refuses, but "
+                f"{family.name}'s loader (YAML 1.1) reads {_loader(older)}, the value trainspec checks; write "
+                f"{show(converted)} so that every tool reads it alike"
+            ),
+        )
+
+
+def _set(data: Any, path: Path, value: Any) -> None:
+    for part in path[:-1]:
+        data = data[part]
+    data[path[-1]] = value
 
 
 Conversion = Callable[[frozenset[str], Any], tuple[bool, Any]]

@@ -138,9 +138,11 @@ class Document:
     def snapshot(self) -> Document:
         """A copy of the document as it is now, to check apart: its own data and positions."""
         positions = dict(self.positions)
-        return Document(
+        copied = Document(
             self.file, self.format, self.text, copy.deepcopy(self.data), lambda: positions, list(self.problems)
         )
+        copied.yaml_1_1 = dict(self.yaml_1_1)  # the loader's readings judge the copy too
+        return copied
 
     def origin(self, path: Path) -> str | None:
         """The override a value came from, if it (or an ancestor) was overridden."""

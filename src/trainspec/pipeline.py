@@ -31,11 +31,12 @@ from .codes import (
     UNKNOWN_FAMILY,
     WRONG_FORMAT,
 )
-from .detect import detect
+from .detect import detect, schema_reference
 from .diagnostics import Diagnostic, Severity
 from .directives import directives_of
 from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
+from .installed import for_installed, version_given
 from .other_versions import Selection
 from .overrides import Override
 from .readers import ReadError, parse, read_text, within_limit
@@ -131,14 +132,19 @@ def _check(
         except UnknownFamily as exc:
             unknown = Diagnostic(file, None, None, "", UNKNOWN_FAMILY.id, Severity.ERROR, str(exc))
             return Result.not_checked(Outcome.UNKNOWN_FAMILY, unknown)
+        unversioned = not version_given(family)
     elif family is None:
         found, why = detect(doc, all_families())
         if found is None:
             unknown = Diagnostic(file, 1, 1, "", UNKNOWN_FAMILY.id, Severity.ERROR, why)
             return Result.not_checked(Outcome.UNCLAIMED, unknown, doc.problems, doc)
         fam, family_from = found, "detected"
+        unversioned = not version_given(schema_reference(doc) or "")
     else:
-        fam = family
+        fam, unversioned = family, False
+    if unversioned:
+        fam, installed = for_installed(fam, file)
+        doc.problems.extend([installed] if installed is not None else [])
     if doc.format not in fam.formats:
         formats = " or ".join(sorted(f.upper() for f in fam.formats))
         message = f"{fam.name} reads {formats} files, not {doc.format.upper()}; its loader refuses this file"

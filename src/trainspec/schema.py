@@ -332,6 +332,18 @@ def _copy(value: Any) -> Any:
     return value
 
 
+_JSON_TYPES = (("null", type(None)), ("integer", int), ("number", float), ("string", str), ("array", list))
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a value as read from a config (3 is "integer", 3.0 "number"; "" for none)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, dict):
+        return "object"
+    return next((name for name, kind in _JSON_TYPES if isinstance(value, kind)), "")
+
+
 def get(data: Any, path: Path) -> Any:
     """The value at `path`, or None when any step is absent."""
     for part in path:

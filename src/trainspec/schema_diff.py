@@ -75,7 +75,7 @@ def _rule(info: RuleInfo) -> str:
 
 def render_text(old: Family, new: Family, changes: list[Change]) -> str:
     """One line per change, grouped under fields and rules, with a count."""
-    lines = [f"{old.id} -> {new.id}: {len(changes)} change{'s' if len(changes) != 1 else ''}"]
+    lines = [f"{old.label} -> {new.label}: {len(changes)} change{'s' if len(changes) != 1 else ''}"]
     for title, prefix in (("fields", "field"), ("rules", "rule")):
         group = [c for c in changes if c.subject.startswith(prefix)]
         if not group:
@@ -98,4 +98,5 @@ def _short(text: str, limit: int = 100) -> str:
 
 
 def as_dict(old: Family, new: Family, changes: list[Change]) -> dict[str, object]:
-    return {"from": old.id, "to": new.id, "changes": [asdict(c) for c in changes]}
+    commits = {f"{end}_commit": f.commit for end, f in (("from", old), ("to", new)) if f.commit}
+    return {"from": old.id, "to": new.id, **commits, "changes": [asdict(c) for c in changes]}

@@ -77,6 +77,9 @@ class Family:
       from; `name@commit` selects it too.
     - `follows`: the upstream version of the trainer the family reproduces,
       in words, shown by `trainspec --version` and `rules`.
+    - `distribution`: the trainer's Python package (as pip names it); when it is
+      installed where trainspec runs, its release picks the version of a file
+      whose version nobody gave (see `installed`).
     - `checks_file_before_overrides`: the family's own loader validates the
       file before it applies command-line overrides, so an override cannot
       repair a broken file there; trainspec checks the merged config and reports
@@ -130,6 +133,7 @@ class Family:
     commit: str = ""
     released: str = ""
     follows: str = ""
+    distribution: str = ""
     migrations: Sequence[Migration] = ()
     normalize: Callable[[dict[str, Any]], None] | None = None
     resolve: Callable[[dict[str, Any]], None] | None = None
@@ -188,6 +192,11 @@ class Family:
     def id(self) -> str:
         """`name@version` (just the name for a family without versions): what `--family` selects."""
         return f"{self.name}@{self.version}" if self.version else self.name
+
+    @property
+    def label(self) -> str:
+        """The id, with the upstream commit of a version named by release: `specforge@0.2.0 (commit abd0346)`."""
+        return f"{self.id} (commit {self.commit})" if self.commit else self.id
 
     def stem(self) -> str:
         """How files name this version: the plain name for the newest (what the name selects), else the id."""

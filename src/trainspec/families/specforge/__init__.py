@@ -73,6 +73,7 @@ FAMILY = Family(
     layout=LAYOUT,
     derive=derive,
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
+    distribution="specforge",  # pip install specforge: its release picks the version (trainspec.installed)
 )
 
 FAMILIES = fold_versions(FAMILY, SCHEMAS)

@@ -438,10 +438,10 @@ EXAMPLES.update(
     }
 )
 
-# -- SpecForge a6b6b02: the examples of the inbox relay's rules (reference §9.2), which it adds
+# -- SpecForge 0.2.0: the examples of the inbox relay's rules (reference §9.2), which it adds
 _INBOX = "    inbox_server_url: http://10.0.0.1:18080\n"
 _TWO_NODES = "    nnodes: 2\n    nproc_per_node: 4\n    master_addr: 10.0.0.1\n"
-EXAMPLES_A6B6B02: dict[str, Example] = {
+EXAMPLES_INBOX_RELAY: dict[str, Example] = {
     "inbox-server-url-origin": _fix(
         online(trainer=_TWO_NODES, disaggregated=_STATE + _INBOX.replace("http://", "https://")),
         "https://10.0.0.1:18080",

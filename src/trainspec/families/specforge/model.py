@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from ...generated.specforge import RunConfig as GeneratedRunConfig
+from ...generated.specforge_0_2_0 import RunConfig as GeneratedRunConfig020
 from ...generated.specforge_a6b6b02 import RunConfig as GeneratedRunConfigA6b6b02
 from .normalize import normalize
 
@@ -40,6 +41,10 @@ class _Derived:
 
 class RunConfig(_Derived, GeneratedRunConfig):
     """A SpecForge run config (08eaeac) with its derived data mode and effective process role."""
+
+
+class RunConfig020(_Derived, GeneratedRunConfig020):
+    """A SpecForge run config (the 0.2.0 release) with its derived data mode and effective process role."""
 
 
 class RunConfigA6b6b02(_Derived, GeneratedRunConfigA6b6b02):

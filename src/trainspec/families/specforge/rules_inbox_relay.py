@@ -1,4 +1,4 @@
-"""SpecForge a6b6b02 rules: the three that came with `inbox_server_url` (reference §9.2).
+"""The three rules that came with `inbox_server_url` (reference §9.2), first released in SpecForge 0.2.0.
 
 N1 checks the URL's shape; upstream's lenient URL parser is not copied
 (reference §8, Q5): the scheme is matched case-insensitively, but the port
