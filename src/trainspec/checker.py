@@ -22,7 +22,7 @@ from .codes import (
     WORLD_SIZE_DERIVED,
     WORLD_SIZE_UNKNOWN,
 )
-from .diagnostics import Diagnostic, Related, Severity
+from .diagnostics import Diagnostic, Related, Severity, Suggestion
 from .dialect import loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
@@ -30,7 +30,7 @@ from .families import Family
 from .fast_validation import is_plain, where_invalid
 from .other_versions import note_other_versions
 from .overrides import Override, apply_overrides
-from .paths import Path, format_path, parse_path
+from .paths import Path, format_path
 from .result import Outcome, Result
 from .rules import ABSENT, Rule, Violation
 from .schema import get
@@ -56,7 +56,7 @@ def check_document(
     if not isinstance(doc.data, dict):
         got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
         message = f"a config must be a table/mapping of sections at the top level, got {got}"
-        stopped = Diagnostic(doc.file, 1, 1, "", NOT_A_MAPPING.id, Severity.ERROR, message)
+        stopped = Diagnostic(doc.file, 1, 1, (), NOT_A_MAPPING.id, Severity.ERROR, message)
         return Result.not_checked(Outcome.NOT_A_MAPPING, stopped, out, doc, family=family)
     for migration in family.migrations if migrate else ():
         found, failed = _guarded(doc, family, "migration", partial(migration, doc))
@@ -65,7 +65,7 @@ def check_document(
     if family.normalize is not None:
         out.extend(_guarded(doc, family, "normalize hook", partial(family.normalize, doc.data))[1])
 
-    broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
+    broken: list[Path] = [d.path for d in out if d.is_error and d.path]
     plain = is_plain(doc.data)  # then no number is unusable, and the compiled validator may answer
     for path, value in () if plain else _unusable_numbers(doc.data, ()):
         broken.append(path)
@@ -95,6 +95,7 @@ def check_document(
                 finding.message,
                 at_key=finding.at_key,
                 anchor=finding.anchor,
+                suggestion=finding.suggestion,
             )
         )
     loader_conversions(doc, family, out)
@@ -117,7 +118,7 @@ def check_document(
             unused = [str(s) for s in world_sizes if s != derived[0]]
             said = f"sizes {', '.join(unused)} given are" if len(unused) > 1 else f"size {''.join(unused)} given is"
             aside = f"; the world {said} for configs that state none" if unused else ""
-            out.append(Diagnostic(doc.file, None, None, "", WORLD_SIZE_DERIVED.id, Severity.NOTE, derived[1] + aside))
+            out.append(Diagnostic(doc.file, None, None, (), WORLD_SIZE_DERIVED.id, Severity.NOTE, derived[1] + aside))
     registries = family.registries
     out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken, None, registries))
     world_rules = [r for r in family.rules if r.needs_world_size]
@@ -136,7 +137,7 @@ def _guarded(doc: Document, family: Family, what: str, call: Callable[[], Any]) 
             f"the {what} of family {family.name} failed on this config ({type(exc).__name__}: {exc}); "
             "this is a bug in the family, please report it"
         )
-        return None, [Diagnostic(doc.file, None, None, "", HOOK_FAILED.id, Severity.ERROR, message)]
+        return None, [Diagnostic(doc.file, None, None, (), HOOK_FAILED.id, Severity.ERROR, message)]
 
 
 def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, str] | None:
@@ -163,7 +164,7 @@ def _world_size_rules(
     if not sizes:
         skipped = ", ".join(r.id for r in rules)
         message = f"world-size rules not checked ({skipped}): no world size known; pass --world-size N"
-        yield Diagnostic(doc.file, None, None, "", WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)
+        yield Diagnostic(doc.file, None, None, (), WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)
         return
     if len(sizes) == 1:
         yield from run_rules(doc, rules, config, broken, sizes[0], registries)
@@ -178,7 +179,7 @@ def _world_size_rules(
                 doc.file,
                 None,
                 None,
-                "",
+                (),
                 WORLD_SIZE_CHECKED.id,
                 Severity.NOTE,
                 f"at world size {size}: every world-size rule passes",
@@ -201,12 +202,12 @@ def _disagreeing_sizes(
     The config's own size is the one its launcher starts, so the rules ran there; a size given
     for the file that differs is one mistake however many such sizes there are.
     """
-    passing = {(d.rule, d.config_path) for d in run_rules(doc, rules, config, broken, own, registries)}
-    first: dict[tuple[str, str], Diagnostic] = {}
-    also: dict[tuple[str, str], list[int]] = {}
+    passing = {(d.rule, d.path) for d in run_rules(doc, rules, config, broken, own, registries)}
+    first: dict[tuple[str, Path], Diagnostic] = {}
+    also: dict[tuple[str, Path], list[int]] = {}
     for size in sizes:
         for d in run_rules(doc, rules, config, broken, size, registries):
-            key = (d.rule, d.config_path)
+            key = (d.rule, d.path)
             if key in passing:
                 continue
             if key in first:
@@ -253,7 +254,7 @@ def run_rules(
                 doc.file,
                 None,
                 None,
-                "",
+                (),
                 rule.id,
                 Severity.ERROR,
                 f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it",
@@ -273,14 +274,14 @@ def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:
 
 
 def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violation: Violation) -> Diagnostic:
-    """A violation placed at its key, with the other keys it names as related locations (each labelled
+    """A violation placed at its key, with the other keys it involves as related locations (each labelled
     with its value) and, for values that came from overrides, which override set them."""
     first = _first_written(doc, rule.parsed_paths)
-    at = parse_path(violation.at) if violation.at else first
+    at = violation.at if violation.at is not None else first
     if violation.related is not None:
-        named = [parse_path(p) for p in violation.related]
+        named = violation.related
     else:
-        named = [p for p in rule.parsed_paths if _mentions(violation.message, p)]
+        named = tuple(p for p in rule.parsed_paths if _mentions(violation.message, p))
     related = tuple(
         _related(doc, p, values.get(p, ABSENT)) for p in named if p != at and (doc.is_written(p) or doc.origin(p))
     )
@@ -312,7 +313,7 @@ def _related(doc: Document, path: Path, value: Any) -> Related:
         label += f", from {origin}"
     start, end = (found.start, found.end) if found else (None, None)
     return Related(
-        format_path(path),
+        path,
         start.line if start else None,
         start.column if start else None,
         end.line if end else None,
@@ -327,13 +328,6 @@ def _first_written(doc: Document, paths: tuple[Path, ...]) -> Path:
         if doc.is_written(path) or doc.origin_within(path):
             return path
     return paths[0]
-
-
-def _path_of(diagnostic: Diagnostic) -> Path:
-    try:
-        return parse_path(diagnostic.config_path)
-    except ValueError:
-        return ()
 
 
 def _written(source: Any, part: str | int) -> Any:
@@ -366,6 +360,7 @@ def place(
     anchor: Path | None = None,
     fallback: Path | None = None,
     entry: bool = False,
+    suggestion: Suggestion | None = None,
 ) -> Diagnostic:
     """A diagnostic about `path`, placed where the user can see the cause.
 
@@ -394,7 +389,7 @@ def place(
         doc.file,
         line,
         column,
-        format_path(path) if path else "",
+        path,
         rule,
         severity,
         message,
@@ -402,6 +397,7 @@ def place(
         related=related,
         end_line=end.line if end else None,
         end_column=end.column if end else None,
+        suggestion=suggestion,
     )
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
+
+from .paths import Path, parse_path
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,11 @@ class LayoutSpace:
     rank: Callable[[Mapping[str, Any], int, int | None], tuple[Any, ...]]
     heuristic: str
     auto: Mapping[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def parsed_paths(self) -> tuple[Path, ...]:
+        """`paths` as tuples: a family declares them as text, read once."""
+        return tuple(parse_path(p) for p in self.paths)
 
 
 Derive = Callable[[Mapping[str, Any], int | None], list[Quantity]]

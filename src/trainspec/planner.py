@@ -29,7 +29,7 @@ from .layout_search import (
     put,
     search,
 )
-from .paths import format_path, parse_path
+from .paths import format_path
 from .pipeline import as_overrides, check_path, world_sizes_of
 from .result import Result
 from .schema import get
@@ -97,7 +97,7 @@ def _file_values(base: Result, space: LayoutSpace, family: str | Family | None, 
     if overridden:
         alone = check_path(base.file, text=base.document.text, family=base.family or family)
         config = alone.config if alone.config is not None else base.document.data
-    return {p: get(config, parse_path(p)) for p in space.paths}
+    return {p: get(config, path) for p, path in zip(space.paths, space.parsed_paths, strict=True)}
 
 
 def _pinned(base: Result) -> tuple[int, ...]:

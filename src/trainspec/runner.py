@@ -163,7 +163,7 @@ def check_file(file: str, options: Options) -> Result:
     if result.outcome is Outcome.SYNTAX and options.skip_unknown and options.family is None:
         return result.skip(f"unreadable: {result.reason}")
     if options.set_aside:
-        note = Diagnostic(file, None, None, "", WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
+        note = Diagnostic(file, None, None, (), WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
@@ -181,7 +181,7 @@ def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
     """A project configuration (or an overlay it names) that cannot be used: reported on the file it governs."""
     if isinstance(exc, ProjectError):
         return exc.diagnostics
-    return [Diagnostic(file, None, None, "", INVALID_PROJECT_CONFIG.id, Severity.ERROR, str(exc))]
+    return [Diagnostic(file, None, None, (), INVALID_PROJECT_CONFIG.id, Severity.ERROR, str(exc))]
 
 
 def reported_anyway(rule_id: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import json
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from .codes import (
     UNKNOWN_KEY,
     WRONG_TYPE,
 )
-from .diagnostics import Severity
+from .diagnostics import Move, SetValue, Severity, Suggestion
 from .paths import Path, format_path
 from .schema import Node, Schema
 
@@ -222,8 +223,10 @@ class Finding:
         wrong_type: bool = False,
         missing: bool = False,
         headerless: bool = False,
+        suggestion: Suggestion | None = None,
     ):
         self.path = path
+        self.suggestion = suggestion
         self.anchor = anchor
         self.wrong_type = wrong_type
         self.missing = missing
@@ -369,9 +372,8 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
             yield Finding((*path, section), rule, message, at_key=True, anchor=(*path, keys[0]), headerless=True)
             unknown = [key for key in unknown if key not in keys]
         for key in unknown:
-            yield Finding(
-                (*path, key), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True
-            )
+            message, target = _unknown_key(schema, path, key, sorted(allowed), value, node)
+            yield Finding((*path, key), rule, message, at_key=True, suggestion=Move(target) if target else None)
         return
     condition = _condition(schema, error)
     said = _describe_condition(*condition) if condition else ""
@@ -398,15 +400,28 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         hint = ""
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"
+        number = _quoted_number(value, expected)
         yield Finding(
-            path, rule, f"`{where}` must be {wanted}, got {_described(value)}{hint}", at_key=False, wrong_type=True
+            path,
+            rule,
+            f"`{where}` must be {wanted}, got {_described(value)}{hint}",
+            at_key=False,
+            wrong_type=True,
+            suggestion=None if number is None else SetValue(path, number),
         )
         return
     if keyword == "enum":
         options = _listed([show(v) for v in error.validator_value])
         close = closest(str(value), [str(v) for v in error.validator_value])
+        meant = next((v for v in error.validator_value if str(v) == close), None) if close else None
         hint = f"; did you mean {show(close)}?" if close else ""
-        yield Finding(path, rule, f"`{where}` = {show(value)} is not one of {options}{hint}", at_key=False)
+        yield Finding(
+            path,
+            rule,
+            f"`{where}` = {show(value)} is not one of {options}{hint}",
+            at_key=False,
+            suggestion=None if meant is None else SetValue(path, meant),
+        )
         return
     if keyword == "const":
         yield Finding(
@@ -414,15 +429,18 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
             rule,
             f"`{where}` = {show(value)} is not allowed; the only accepted value is {show(error.validator_value)}",
             at_key=False,
+            suggestion=SetValue(path, error.validator_value),
         )
         return
     if keyword in _BOUNDS:
         why = f" (this applies{because})" if because else ""
+        nearest = _nearest_in_bound(keyword, error.validator_value, value)
         yield Finding(
             path,
             rule,
             f"`{where}` = {show(value)} must be {_BOUNDS[keyword]} {show(error.validator_value)}{why}",
             at_key=False,
+            suggestion=None if nearest is None else SetValue(path, nearest),
         )
         return
     if keyword == "pattern":
@@ -454,6 +472,33 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         yield Finding(path, rule, f"`{where}` must not be empty", at_key=False)
         return
     yield Finding(path, rule, f"`{where}`: {error.message}", at_key=False)
+
+
+def _quoted_number(value: Any, expected: list[str]) -> int | float | None:
+    """The number a string holds (`"4"`), where the field wants a number; else None."""
+    if not isinstance(value, str) or not {"integer", "number"} & set(expected):
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        pass
+    if "number" not in expected:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _nearest_in_bound(keyword: str, bound: Any, value: Any) -> int | float | None:
+    """The allowed value nearest to `value` beyond a bound it breaks: the bound itself, or the next integer past
+    an exclusive one (none for a fractional value past an exclusive bound: there is no nearest)."""
+    if keyword in ("minimum", "maximum"):
+        return bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and isinstance(bound, int):
+        return bound + 1 if keyword == "exclusiveMinimum" else bound - 1
+    return None
 
 
 def _condition(schema: Schema, error: ValidationError) -> tuple[Node, Path] | None:
@@ -632,10 +677,9 @@ def _headerless(schema: Schema, path: Path, unknown: list[str], value: Any) -> I
 
     A key that could belong to several such sections goes with the one that gathers the most keys.
     """
-    prefix = format_path(path) + "." if path else ""
     known = set(schema.paths)
     sections = _sections(schema, path, value)
-    homes = {key: {s for s in sections if f"{prefix}{format_path((s, key))}" in known} for key in unknown}
+    homes = {key: {s for s in sections if (*path, s, key) in known} for key in unknown}
     while True:
         counts: dict[str, int] = {}
         for candidates in homes.values():
@@ -652,9 +696,9 @@ def _headerless(schema: Schema, path: Path, unknown: list[str], value: Any) -> I
 
 def _sections(schema: Schema, path: Path, value: Any) -> list[str]:
     """The sections (keys with keys of their own) the schema allows at `path` and the config does not write."""
-    prefix = format_path(path) + "." if path else ""
-    names = {p[len(prefix) :].split(".")[0] for p in schema.paths if p.startswith(prefix) and "." in p[len(prefix) :]}
-    return sorted(n for n in names if n not in value and "[" not in n)
+    n = len(path)
+    names = {p[n] for p in schema.paths if len(p) > n + 1 and p[:n] == path and isinstance(p[n + 1], str)}
+    return sorted(name for name in names if isinstance(name, str) and name not in value)
 
 
 def _without_header(path: Path, section: str, keys: list[str]) -> str:
@@ -669,35 +713,41 @@ def _without_header(path: Path, section: str, keys: list[str]) -> str:
     )
 
 
-def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node) -> str:
+def _unknown_key(
+    schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node
+) -> tuple[str, Path | None]:
+    """The message about an unknown key, and the path it names as the key's place (if it names one)."""
     where = format_path(path) if path else "the top level"
     close = closest(key, allowed)
-    exact = [p for p in schema.paths_ending_in(key) if "[0]" not in p and p != format_path((*path, key))]
-    if len(exact) == 1 and "." not in exact[0]:
-        hint = f"it belongs at the top level (`{exact[0]}`), not in {where}"
-    elif len(exact) == 1:
-        hint = f"did you mean `{exact[0]}`?"
+    here = (*path, key)
+    elsewhere = [p for p in schema.paths_ending_in(key) if not any(isinstance(step, int) for step in p)]
+    exact = [p for p in elsewhere if p != here]
+    target: Path | None = None
+    if len(exact) == 1:
+        target = exact[0]
+        hint = (
+            f"it belongs at the top level (`{format_path(target)}`), not in {where}"
+            if len(target) == 1
+            else f"did you mean `{format_path(target)}`?"
+        )
     elif close:
+        target = (*path, close)
         hint = f"did you mean `{close}`?"
+    elif here in elsewhere:
+        hint = "that key belongs to another variant; " + _valid_keys(schema, path, allowed, "valid keys here: ")
+    elif len(elsewhere) == 1:
+        target = elsewhere[0]
+        hint = f"did you mean `{format_path(target)}`?"
+    elif elsewhere:
+        hint = "it belongs in " + ", ".join(f"`{format_path(p)}`" for p in elsewhere[:3])
     else:
-        elsewhere = [p for p in schema.paths_ending_in(key) if "[0]" not in p]
-        here = format_path((*path, key))
-        if here in elsewhere:
-            hint = "that key belongs to another variant; " + _valid_keys(schema, path, allowed, "valid keys here: ")
-        elif elsewhere:
-            hint = (
-                f"did you mean `{elsewhere[0]}`?"
-                if len(elsewhere) == 1
-                else "it belongs in " + ", ".join(f"`{p}`" for p in elsewhere[:3])
-            )
-        else:
-            hint = _valid_keys(schema, path, allowed, "valid keys: ") if allowed else "this table takes no keys"
+        hint = _valid_keys(schema, path, allowed, "valid keys: ") if allowed else "this table takes no keys"
     variant = ""
     found = schema.discriminated(node, value)
     if found:
         prop, _branch = found
         variant = f" (for {prop} = {show(value.get(prop, _default_disc(schema, node, prop)))})"
-    return f"unknown key `{key}` in {where}{variant}; {hint}"
+    return f"unknown key `{key}` in {where}{variant}; {hint}", target
 
 
 def _valid_keys(schema: Schema, path: Path, allowed: list[str], lead: str) -> str:

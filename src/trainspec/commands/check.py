@@ -297,7 +297,7 @@ def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
 
     where = "in this directory" if os.path.isdir(arg) else "match this pattern"
     message = f"no config files ({', '.join(sorted(extensions))}) {where}"
-    return Result(arg, None, [Diagnostic(arg, None, None, "", FILE_NOT_FOUND.id, Severity.ERROR, message)])
+    return Result(arg, None, [Diagnostic(arg, None, None, (), FILE_NOT_FOUND.id, Severity.ERROR, message)])
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:

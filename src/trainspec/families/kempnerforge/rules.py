@@ -10,16 +10,16 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...paths import format_path
+from ...paths import Path, format_path
 from ...rules import ABSENT, Violation, passing_divisors, rule
 from ...validation import show
 
 HF_ENCODERS = ("siglip2", "clip")
-REGISTRIES = {
-    "model.model_type": ("transformer",),
-    "optimizer.name": ("adamw", "lion", "muon", "schedule_free_adamw"),
-    "train.loss_fn": ("chunked_cross_entropy", "cross_entropy"),
-    "model.moe_router": ("sigmoid_topk", "softmax_topk"),
+REGISTRIES: dict[Path, tuple[str, ...]] = {
+    ("model", "model_type"): ("transformer",),
+    ("optimizer", "name"): ("adamw", "lion", "muon", "schedule_free_adamw"),
+    ("train", "loss_fn"): ("chunked_cross_entropy", "cross_entropy"),
+    ("model", "moe_router"): ("sigmoid_topk", "softmax_topk"),
 }
 
 
@@ -70,21 +70,21 @@ def top_k_le_experts(top_k: int, num_experts: int) -> Iterator[str]:
         yield f"model.moe_top_k = {top_k} exceeds model.num_experts = {num_experts}"
 
 
-def _increasing(items: list[dict[str, Any]], where: str) -> Iterator[Violation]:
+def _increasing(items: list[dict[str, Any]], where: Path) -> Iterator[Violation]:
     for i in range(1, len(items)):
         before, after = items[i - 1].get("start_step"), items[i].get("start_step")
         if isinstance(before, int) and isinstance(after, int) and after <= before:
+            at, previous = format_path((*where, i, "start_step")), format_path((*where, i - 1, "start_step"))
             yield Violation(
-                f"{where}[{i}].start_step = {after} must be greater than {where}[{i - 1}].start_step = {before}"
-                " (start steps must strictly increase)",
-                at=f"{where}[{i}].start_step",
+                f"{at} = {after} must be greater than {previous} = {before} (start steps must strictly increase)",
+                at=(*where, i, "start_step"),
             )
 
 
 @rule("data-phases-increasing", "error", "data.phases")
 def phases_increasing(phases: list[dict[str, Any]]) -> Iterator[Violation]:
     """Training phases take effect in order, so their start steps must strictly increase."""
-    yield from _increasing(phases, "data.phases")
+    yield from _increasing(phases, ("data", "phases"))
 
 
 @rule("profiling-window", "error", "profiling.end_step", "profiling.start_step")
@@ -97,7 +97,7 @@ def profiling_window(end: int, start: int) -> Iterator[str]:
 @rule("vlm-freeze-schedule-increasing", "error", "vlm.freeze_schedule")
 def freeze_schedule_increasing(stages: list[dict[str, Any]] | None) -> Iterator[Violation]:
     """Freeze stages apply in order, so their start steps must strictly increase."""
-    yield from _increasing(stages or [], "vlm.freeze_schedule")
+    yield from _increasing(stages or [], ("vlm", "freeze_schedule"))
 
 
 # -- §6: cross-section, VLM -----------------------------------------------------------
@@ -168,7 +168,7 @@ def auto_shard_divisible(
             f"world size {world_size} is not divisible by dp_replicate·tp·pp·cp·ep = "
             f"{dp_replicate}·{tp}·{pp}·{cp}·{ep} = {show(other)}, so distributed.dp_shard = -1 cannot be resolved; "
             f"products of these degrees that pass: {passing_divisors(world_size)}",
-            at="distributed.dp_shard",
+            at=("distributed", "dp_shard"),
         )
 
 
@@ -189,7 +189,7 @@ def world_size_product(
         yield Violation(
             f"dp_replicate·dp_shard·tp·pp·cp·ep = {dp_replicate}·{shard}·{tp}·{pp}·{cp}·{ep} = {show(product)}{note} "
             f"but the world size is {world_size}; set distributed.dp_shard = -1 or adjust the degrees",
-            at="distributed.dp_shard",
+            at=("distributed", "dp_shard"),
         )
 
 
@@ -256,7 +256,7 @@ def tp_divides_heads(n_heads: int, tp: int, n_kv_heads: Any) -> Iterator[Violati
         yield Violation(
             f"distributed.tp = {tp} must divide model.n_heads = {n_heads}{also} (tensor parallelism splits the "
             f"heads across ranks); {_tp_fits(n_heads, n_kv_heads)}",
-            at="distributed.tp",
+            at=("distributed", "tp"),
         )
 
 
@@ -280,7 +280,7 @@ def tp_divides_kv_heads(n_kv_heads: int, tp: int, n_heads: Any) -> Iterator[Viol
         yield Violation(
             f"distributed.tp = {tp} must divide model.n_kv_heads = {n_kv_heads} (tensor parallelism splits the "
             f"kv heads across ranks); {_tp_fits(n_kv_heads, n_heads)}",
-            at="distributed.tp",
+            at=("distributed", "tp"),
         )
 
 
@@ -318,7 +318,7 @@ def ep_divides_experts(ep: int, num_experts: int) -> Iterator[Violation]:
         yield Violation(
             f"distributed.ep = {ep} must divide model.num_experts = {num_experts} (each expert-parallel rank "
             f"holds the same number of experts); distributed.ep values that pass: {passing_divisors(num_experts)}",
-            at="distributed.ep",
+            at=("distributed", "ep"),
         )
 
 
@@ -363,10 +363,10 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator
     if not hf_name:
         yield Violation(
             "a VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name is not set",
-            at="data.hf_dataset_name",
+            at=("data", "hf_dataset_name"),
         )
     if not tokenizer:
-        yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at="data.tokenizer_path")
+        yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at=("data", "tokenizer_path"))
 
 
 @rule(
@@ -418,16 +418,16 @@ def mot_image_heads_match(
     if img_heads and img_heads != n_heads:
         yield Violation(
             f"vlm.mot_image_n_heads = {img_heads} must equal model.n_heads = {n_heads} (or be 0 to follow it)",
-            at="vlm.mot_image_n_heads",
+            at=("vlm", "mot_image_n_heads"),
         )
     if img_kv and img_kv != n_kv:
         yield Violation(
             f"vlm.mot_image_n_kv_heads = {img_kv} must equal the model's kv heads = {n_kv} (or be 0 to follow it)",
-            at="vlm.mot_image_n_kv_heads",
+            at=("vlm", "mot_image_n_kv_heads"),
         )
 
 
-@rule("registry-name-known", "error", *REGISTRIES, "model.num_experts", at_launch=True)
+@rule("registry-name-known", "error", *map(format_path, REGISTRIES), "model.num_experts", at_launch=True)
 def registry_name_known(
     model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int, registries: Mapping[str, Any]
 ) -> Iterator[Violation]:
@@ -435,11 +435,13 @@ def registry_name_known(
 
     A project whose plug-ins register more names lists them in an overlay (`registries`)."""
     for (path, builtin), value in zip(REGISTRIES.items(), (model_type, optimizer, loss_fn, router), strict=True):
-        if path == "model.moe_router" and num_experts <= 0:
+        if path == ("model", "moe_router") and num_experts <= 0:
             continue
-        names = (*builtin, *registries.get(path, ()))
+        where = format_path(path)
+        names = (*builtin, *registries.get(where, ()))
         if value not in names:
-            yield Violation(f'{path} = "{value}" is not a registered name (registered: {", ".join(names)})', at=path)
+            message = f'{where} = "{value}" is not a registered name (registered: {", ".join(names)})'
+            yield Violation(message, at=path, related=())
 
 
 # -- warnings trainspec adds where KempnerForge would surprise (§12) --------------------------
@@ -466,57 +468,58 @@ def section_without_vlm(encoder: Any, adapter: Any, vlm: Any) -> Iterator[Violat
     if vlm is None:
         for name, value in (("vision_encoder", encoder), ("adapter", adapter)):
             if value is not None:
-                yield Violation(f"[{name}] has no effect without a [vlm] section; add [vlm] or remove it", at=name)
+                message = f"[{name}] has no effect without a [vlm] section; add [vlm] or remove it"
+                yield Violation(message, at=(name,), related=(("vlm",),))
 
 
-POSITIVE = (
-    "model.norm_eps",
-    "model.rope_theta",
-    "model.init_std",
-    "model.ffn_dim_multiplier",
-    "model.ffn_hidden_dim",
-    "optimizer.eps",
-    "optimizer.muon_adam_lr",
-    "scheduler.decay_steps",
-    "data.hf_image_size",
-    "distributed.nccl_timeout_sec",
-    "train.shutdown_timeout_sec",
+POSITIVE: tuple[Path, ...] = (
+    ("model", "norm_eps"),
+    ("model", "rope_theta"),
+    ("model", "init_std"),
+    ("model", "ffn_dim_multiplier"),
+    ("model", "ffn_hidden_dim"),
+    ("optimizer", "eps"),
+    ("optimizer", "muon_adam_lr"),
+    ("scheduler", "decay_steps"),
+    ("data", "hf_image_size"),
+    ("distributed", "nccl_timeout_sec"),
+    ("train", "shutdown_timeout_sec"),
 )
-NON_NEGATIVE = (
-    "model.moe_capacity_factor",
-    "model.moe_shared_experts",
-    "model.moe_aux_loss_weight",
-    "train.z_loss_weight",
-    "train.ce_chunk_size",
-    "train.nccl_health_check_interval",
-    "scheduler.stable_steps",
-    "profiling.start_step",
+NON_NEGATIVE: tuple[Path, ...] = (
+    ("model", "moe_capacity_factor"),
+    ("model", "moe_shared_experts"),
+    ("model", "moe_aux_loss_weight"),
+    ("train", "z_loss_weight"),
+    ("train", "ce_chunk_size"),
+    ("train", "nccl_health_check_interval"),
+    ("scheduler", "stable_steps"),
+    ("profiling", "start_step"),
 )
 
 
-@rule("value-domain", "warning", *POSITIVE, *NON_NEGATIVE, "data.anneal_weights", "vlm.freeze_schedule")
+@rule(
+    "value-domain",
+    "warning",
+    *map(format_path, (*POSITIVE, *NON_NEGATIVE)),
+    "data.anneal_weights",
+    "vlm.freeze_schedule",
+)
 def value_domain(*values: Any) -> Iterator[Violation]:
     """Numbers KempnerForge does not check although only positive (or non-negative) values make sense."""
     *scalars, anneal_weights, freeze_schedule = values
     found = list(zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True))
-    found += [(format_path(("data", "anneal_weights", name)), w) for name, w in (anneal_weights or {}).items()]
-    found += [
-        (f"vlm.freeze_schedule[{i}].start_step", stage.get("start_step"))
-        for i, stage in enumerate(freeze_schedule or [])
-    ]
+    found += [(("data", "anneal_weights", name), w) for name, w in (anneal_weights or {}).items()]
+    stages = enumerate(freeze_schedule or [])
+    found += [(("vlm", "freeze_schedule", i, "start_step"), stage.get("start_step")) for i, stage in stages]
     for path, value in found:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue  # unset (null) values mean "derive it"
         if isinstance(value, float) and not math.isfinite(value):
             continue  # refused as non-finite already
-        if path in POSITIVE and value <= 0:
-            yield Violation(
-                f"{path} = {show(value)} is not positive; KempnerForge accepts it but the run will misbehave", at=path
-            )
-        elif path not in POSITIVE and value < 0:
-            yield Violation(
-                f"{path} = {show(value)} is negative; KempnerForge accepts it but the run will misbehave", at=path
-            )
+        wrong = "not positive" if path in POSITIVE and value <= 0 else "negative" if value < 0 else ""
+        if wrong:
+            said = f"{format_path(path)} = {show(value)} is {wrong}"
+            yield Violation(f"{said}; KempnerForge accepts it but the run will misbehave", at=path, related=())
 
 
 RULES = (

@@ -89,7 +89,7 @@ def dyn_window_range(start: int | None, stop: int | None) -> Iterator[Violation]
         yield Violation(
             f"checkpoint.dyn_ckpt_window.stop = {show(stop)} is below checkpoint.dyn_ckpt_window.start = "
             f"{show(start)}; the window needs stop >= start",
-            at="checkpoint.dyn_ckpt_window.stop",
+            at=("checkpoint", "dyn_ckpt_window", "stop"),
         )
 
 
@@ -261,7 +261,7 @@ def moma_no_moe(arch: str | None, num_experts: int) -> Iterator[Violation]:
         yield Violation(
             f'model.num_experts = {num_experts} with vlm.arch = "moma": MoMa takes its expert counts from '
             "vlm.moma_experts_per_modality, so model.num_experts must be 0",
-            at="model.num_experts",
+            at=("model", "num_experts"),
         )
 
 
@@ -272,7 +272,7 @@ def moma_no_ep(arch: str | None, ep: int) -> Iterator[Violation]:
         yield Violation(
             f'distributed.ep = {ep} with vlm.arch = "moma": MoMa does not support expert parallelism; '
             "set distributed.ep = 1",
-            at="distributed.ep",
+            at=("distributed", "ep"),
         )
 
 
@@ -283,7 +283,7 @@ def moma_compile(arch: str | None, compile_model: bool) -> Iterator[Violation]:
         yield Violation(
             'train.compile_model = true with vlm.arch = "moma": compilation is not validated for MoMa\'s '
             "modality-aware dispatch; set train.compile_model = false",
-            at="train.compile_model",
+            at=("train", "compile_model"),
         )
 
 
@@ -295,7 +295,7 @@ def moma_ac_full(arch: str | None, checkpointing: str) -> Iterator[Violation]:
             'train.activation_checkpointing = "full" with vlm.arch = "moma" currently has no effect (MoMa '
             'blocks are not checkpointed), so memory is not saved; use "selective", or fewer experts per '
             "modality in vlm.moma_experts_per_modality",
-            at="train.activation_checkpointing",
+            at=("train", "activation_checkpointing"),
         )
 
 
@@ -314,11 +314,11 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any, video: Any)
         yield Violation(
             "an image VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name is not "
             "set (a video run reads [video] clips instead)",
-            at="data.hf_dataset_name",
+            at=("data", "hf_dataset_name"),
         )
     if not tokenizer:
         kind = "a video VLM run" if video is not None else "a VLM run"
-        yield Violation(f"{kind} needs data.tokenizer_path (it is empty)", at="data.tokenizer_path")
+        yield Violation(f"{kind} needs data.tokenizer_path (it is empty)", at=("data", "tokenizer_path"))
 
 
 # -- warnings trainspec adds where KempnerForge would surprise (§9) ------------------------------

@@ -187,7 +187,7 @@ def migrate_legacy(doc: Document) -> list[Diagnostic]:
                 doc.file,
                 pos.line if pos else None,
                 pos.column if pos else None,
-                format_path(step.legacy),
+                step.legacy,
                 step.rule,
                 step.severity,
                 step.message,

@@ -28,14 +28,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ...paths import Path, format_path
 from ...rules import Violation, passing_divisors, rule
 from ...validation import show
 
-DIS = "deployment.disaggregated"
-ML = f"{DIS}.managed_local"
-MC = f"{ML}.mooncake"
-CS = f"{ML}.capture_servers"
-SOURCES = ("data.train_data_path", "data.prompts_path", "data.hidden_states_path")
+DIS_AT: Path = ("deployment", "disaggregated")
+ML_AT: Path = (*DIS_AT, "managed_local")
+MC_AT: Path = (*ML_AT, "mooncake")
+CS_AT: Path = (*ML_AT, "capture_servers")
+DIS, ML, MC, CS = map(format_path, (DIS_AT, ML_AT, MC_AT, CS_AT))
+SOURCE_PATHS: tuple[Path, ...] = (("data", "train_data_path"), ("data", "prompts_path"), ("data", "hidden_states_path"))
+SOURCES = tuple(map(format_path, SOURCE_PATHS))
 MOONCAKE_PORTS = ("rpc_port", "metadata_port", "metrics_port")
 ENDPOINTS = (
     "mooncake_metadata_server",
@@ -71,7 +74,7 @@ def _items(values: list[Any] | None) -> list[dict[str, Any]]:
 @rule("data-exactly-one-source", "error", *SOURCES)
 def exactly_one_source(train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """A run reads exactly one data source; an empty string counts as unset."""
-    filled = [(p, v) for p, v in zip(SOURCES, (train, prompts, hidden), strict=True) if v]
+    filled = [(p, v) for p, v in zip(SOURCE_PATHS, (train, prompts, hidden), strict=True) if v]
     if len(filled) == 1:
         return
     choices = (
@@ -79,9 +82,9 @@ def exactly_one_source(train: str, prompts: str, hidden: str) -> Iterator[Violat
         "(pre-tokenized prompts, online) or data.hidden_states_path (precomputed hidden states, offline)"
     )
     if not filled:
-        yield Violation(f"no data source is set; {choices}", at="data")
+        yield Violation(f"no data source is set; {choices}", at=("data",))
     else:
-        named = " and ".join(f"{p} = {show(v)}" for p, v in filled)
+        named = " and ".join(f"{format_path(p)} = {show(v)}" for p, v in filled)
         yield Violation(f"{len(filled)} data sources are set ({named}); {choices}", at=filled[0][0])
 
 
@@ -120,7 +123,7 @@ def usp_needs_sp(backend: str, ulysses: int, ring: int) -> Iterator[str]:
 def sp_needs_usp(ulysses: int, ring: int, backend: str) -> Iterator[Violation]:
     """Only the usp attention backend implements sequence parallelism."""
     if backend != "usp" and ulysses * ring != 1:
-        at = "training.sp_ulysses_size" if ulysses != 1 else "training.sp_ring_size"
+        at = ("training", "sp_ulysses_size" if ulysses != 1 else "sp_ring_size")
         yield Violation(
             f"training.sp_ulysses_size = {ulysses} and training.sp_ring_size = {ring} ask for sequence "
             f'parallelism, which needs training.attention_backend = "usp" (it is {show(backend)})',
@@ -210,7 +213,7 @@ def mooncake_ports_distinct(rpc: int | None, metadata: int | None, metrics: int 
             yield Violation(
                 f"{' and '.join(f'{MC}.{n}' for n in names)} use the same port {port}; "
                 "the three Mooncake ports must differ",
-                at=f"{MC}.{names[-1]}",
+                at=(*MC_AT, names[-1]),
             )
 
 
@@ -223,7 +226,7 @@ def capture_tp_matches_devices(servers: list[dict[str, Any]] | None) -> Iterator
             yield Violation(
                 f"{CS}[{i}].tp_size = {tp} but {CS}[{i}].cuda_visible_devices lists {len(devices)} "
                 f"device{'s' if len(devices) != 1 else ''}; they must match",
-                at=f"{CS}[{i}].tp_size",
+                at=(*CS_AT, i, "tp_size"),
             )
 
 
@@ -237,7 +240,7 @@ def capture_ports_unique(servers: list[dict[str, Any]] | None) -> Iterator[Viola
             yield Violation(
                 f"{CS}[{k}].port = {port} is also the port of capture server {owner[port]} "
                 f"({CS}[{owner[port]}].port); each server needs its own port",
-                at=f"{CS}[{k}].port",
+                at=(*CS_AT, k, "port"),
             )
         elif isinstance(port, int):
             owner[port] = k
@@ -257,7 +260,7 @@ def ports_disjoint(
         yield Violation(
             f"{CS}[{i}].port = {port} is also {MC}.{mooncake[port]}; Mooncake and capture-server ports "
             f"must not overlap (overlapping: {overlapping})",
-            at=f"{CS}[{i}].port",
+            at=(*CS_AT, i, "port"),
         )
 
 
@@ -272,7 +275,7 @@ def capture_devices_unshared(servers: list[dict[str, Any]] | None) -> Iterator[V
                 yield Violation(
                     f"device {show(token)} is used by capture servers {first} and {k} "
                     f"({CS}[{first}].cuda_visible_devices and {CS}[{k}].cuda_visible_devices)",
-                    at=f"{CS}[{k}].cuda_visible_devices",
+                    at=(*CS_AT, k, "cuda_visible_devices"),
                 )
 
 
@@ -327,9 +330,9 @@ def managed_no_server_urls(urls: list[str] | None, managed: Any) -> Iterator[str
 def managed_no_mooncake_endpoints(*values: Any) -> Iterator[Violation]:
     """managed_local configures its own Mooncake endpoints; an empty string counts as unset."""
     *endpoints, managed = values
-    filled = [(f"{DIS}.{e}", v) for e, v in zip(ENDPOINTS, endpoints, strict=True) if v]
+    filled = [((*DIS_AT, e), v) for e, v in zip(ENDPOINTS, endpoints, strict=True) if v]
     if managed is not None and filled:
-        named = ", ".join(f"{p} = {show(v)}" for p, v in filled)
+        named = ", ".join(f"{format_path(p)} = {show(v)}" for p, v in filled)
         yield Violation(
             f"{named} cannot be used with {ML}, which configures its own Mooncake endpoints "
             f"(set them under {MC} instead)",
@@ -405,13 +408,13 @@ def eval_source_and_interval(eval_path: str, interval: int) -> Iterator[Violatio
         yield Violation(
             f"data.eval_hidden_states_path = {show(eval_path)} is set but training.eval_interval = "
             f"{interval}; set an interval above 0 to evaluate",
-            at="data.eval_hidden_states_path",
+            at=("data", "eval_hidden_states_path"),
         )
     elif not eval_path and interval > 0:
         yield Violation(
             f"training.eval_interval = {interval} but data.eval_hidden_states_path is "
             f"{show(eval_path)}; set the evaluation features or an interval of 0",
-            at="training.eval_interval",
+            at=("training", "eval_interval"),
         )
 
 
@@ -535,13 +538,10 @@ def managed_context_headroom(context: int | None, max_length: int, managed: Any)
 @rule("managed-no-sglang-dp", "error", "model.sglang_enable_dp_attention", "model.sglang_enable_dp_lm_head", ML)
 def managed_no_sglang_dp(dp_attention: bool, dp_lm_head: bool, managed: Any) -> Iterator[Violation]:
     """Managed capture servers run plain tensor parallelism, without SGLang's data-parallel options."""
-    on = [
-        p
-        for p, v in (("model.sglang_enable_dp_attention", dp_attention), ("model.sglang_enable_dp_lm_head", dp_lm_head))
-        if v
-    ]
+    on = [k for k, v in (("sglang_enable_dp_attention", dp_attention), ("sglang_enable_dp_lm_head", dp_lm_head)) if v]
     if managed is not None and on:
-        yield Violation(f"{' and '.join(f'{p} = true' for p in on)} cannot be used with {ML}", at=on[0])
+        named = " and ".join(f"model.{k} = true" for k in on)
+        yield Violation(f"{named} cannot be used with {ML}", at=("model", on[0]))
 
 
 @rule(
