@@ -7,7 +7,6 @@ one that raises becomes a diagnostic, never a stopped run.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -278,29 +277,19 @@ def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violati
     with its value) and, for values that came from overrides, which override set them."""
     first = _first_written(doc, rule.parsed_paths)
     at = violation.at if violation.at is not None else first
-    if violation.related is not None:
-        named = violation.related
-    else:
-        named = tuple(p for p in rule.parsed_paths if _mentions(violation.message, p))
+    named = rule.parsed_paths if violation.related is None else violation.related
     related = tuple(
         _related(doc, p, values.get(p, ABSENT)) for p in named if p != at and (doc.is_written(p) or doc.origin(p))
     )
     here = doc.origin(at)
+    involved = {at, *named}
     overridden = [
         f"{format_path(p)} = {show(values[p])} comes from {origin}"
         for p in rule.parsed_paths
-        if (origin := doc.origin(p)) and origin != here and values[p] is not ABSENT and _mentions(violation.message, p)
+        if p in involved and (origin := doc.origin(p)) and origin != here and values[p] is not ABSENT
     ]
     message = violation.message + (f" ({'; '.join(overridden)})" if overridden else "")
     return place(doc, at, rule.id, rule.severity, message, related=related, fallback=first, entry=True)
-
-
-def _mentions(message: str, path: Path) -> bool:
-    """Whether `message` names `path`, in full or by its last key (`tp` in `dp_shard·tp·pp`)."""
-    last = path[-1] if path else ""
-    return format_path(path) in message or (
-        isinstance(last, str) and re.search(rf"(?<![\w.]){re.escape(last)}(?!\w)", message) is not None
-    )
 
 
 def _related(doc: Document, path: Path, value: Any) -> Related:

@@ -11,9 +11,10 @@ the keys involved, and list every rule with what it touches.
         if tp > 1 and n_heads % tp:
             yield f"model.n_heads = {n_heads} is not divisible by distributed.tp = {tp}"
 
-A rule yields messages (placed at its first written path, with its other
-paths as related locations) or `Violation`s that name their own place and
-related paths. World-size rules take the world size as a keyword argument
+A rule yields messages (placed at the first of its paths the file writes,
+with its other paths as related locations) or `Violation`s that name their
+own place and the paths they involve: the engine never reads the message to
+find them. World-size rules take the world size as a keyword argument
 `world_size` and are skipped, with a note, when none is known. A path
 declared `optional` does not stop the rule when it failed the schema: the
 rule receives ABSENT for it and checks the rest.

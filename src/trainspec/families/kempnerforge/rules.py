@@ -111,16 +111,22 @@ def freeze_schedule_increasing(stages: list[dict[str, Any]] | None) -> Iterator[
     "vision_encoder.num_tokens",
     "vlm",
 )
-def hf_encoder_override(kind: str | None, feature_dim: int, num_tokens: int, vlm: Any) -> Iterator[str]:
+def hf_encoder_override(kind: str | None, feature_dim: int, num_tokens: int, vlm: Any) -> Iterator[Violation]:
     """SigLIP2 and CLIP encoders report their own width and token count; setting them overrides that."""
     if vlm is None or kind not in HF_ENCODERS:
         return
-    set_ = [f"vision_encoder.{n} = {v}" for n, v in (("feature_dim", feature_dim), ("num_tokens", num_tokens)) if v > 0]
+    set_ = [(n, v) for n, v in (("feature_dim", feature_dim), ("num_tokens", num_tokens)) if v > 0]
     if set_:
-        yield (
-            f'vision_encoder.type = "{kind}" reports its own dimensions, but {" and ".join(set_)} '
-            "overrides them and may not match the loaded model; leave them at 0 to use the reported values"
+        named = " and ".join(f"vision_encoder.{n} = {v}" for n, v in set_)
+        yield Violation(
+            f'vision_encoder.type = "{kind}" reports its own dimensions, but {named} '
+            "overrides them and may not match the loaded model; leave them at 0 to use the reported values",
+            related=(("vision_encoder", "type"), *(("vision_encoder", n) for n, _ in set_)),
         )
+
+
+_TEXT_BUDGET = (("vlm", "max_text_len"), ("vlm", "arch"))
+"""What a sequence-budget finding names besides the length it is about."""
 
 
 def _budget(arch: str, num_tokens: int, max_text_len: int) -> tuple[int, int]:
@@ -133,15 +139,16 @@ def _budget(arch: str, num_tokens: int, max_text_len: int) -> tuple[int, int]:
 )
 def max_seq_len_budget(
     max_seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """The model's positions must hold the image tokens in the residual stream plus the text."""
     if arch is None or not num_tokens or max_text_len is None:
         return
     r, need = _budget(arch, num_tokens, max_text_len)
     if max_seq_len < need:
-        yield (
+        yield Violation(
             f"model.max_seq_len = {max_seq_len} is too small for this VLM: {r} image tokens in the residual "
-            f'stream (vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}'
+            f'stream (vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}',
+            related=(("model", "max_seq_len"), *_TEXT_BUDGET),
         )
 
 
@@ -257,6 +264,7 @@ def tp_divides_heads(n_heads: int, tp: int, n_kv_heads: Any) -> Iterator[Violati
             f"distributed.tp = {tp} must divide model.n_heads = {n_heads}{also} (tensor parallelism splits the "
             f"heads across ranks); {_tp_fits(n_heads, n_kv_heads)}",
             at=("distributed", "tp"),
+            related=(("model", "n_heads"), ("distributed", "tp"), *([("model", "n_kv_heads")] if kv_fails else [])),
         )
 
 
@@ -281,6 +289,7 @@ def tp_divides_kv_heads(n_kv_heads: int, tp: int, n_heads: Any) -> Iterator[Viol
             f"distributed.tp = {tp} must divide model.n_kv_heads = {n_kv_heads} (tensor parallelism splits the "
             f"kv heads across ranks); {_tp_fits(n_kv_heads, n_heads)}",
             at=("distributed", "tp"),
+            related=(("model", "n_kv_heads"), ("distributed", "tp")),
         )
 
 
@@ -333,15 +342,16 @@ def ep_divides_experts(ep: int, num_experts: int) -> Iterator[Violation]:
 )
 def train_seq_len_budget(
     seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """Training sequences must hold the image tokens in the residual stream plus the text."""
     if arch is None or not num_tokens or max_text_len is None:
         return
     r, need = _budget(arch, num_tokens, max_text_len)
     if seq_len < need:
-        yield (
+        yield Violation(
             f"train.seq_len = {seq_len} is too small for this VLM: {r} image tokens in the residual stream "
-            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}'
+            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}',
+            related=(("train", "seq_len"), *_TEXT_BUDGET),
         )
 
 
@@ -364,21 +374,26 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator
         yield Violation(
             "a VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name is not set",
             at=("data", "hf_dataset_name"),
+            related=(),
         )
     if not tokenizer:
-        yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at=("data", "tokenizer_path"))
+        yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at=("data", "tokenizer_path"), related=())
 
 
 @rule(
     "hf-data-needs-tokenizer", "error", "data.tokenizer_path", "data.hf_dataset_name", "data.datasets", at_launch=True
 )
-def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[dict[str, Any]]) -> Iterator[str]:
+def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[dict[str, Any]]) -> Iterator[Violation]:
     """Raw text from Hugging Face datasets must be tokenized, which needs data.tokenizer_path."""
     sources = ([f'data.hf_dataset_name = "{hf_name}"'] if hf_name else []) + [
         f'data.datasets[{i}].hf_name = "{d["hf_name"]}"' for i, d in enumerate(datasets) if d.get("hf_name")
     ]
     if sources and not tokenizer:
-        yield f"{sources[0]} is raw text and needs data.tokenizer_path, which is empty"
+        source = ("data", "hf_dataset_name" if hf_name else "datasets")
+        yield Violation(
+            f"{sources[0]} is raw text and needs data.tokenizer_path, which is empty",
+            related=(("data", "tokenizer_path"), source),
+        )
 
 
 @rule(
@@ -392,11 +407,14 @@ def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[
 )
 def packing_needs_tokenizer(
     pack: bool, tokenizer: str, dataset_path: str, datasets: list[dict[str, Any]]
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """Packing pre-tokenized data needs the tokenizer's end-of-document token."""
     pretokenized = bool(dataset_path) or any(d.get("path") for d in datasets)
     if pack and pretokenized and not tokenizer:
-        yield "data.pack_sequences = true with pre-tokenized data needs data.tokenizer_path, which is empty"
+        yield Violation(
+            "data.pack_sequences = true with pre-tokenized data needs data.tokenizer_path, which is empty",
+            related=(("data", "pack_sequences"), ("data", "tokenizer_path")),
+        )
 
 
 @rule(
@@ -419,11 +437,13 @@ def mot_image_heads_match(
         yield Violation(
             f"vlm.mot_image_n_heads = {img_heads} must equal model.n_heads = {n_heads} (or be 0 to follow it)",
             at=("vlm", "mot_image_n_heads"),
+            related=(("vlm", "mot_image_n_heads"), ("model", "n_heads")),
         )
     if img_kv and img_kv != n_kv:
         yield Violation(
             f"vlm.mot_image_n_kv_heads = {img_kv} must equal the model's kv heads = {n_kv} (or be 0 to follow it)",
             at=("vlm", "mot_image_n_kv_heads"),
+            related=(),
         )
 
 
@@ -507,11 +527,13 @@ NON_NEGATIVE: tuple[Path, ...] = (
 def value_domain(*values: Any) -> Iterator[Violation]:
     """Numbers KempnerForge does not check although only positive (or non-negative) values make sense."""
     *scalars, anneal_weights, freeze_schedule = values
-    found = list(zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True))
-    found += [(("data", "anneal_weights", name), w) for name, w in (anneal_weights or {}).items()]
-    stages = enumerate(freeze_schedule or [])
-    found += [(("vlm", "freeze_schedule", i, "start_step"), stage.get("start_step")) for i, stage in stages]
-    for path, value in found:
+    found: list[tuple[Path, Any, tuple[Path, ...]]] = [
+        (path, value, ()) for path, value in zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True)
+    ]
+    weights, stages = ("data", "anneal_weights"), ("vlm", "freeze_schedule")  # an item is shown with its list or map
+    found += [((*weights, name), w, (weights,)) for name, w in (anneal_weights or {}).items()]
+    found += [((*stages, i, "start_step"), s.get("start_step"), (stages,)) for i, s in enumerate(freeze_schedule or [])]
+    for path, value, holder in found:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue  # unset (null) values mean "derive it"
         if isinstance(value, float) and not math.isfinite(value):
@@ -519,7 +541,7 @@ def value_domain(*values: Any) -> Iterator[Violation]:
         wrong = "not positive" if path in POSITIVE and value <= 0 else "negative" if value < 0 else ""
         if wrong:
             said = f"{format_path(path)} = {show(value)} is {wrong}"
-            yield Violation(f"{said}; KempnerForge accepts it but the run will misbehave", at=path, related=())
+            yield Violation(f"{said}; KempnerForge accepts it but the run will misbehave", at=path, related=holder)
 
 
 RULES = (
