@@ -42,6 +42,8 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("runner.py",), "many files, project settings, suppressions, selection, rule examples"),
     (("layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
     (("pipeline.py", "checker.py"), "one file > one document"),
+    (("rule_engine.py",), "a family's rules on a resolved config"),
+    (("placement.py",), "where a diagnostic points, and the keys beside it"),
     (("reporters/",), "format Results; never produce them"),
     (("catalogue.py", "schema_diff.py"), "every id with its documentation and example; what changes between versions"),
     (

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .checker import run_rules
 from .diagnostics import Diagnostic
 from .families import Family
 from .layout import LayoutSpace
 from .paths import Path, format_path, is_prefix
 from .result import Result
+from .rule_engine import run_rules
 from .rules import Rule
 from .schema import get
 from .validation import show
