@@ -13,7 +13,7 @@ from trainspec.result import Result
 from trainspec.rules import passing_divisors, rule
 from trainspec.runner import Options, check_file
 from trainspec.suppressions import apply
-from trainspec.validation import closest
+from trainspec.wording import closest
 
 
 def _errors(path, **kwargs):

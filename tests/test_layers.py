@@ -62,6 +62,7 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
             "detect.py",
             "overrides.py",
             "validation.py",
+            "schema_walk.py",
             "fast_validation.py",
             "schema.py",
             "fields.py",
@@ -89,8 +90,8 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
         "the types every stage shares, and small helpers",
     ),
     (
-        ("diagnostics.py", "formats.py", "examples.py", "layout.py", "device.py", "world_sizes.py"),
-        "plain data, keyed by config paths",
+        ("diagnostics.py", "formats.py", "examples.py", "layout.py", "device.py", "world_sizes.py", "wording.py"),
+        "plain data, keyed by config paths; values in words",
     ),
     (("paths.py",), "config paths: tuples inside, text only where read or printed; importing nothing of trainspec"),
 )
@@ -109,12 +110,13 @@ FAMILY_API = (
     "document.py",
     "schema.py",
     "validation.py",
+    "wording.py",
     "overrides.py",
     "dialect.py",
     "resources.py",
 )
 """What a family may import of the engine: the `Family` and `Notice` it declares, the rule API, examples,
-layouts and devices, the values it reads (diagnostics, paths, documents, schema lookups, `show`),
+layouts and devices, the values it reads (diagnostics, paths, documents, schema lookups, values in words),
 override handling and the loader's conversions, and where its schema files are. Also its own modules and
 its own generated models (`generated/<name>.py`, `generated/<name>_<version>.py`)."""
 

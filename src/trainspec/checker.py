@@ -24,7 +24,8 @@ from .paths import Path, format_path
 from .placement import place
 from .result import Outcome, Result
 from .rule_engine import disagreeing_sizes, run_rules, world_size_rules
-from .validation import findings, show
+from .validation import findings
+from .wording import show
 
 
 def check_document(

@@ -35,7 +35,7 @@ from .document import Document, Unreadable
 from .families import Family
 from .paths import Path, format_path
 from .schema import get
-from .validation import show
+from .wording import show
 
 _PYTHON_TYPES: dict[str, Any] = {
     "string": str,

@@ -24,7 +24,7 @@ from .result import Result
 from .rule_engine import run_rules
 from .rules import Rule
 from .schema import get
-from .validation import show
+from .wording import show
 
 MAX_CANDIDATES = 1_000_000
 """More candidate layouts than a plan can try in reasonable time (a world size with very many divisors)."""

@@ -26,7 +26,7 @@ from .document import Document
 from .paths import Path, format_path, parse_path
 from .readers import ReadError
 from .schema import Node, Schema, get
-from .validation import closest, show
+from .wording import closest, show
 
 
 @dataclass(frozen=True)

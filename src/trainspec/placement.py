@@ -9,7 +9,7 @@ from .diagnostics import Diagnostic, Related, Severity, Suggestion
 from .document import Document
 from .paths import Path
 from .rules import ABSENT
-from .validation import show
+from .wording import show
 
 
 def place(

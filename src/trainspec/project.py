@@ -28,7 +28,7 @@ from .paths import format_path
 from .readers import ReadError, parse, read_text
 from .resources import schema_dir
 from .schema import Schema
-from .validation import build_validator
+from .schema_walk import build_validator
 from .world_sizes import parse_world_sizes
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from .paths import Path, format_path
 from .placement import first_written, place, related_place
 from .rules import ABSENT, Rule, Violation
 from .schema import get
-from .validation import show
+from .wording import show
 
 
 def world_size_rules(

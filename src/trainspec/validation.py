@@ -1,26 +1,13 @@
-"""Schema validation with jsonschema, and its errors as located diagnostics.
-
-The validator is built once per schema and reused. Integers are strict (a
-float such as 2.0 is not an integer, a boolean is not a number), matching
-the generated models. A `pattern`'s `$` is the end of the text, as in JSON
-Schema's regex dialect (ECMA-262) and in the models' Rust regex engine.
-Each error becomes a diagnostic at the offending key, with an id taken from
-the schema (`x-trainspec-rule`) where the schema names the constraint, else
-from the failing keyword.
+"""Schema errors explained: each error of the validator (`schema_walk`) becomes a finding about one
+config path, in words, with an id taken from the schema (`x-trainspec-rule`) where the schema names
+the constraint, else from the failing keyword, and the change it suggests where there is one.
 """
 
 from __future__ import annotations
 
-import datetime
-import difflib
-import json
 import math
-import re
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .codes import (
     INVALID_VALUE,
@@ -34,10 +21,11 @@ from .codes import (
 from .diagnostics import Move, SetValue, Severity, Suggestion
 from .paths import Path, format_path
 from .schema import Node, Schema
+from .schema_walk import Where, errors_along, strict_validator
+from .wording import MOST_LISTED, closest, listed, show, type_name
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
-    from referencing import Resource
 
 
 RULE_ANNOTATION = "x-trainspec-rule"
@@ -69,146 +57,6 @@ _TYPE_NAMES = {
 }
 
 
-def _is_integer(checker: Any, value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-_DOLLAR_OR_SKIPPED = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\$", re.DOTALL)
-"""An escape, a character class (skipped: `$` means itself there) or a `$` anchor."""
-
-
-@lru_cache(maxsize=256)
-def _python_pattern(pattern: str) -> str:
-    """`pattern` for Python's `re`, with each `$` anchor written `\\Z` (the end of the text).
-
-    Python's `$` also matches before a final newline, so `^[a-z]+$` would take
-    "text\\n". No anchor means "end of text" to both Python's `re` (before 3.14)
-    and Rust's regex (which has no `\\Z` and no lookaround), so the schemas keep the
-    portable `$` and Python reads it here as the other engines do.
-    """
-    return _DOLLAR_OR_SKIPPED.sub(lambda m: r"\Z" if m[0] == "$" else m[0], pattern)
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    from jsonschema.exceptions import ValidationError
-
-    if validator.is_type(instance, "string") and not re.search(_python_pattern(pattern), instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-class Where(NamedTuple):
-    """Where a document may be invalid, by the compiled validator (`fast_validation`): its error paths,
-    and the values it could not judge."""
-
-    errors: list[Path]
-    unjudged: list[Path]
-
-
-class _Look(NamedTuple):
-    """Where a walk goes: (id(object), key) of each step to an error or an unjudged value, and the
-    id of each object holding an unjudged value (its `if` may hold otherwise than the compiled
-    validator found)."""
-
-    steps: frozenset[tuple[int, str | int]]
-    unjudged_in: frozenset[int]
-
-
-_LOOK: ContextVar[_Look | None] = ContextVar("trainspec_look", default=None)
-"""None: look everywhere."""
-
-
-@contextmanager
-def _looking(look: _Look | None) -> Iterator[None]:
-    """Walks started (and run to the end) inside go where `look` says."""
-    token = _LOOK.set(look)
-    try:
-        yield
-    finally:
-        _LOOK.reset(token)
-
-
-def _properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Iterator[ValidationError]:
-    """`properties`, walking only the keys on the way to a known error (when those are known)."""
-    look = _LOOK.get()
-    if look is not None and isinstance(instance, dict):
-        key = id(instance)
-        properties = {name: spec for name, spec in properties.items() if (key, name) in look.steps}
-    yield from _KEYWORDS["properties"](validator, properties, instance, schema)
-
-
-def _everywhere(keyword: str) -> Any:
-    """A keyword that tests subschemas for validity (`anyOf`...): a branch that fails only in a part
-    the compiled validator found clean must still fail, so nothing is skipped below it."""
-
-    def run(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-        with _looking(None):
-            errors = list(_KEYWORDS[keyword](validator, value, instance, schema))
-        yield from errors
-
-    return run
-
-
-def _if(validator: Any, condition: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    """`if`, tested everywhere; its `then`/`else` report errors, so they skip what is clean, unless the
-    condition read a value the compiled validator could not judge (it may have taken the other branch)."""
-    look = _LOOK.get()
-    with _looking(None):
-        holds = validator.evolve(schema=condition).is_valid(instance)
-    branch = "then" if holds else "else"
-    if branch not in schema:
-        return
-    whole = look is not None and id(instance) in look.unjudged_in
-    with _looking(None if whole else look):
-        errors = list(validator.descend(instance, schema[branch], schema_path=branch))
-    yield from errors
-
-
-_KEYWORDS: dict[str, Any] = {}
-
-
-@cache
-def _strict_validator() -> Any:
-    """Draft 2020-12 with strict integers and `$` as the end of the text, able to skip the parts of a
-    document known to be clean; jsonschema is imported here, when a document first needs
-    explaining, so a check the compiled validator confirms never pays for it."""
-    from jsonschema import Draft202012Validator, validators
-
-    _KEYWORDS.update(Draft202012Validator.VALIDATORS)
-    return validators.extend(
-        Draft202012Validator,
-        validators={
-            "pattern": _pattern,
-            "properties": _properties,
-            "if": _if,
-            **{keyword: _everywhere(keyword) for keyword in ("anyOf", "oneOf", "not", "contains")},
-        },
-        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
-    )
-
-
-def _refuse(uri: str) -> Resource[Any]:
-    from referencing.exceptions import NoSuchResource
-
-    raise NoSuchResource(uri)
-
-
-def build_validator(schema: Schema, check: bool = True) -> Any:
-    """A validator for `schema` that never looks anything up outside it.
-
-    With `check`, the schema is first validated against the Draft 2020-12
-    meta-schema (jsonschema's SchemaError says what is wrong).
-    """
-    from referencing import Registry, Resource
-
-    strict = _strict_validator()
-    if check:
-        strict.check_schema(schema.root)
-    registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
-    if schema.id:
-        registry = registry.with_resource(schema.id, Resource.from_contents(schema.inlined))
-    return strict(schema.inlined, registry=registry)
-
-
 class Finding:
     """One schema problem, before it is placed in a file."""
 
@@ -237,37 +85,6 @@ class Finding:
         self.severity = severity
 
 
-def show(value: Any) -> str:
-    """A value as the user would write it in a config.
-
-    Never raises: a value a rule computed may hold an integer too long for Python to write
-    in decimal (`sys.get_int_max_str_digits()`); it is described instead.
-    """
-    try:
-        text = json.dumps(value, default=str)
-    except ValueError:
-        return "(a number too long to show)"
-    return text if len(text) <= 60 or not isinstance(value, (dict, list)) else text[:57] + "..."
-
-
-def type_name(value: Any) -> str:
-    if isinstance(value, (datetime.date, datetime.time)):
-        return "date/time"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    return "table/mapping"
-
-
 def _type_names(types: str | list[str]) -> str:
     """JSON Schema types in words: `an integer or null`."""
     return " or ".join(_TYPE_NAMES.get(t, t) for t in ([types] if isinstance(types, str) else types))
@@ -287,7 +104,7 @@ def findings(schema: Schema, validator: Any, data: Any, where: Where | None = No
     (Explaining an error of `required` names every missing key, and jsonschema reports one such
     error per missing key.)
     """
-    errors = _errors(validator, data, where) if where is not None else None
+    errors = errors_along(validator, data, where) if where is not None else None
     if errors is None:
         errors = list(validator.iter_errors(data))
     explained = (f for error in errors for f in _explain(schema, error, data))
@@ -299,26 +116,6 @@ def findings(schema: Schema, validator: Any, data: Any, where: Where | None = No
         for f in found
         if (f.wrong_type or f.at_key or f.path not in mistyped) and not (f.missing and f.path in headerless)
     ]
-
-
-def _errors(validator: Any, data: Any, where: Where) -> list[ValidationError] | None:
-    """The validator's errors, walking only the way `where` shows; None when that cannot be trusted (a step
-    is not in `data`, or the compiled validator's errors are not found)."""
-    steps: set[tuple[int, str | int]] = set()
-    unjudged_in: set[int] = set()
-    for path, unjudged in [*((p, False) for p in where.errors), *((p, True) for p in where.unjudged)]:
-        node = data
-        for part in path:
-            steps.add((id(node), part))
-            if unjudged:
-                unjudged_in.add(id(node))
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return None
-    with _looking(_Look(frozenset(steps), frozenset(unjudged_in))):
-        errors = list(validator.iter_errors(data))
-    return None if where.errors and not errors else errors
 
 
 def _rule_for(schema: Schema, error: ValidationError) -> str | None:
@@ -411,7 +208,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         )
         return
     if keyword == "enum":
-        options = _listed([show(v) for v in error.validator_value])
+        options = listed([show(v) for v in error.validator_value])
         close = closest(str(value), [str(v) for v in error.validator_value])
         meant = next((v for v in error.validator_value if str(v) == close), None) if close else None
         hint = f"; did you mean {show(close)}?" if close else ""
@@ -601,7 +398,7 @@ def _no_variant(schema: Schema, members: list[Node], at: Path, value: Any, disc:
     specs = [m.get("properties", {}).get(at[-1], {}) for m in members]
     names = ", ".join(show(s["const"]) for s in specs if s.get("const") is not None)
     types = sorted({t for s in specs for t in schema.types(s)})
-    checker = _strict_validator().TYPE_CHECKER
+    checker = strict_validator().TYPE_CHECKER
     if types and value is not _ABSENT and not any(checker.is_type(value, t) for t in types):
         message = f"`{format_path(at)}` must be {_type_names(types)} (one of {names}), got {_described(value)}"
         return Finding(at, WRONG_TYPE.id, message, at_key=False, wrong_type=True)
@@ -643,35 +440,6 @@ def _union_summary(schema: Schema, node: Node, value: Any) -> str:
     return "must be " + " or ".join(parts) if parts else ""
 
 
-SIMILAR = 0.75
-"""How alike (difflib's ratio) a written name and a known one must be for a "did you mean"."""
-
-MOST_LISTED = 8
-"""Names listed inline at most; a longer list is cut, and a message points to where all are."""
-
-
-def closest(name: str, known: list[str]) -> str | None:
-    """The known name `name` most likely misspells: one at least SIMILAR to it, else one it starts
-    (`warmup` for `warmup_steps`, from four characters on); else None."""
-    score = {}
-    for k in known:
-        matcher = difflib.SequenceMatcher(None, name, k)
-        if matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR:  # cheap upper bounds
-            score[k] = matcher.ratio()
-    candidates = [k for k in known if score.get(k, 0.0) >= SIMILAR]
-    if not candidates:
-        candidates = [k for k in known if len(name) >= 4 and k.startswith(name)]
-        score = {k: difflib.SequenceMatcher(None, name, k).ratio() for k in candidates}
-    return max(candidates, key=lambda k: score[k]) if candidates else None
-
-
-def _listed(names: list[str]) -> str:
-    """`a, b, c`; past MOST_LISTED names, the first few and how many more."""
-    if len(names) <= MOST_LISTED:
-        return ", ".join(names)
-    return ", ".join(names[: MOST_LISTED - 2]) + f" and {len(names) - MOST_LISTED + 2} more"
-
-
 def _headerless(schema: Schema, path: Path, unknown: list[str], value: Any) -> Iterator[tuple[str, list[str]]]:
     """Sections whose keys are written (two or more of them) in the table above, without their header.
 
@@ -705,7 +473,7 @@ def _without_header(path: Path, section: str, keys: list[str]) -> str:
     """One error for the keys of `section` written without its header."""
     where = f"directly in `{format_path(path)}`" if path else "at the top level"
     header = format_path((*path, section))
-    named = _listed([f"`{k}`" for k in keys])
+    named = listed([f"`{k}`" for k in keys])
     return (
         f"{len(keys)} keys of the `{header}` section ({named}) are written {where}, without the section's "
         f"header; add the header on the line before `{keys[0]}` (`[{header}]` in TOML; in YAML, "

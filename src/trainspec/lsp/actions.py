@@ -31,7 +31,7 @@ from ..migrate import MigrateError, migrate
 from ..paths import Path, format_path
 from ..readers import ReadError
 from ..schema import get
-from ..validation import show
+from ..wording import show
 from .analysis import Analysis
 from .convert import to_lsp
 from .text import Edit, apply, line_edits
