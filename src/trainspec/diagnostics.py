@@ -29,7 +29,8 @@ class Move(NamedTuple):
 
 
 class SetValue(NamedTuple):
-    """The value at `path` should be `value` (the allowed value a typo or an out-of-range number meant)."""
+    """The value at `path` should be `value`: the allowed value a typo meant, the number a quoted number
+    holds, the nearest value within a bound."""
 
     path: Path
     value: Any
@@ -66,6 +67,7 @@ class Related:
 
     @property
     def config_path(self) -> str:
+        """The path as text, as every report prints it."""
         return shown_path(self.path)
 
     def to_dict(self) -> dict[str, object]:
@@ -105,7 +107,7 @@ class Diagnostic:
     world_size: int | None = None
     end_line: int | None = None
     end_column: int | None = None
-    suggestion: Suggestion | None = field(default=None, compare=False)
+    suggestion: Suggestion | None = field(default=None, compare=False)  # what the message says, as data
 
     @property
     def config_path(self) -> str:
