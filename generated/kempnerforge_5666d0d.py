@@ -15,17 +15,6 @@ from pydantic import (
     StrictStr,
 )
 from typing_extensions import TypeAliasType
-from pydantic import BeforeValidator
-
-
-def _not_null(value: object) -> object:
-    """Refuses a written null: the schema lets the key be left out (then it reads None), not be null."""
-    if value is None:
-        raise ValueError("null is not allowed here; leave the key out instead")
-    return value
-
-
-NOT_NULL = BeforeValidator(_not_null)
 
 
 class ModelConfig(BaseModel):
@@ -1146,22 +1135,22 @@ class JobConfig(BaseModel):
     """
     torch.profiler window (disabled by default).
     """
-    vision_encoder: Annotated[VisionEncoderConfig | None, NOT_NULL] = None
+    vision_encoder: VisionEncoderConfig | None = None
     """
     Image encoder of a VLM run; required whenever [vlm] is present.
     """
-    adapter: Annotated[AdapterConfig | None, NOT_NULL] = None
+    adapter: AdapterConfig | None = None
     """
     Projection from encoder features to the model width; optional, defaults are used for VLM runs when absent.
     """
     vlm: Annotated[
         JointDecoderVLM | CrossAttentionVLM | MoTVLM | MoMaVLM | None,
-        Field(discriminator="arch"), NOT_NULL,
+        Field(discriminator="arch"),
     ] = None
     """
     Makes the run a vision-language run (also requires [vision_encoder]). The valid keys depend on vlm.arch: joint_decoder (the default), cross_attention, mot or moma.
     """
-    video: Annotated[VideoConfig | None, NOT_NULL] = None
+    video: VideoConfig | None = None
     """
     Video clips for a VLM run (each frame goes through the vision encoder like an image); requires [vlm].
     """

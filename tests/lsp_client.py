@@ -36,6 +36,7 @@ class LspClient:
         initialization_options: JSON = None,
         cwd: Path | None = None,
         timeout: float = 30.0,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.settings = settings
         self.timeout = timeout
@@ -53,6 +54,7 @@ class LspClient:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd or root,
+            env=env,
         )
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -127,7 +129,7 @@ class LspClient:
         method = message.get("method")
         if method is None:
             with self._lock:
-                self._responses[message["id"]] = message
+                self._responses[message.get("id")] = message
                 self._lock.notify_all()
         elif "id" in message:
             self._send({"id": message["id"], "result": self._answer(method, message.get("params"))})
@@ -153,6 +155,22 @@ class LspClient:
                 return None
             node = node[part]
         return node
+
+    def send_bytes(self, data: bytes) -> None:
+        """Write `data` to the server as it is (to test framing)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def response(self, request_id: int | str | None, timeout: float | None = None) -> dict[str, JSON]:
+        """The whole response message with `request_id` (None: an error about a message the server could not
+        read); waits for it."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        with self._lock:
+            while request_id not in self._responses:
+                if not self._lock.wait(timeout=max(0.0, deadline - time.monotonic())):
+                    raise LspError(f"no response {request_id!r} (server stderr: {self.stderr_tail()})")
+            return self._responses.pop(request_id)
 
     def request(self, method: str, params: JSON, timeout: float | None = None) -> JSON:
         request_id = next(self._ids)

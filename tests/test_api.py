@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import pytest
 
 import trainspec
+from trainspec.api import check_config
 
 from .conftest import CORPUS
 
@@ -63,3 +67,59 @@ def test_generated_models_give_plain_typed_values(write):
     assert config.distributed.dp_shard * 2 == 4
     assert config.optimizer.betas[0] + config.optimizer.betas[1] == pytest.approx(1.7)
     assert config.data.datasets[0].path == "/data/web" and config.data.datasets[0].weight == 2.0
+
+
+def recursive() -> dict[str, Any]:
+    config: dict[str, Any] = {"model": {"dim": 4096}, "train": {"seq_lenn": 1}}
+    config["model"]["self"] = config
+    return config
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("config", "rule", "path"),
+    [
+        (recursive(), "invalid-value", "model.self"),
+        ({"model": {"dim": 4096, "norm_eps": 1e-5j}}, "wrong-type", "model.norm_eps"),
+        ({"model": {"dim": 4096, 3: 1}}, "wrong-type", "model"),
+        ({"model": {"dim": 4096, "x": object()}}, "wrong-type", "model.x"),
+        ({"optimizer": {"betas": [0.9, {0.95}]}}, "wrong-type", "optimizer.betas[1]"),
+        ({"model": {"dim": 4096, "x": nested(100_000)}}, "invalid-value", "model.x" + ".a" * 98),
+    ],
+)
+def test_check_config_says_where_a_config_cannot_be_data_and_checks_the_rest(config, rule, path):
+    """A recursive dict looped forever; a complex value or an integer key raised TypeError."""
+    started = time.monotonic()
+    config.setdefault("train", {"seq_lenn": 1})
+    found = check_config(config, "kempnerforge", world_size=1)
+    assert time.monotonic() - started < 10
+    assert (rule, path) in [(d.rule, d.config_path) for d in found if d.is_error]
+    assert "unknown-key" in [d.rule for d in found]  # the rest of the config is still checked
+
+
+def test_check_config_reads_tuples_as_lists_and_a_null_section_as_absent():
+    assert check_config({"optimizer": {"betas": (0.8, 0.9)}}, "kempnerforge", world_size=1) == []
+    video_only = {"video": None, "vlm": None, "vision_encoder": None, "adapter": None}
+    assert check_config(video_only, "kempnerforge@5666d0d", world_size=1) == []
+    assert [d.rule for d in check_config({"train": None}, "kempnerforge", world_size=1)] == ["wrong-type"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: trainspec.check(None),
+        lambda: trainspec.load(None),
+        lambda: check_config(None, "kempnerforge"),
+        lambda: check_config([("model", {})], "kempnerforge"),
+        lambda: check_config({}, 3),
+    ],
+)
+def test_a_wrong_argument_type_is_a_type_error_that_says_what_was_expected(call):
+    with pytest.raises(TypeError, match=r"takes .*, not (NoneType|list|int)"):
+        call()

@@ -27,6 +27,7 @@ TESTED_ELSEWHERE = {
     "device-count-per-node": "tests/test_distributed.py",
     "invalid-project-config": "tests/test_project.py (needs a project configuration beside the file)",
     "world-size-from-project": "tests/test_project.py (needs a project configuration beside the file)",
+    "diagnostics-truncated": "tests/test_hostile_inputs.py (needs more than a thousand diagnostics)",
 }
 """Engine ids no built-in family's config file can produce, each with a test of its own."""
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
+from trainspec import jsonc
 from trainspec.api import check_path
 from trainspec.cli import main
-from trainspec.workspace import glob_regex, strip_jsonc
+from trainspec.workspace import glob_regex
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -28,7 +28,10 @@ def test_schema_of_an_unknown_family_is_a_usage_error(capsys: pytest.CaptureFixt
 
 
 def settings_of(root: Path) -> dict:
-    return json.loads((root / ".vscode" / "settings.json").read_text())
+    """The settings as VS Code reads them (JSON with comments)."""
+    tree = jsonc.parse((root / ".vscode" / "settings.json").read_text())
+    assert tree is not None and isinstance(tree.value, dict)
+    return tree.value
 
 
 def test_init_writes_schemas_and_associations(tmp_path: Path) -> None:
@@ -62,7 +65,7 @@ def test_init_keeps_existing_settings_and_is_idempotent(tmp_path: Path, capsys: 
     assert first["yaml.schemas"]["other.json"] == "a.yaml"
     assert first["yaml.schemas"]["./.trainspec/schemas/specforge.schema.json"] == ["runs/*.yaml", "runs/*.json"]
     assert "evenBetterToml.schema.associations" not in first
-    assert "comments" in capsys.readouterr().err
+    assert "// my editor" in (vscode / "settings.json").read_text()  # comments are kept
     assert main(["editor", "init", "--root", str(tmp_path), "--family", "specforge", "runs/*.yaml", "runs/*.json"]) == 0
     assert settings_of(tmp_path) == first
 
@@ -98,10 +101,9 @@ def test_glob_regex_matches_like_the_glob(glob: str, matches: list[str], misses:
     assert not any(pattern.match(u) for u in misses)
 
 
-def test_strip_jsonc_keeps_strings() -> None:
-    text, dropped = strip_jsonc('{"a": "// not a comment", /* c */ "b": [1,],}')
-    assert json.loads(text) == {"a": "// not a comment", "b": [1]}
-    assert dropped
+def test_jsonc_keeps_strings() -> None:
+    tree = jsonc.parse('{"a": "// not a comment", /* c */ "b": [1,],}')
+    assert tree is not None and tree.value == {"a": "// not a comment", "b": [1]}
 
 
 def test_annotate_toml_keeps_comments_and_is_idempotent(tmp_path: Path) -> None:

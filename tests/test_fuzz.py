@@ -7,8 +7,9 @@ YAML aliases and tags, random bytes, values of another type) or applies random
 overrides to it (known and unknown paths; huge, nested, quoted and null values;
 the `--set` and the KempnerForge `--a.b=v` forms), and checks it in process. A
 case fails when an exception escapes, a diagnostic is an internal error (or a
-rule or hook that failed), a diagnostic names another file, or the case takes
-longer than its time budget.
+rule or hook that failed), a diagnostic names another file, a diagnostic's text or
+GitHub line holds a character a terminal or log must not get raw (or JUnit
+output is not well-formed XML), or the case takes longer than its time budget.
 
 TRAINSPEC_FUZZ_CASES mutated files and as many override sets (default 300, for
 CI); a longer run: `TRAINSPEC_FUZZ_CASES=3000 pytest tests/test_fuzz.py`.
@@ -18,12 +19,14 @@ file (kept) and what was done to it; the case number and seed reproduce it.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
 import re
 import signal
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -33,9 +36,12 @@ import pytest
 import yaml
 
 from trainspec.api import check_path
+from trainspec.escaping import terminal
 from trainspec.families import get_family
 from trainspec.overrides import Override
 from trainspec.paths import format_path
+from trainspec.reporters.github import format_command
+from trainspec.reporters.junit import report as junit_report
 from trainspec.result import Result
 from trainspec.runner import Options, check_file
 
@@ -311,6 +317,14 @@ def problems(path: Path, check: Callable[[], Result]) -> list[str]:
             found.append(f"{d.rule}: {d.message}"[:500])
         if d.file != str(path):
             found.append(f"a diagnostic names {d.file!r}")
+        if terminal(d.one_line()) != d.one_line() or "\n" in format_command(d):
+            found.append(f"an unescaped line: {d.one_line()!r}"[:500])
+    junit = io.StringIO()
+    junit_report([result], junit)
+    try:
+        ET.fromstring(junit.getvalue().split("\n", 1)[1])
+    except ET.ParseError as exc:
+        found.append(f"JUnit output is not well-formed XML: {exc}")
     return found
 
 

@@ -36,8 +36,8 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("lsp/",), "the language server (server.py: the pygls glue): what `check` reports, as LSP values"),
     (("api.py", "distributed.py"), "the public entry points (distributed: torch, at launch)"),
     (
-        ("planner.py", "provenance.py", "sweeper.py", "plan_apply.py"),
-        "plan, show, sweep (loaded on first use from `trainspec`); plan --apply's write",
+        ("planner.py", "provenance.py", "sweeper.py", "plan_apply.py", "inputs.py"),
+        "plan, show, sweep (loaded on first use from `trainspec`); plan --apply's write; the files a run checks",
     ),
     (("runner.py",), "many files, project settings, suppressions, selection, rule examples"),
     (("layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
@@ -77,9 +77,14 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
             "errors.py",
             "rules.py",
             "codes.py",
+            "versions.py",
             "suppressions.py",
             "discovery.py",
+            "globs.py",
+            "limits.py",
             "safe_write.py",
+            "jsonc.py",
+            "plain_data.py",
             "yaml_roundtrip.py",
             "resources.py",
             "digits.py",
@@ -91,9 +96,12 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
     (
         ("diagnostics.py", "formats.py", "examples.py", "layout.py", "device.py", "world_sizes.py", "wording.py"),
-        "plain data, keyed by config paths; values in words",
+        "plain data, keyed by config paths; values in words (their text escaped by the floor below)",
     ),
-    (("paths.py",), "config paths: tuples inside, text only where read or printed; importing nothing of trainspec"),
+    (
+        ("paths.py", "escaping.py"),
+        "config paths as tuples, and text made safe for each output medium; importing nothing of trainspec",
+    ),
 )
 """The floors, top first: (the files on the floor, relative to src/trainspec, what they are). A name ending
 in `/` stands for everything in that folder; `*` matches any name."""
@@ -101,6 +109,7 @@ in `/` stands for everything in that folder; `*` matches any name."""
 FAMILY_API = (
     "families/__init__.py",
     "codes.py",
+    "versions.py",
     "rules.py",
     "examples.py",
     "layout.py",
@@ -338,6 +347,7 @@ def test_a_module_imported_from_its_package_is_an_edge_to_the_module():
         ("trainspec.runner", "trainspec.planner", "a higher floor (plan, show, sweep"),
         ("trainspec.reporters.text", "trainspec.pipeline", "a higher floor (one file > one document)"),
         ("trainspec.paths", "trainspec.formats", "its floor is config paths"),
+        ("trainspec.escaping", "trainspec.paths", "its floor is config paths as tuples"),
         ("trainspec.families.specforge.layout", "trainspec.families.kempnerforge.layout", "imports no other family"),
         ("trainspec.checker", "trainspec.families.kempnerforge", "the engine imports no family"),
         ("trainspec.families.kempnerforge.rules", "trainspec.checker", "outside the family API"),

@@ -1,5 +1,6 @@
 """The language server's parts, in process: positions and ranges, settings, diagnostics as LSP values,
-the quick fixes (each applied and checked again), completion contexts, and where pygls may be imported.
+the quick fixes (each applied and checked again), completion contexts, message framing, and where pygls
+may be imported.
 
 `test_lsp_server.py` drives the same features through a real client over stdio.
 """
@@ -7,7 +8,10 @@ the quick fixes (each applied and checked again), completion contexts, and where
 from __future__ import annotations
 
 import ast
+import asyncio
+import io
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,15 @@ from trainspec.lsp.actions import _candidates, code_actions
 from trainspec.lsp.analysis import Analysis, Settings
 from trainspec.lsp.completion import _yaml, complete
 from trainspec.lsp.convert import span, to_lsp
+from trainspec.lsp.framing import (
+    DEFAULT_LIMIT,
+    LIMIT_VARIABLE,
+    FramingError,
+    StreamReader,
+    TooLarge,
+    frames,
+    message_limit,
+)
 from trainspec.lsp.hover import hover
 from trainspec.lsp.text import Edit, Source, apply, line_edits
 
@@ -312,3 +325,34 @@ def test_rules_only_fixes_are_proven_against_everything_check_reports():
     offered = fixes(Analysis("job.toml", text, Settings(rules_only=True), "utf-16"))
     assert "Set distributed.tp = 4" in offered  # the unknown key, not shown, is no new problem
     assert offered["Rename `seq_lenn` to `seq_len`"].startswith("[train]\nseq_len = 1\n")  # fixed, though not shown
+
+
+async def _frames_of(data: bytes, limit: int) -> list[bytes | TooLarge]:
+    with ThreadPoolExecutor(1) as pool:
+        return [frame async for frame in frames(StreamReader(io.BytesIO(data), pool), limit)]
+
+
+def test_frames_are_read_by_their_length_and_one_over_the_limit_is_skipped():
+    stream = b"Content-Length: 2\r\n\r\n{}" + b"Content-Length: 50\r\n\r\n" + b"x" * 50 + b"Content-Length: 2\r\n\r\n[]"
+    assert asyncio.run(_frames_of(stream, 10)) == [b"{}", TooLarge(50), b"[]"]
+    assert asyncio.run(_frames_of(b"Content-Length: 10\r\n\r\n{}", 10)) == []  # cut off by the end of the stream
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"\r\n", b"Content-Length: -1\r\n\r\n", b"Content-Length: 1e3\r\n\r\n", b"X" * 2000 + b"\r\n", b"a b: c\r\n\r\n"],
+)
+def test_a_header_that_cannot_be_read_is_a_framing_error(header):
+    with pytest.raises(FramingError):
+        asyncio.run(_frames_of(header + b"{}", 10))
+
+
+@pytest.mark.parametrize(("value", "limit"), [(None, DEFAULT_LIMIT), ("", DEFAULT_LIMIT), (" 2048 ", 2048)])
+def test_the_message_limit_comes_from_the_environment(value, limit):
+    assert message_limit({} if value is None else {LIMIT_VARIABLE: value}) == limit
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "64M", "1.5"])
+def test_an_unusable_message_limit_stops_the_server_with_a_reason(value):
+    with pytest.raises(SystemExit, match=LIMIT_VARIABLE):
+        message_limit({LIMIT_VARIABLE: value})

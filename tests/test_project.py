@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from trainspec.cli import main
-from trainspec.project import ProjectError, glob_pattern, load_project
+from trainspec.globs import Glob
+from trainspec.project import ProjectError, load_project
 
 from .conftest import CORPUS, ROOT
 
@@ -212,7 +213,7 @@ def test_schema_errors_of_the_configuration_are_each_located(tmp_path):
     ],
 )
 def test_globs_are_relative_to_the_configuration(pattern, path, matches):
-    assert bool(glob_pattern(pattern).fullmatch(path)) is matches
+    assert Glob(pattern).fullmatch(path) is matches
 
 
 # -- which files a family claims ----------------------------------------------------------------

@@ -13,15 +13,15 @@ import pytest
 
 import trainspec
 from trainspec.families import get_family
-from trainspec.families.specforge import FAMILY, FAMILY_A6B6B02
+from trainspec.families.specforge import FAMILIES
 from trainspec.families.specforge.model import RunConfigA6b6b02
 from trainspec.families.specforge.rules import RULES
-from trainspec.families.specforge.rules_a6b6b02 import RULES_A6B6B02
 from trainspec.paths import parse_path
 from trainspec.readers import read
 
 from .conftest import CORPUS
 
+FAMILY, FAMILY_A6B6B02 = FAMILIES
 NEW = "specforge@a6b6b02"
 BASE = "specforge@08eaeac"
 N_IDS = ("inbox-server-url-origin", "inbox-server-url-online-only", "inbox-server-url-multinode")
@@ -121,10 +121,10 @@ def stated_world_size(path: Path) -> int:
 def test_plain_name_selects_a6b6b02_with_its_own_rules_and_examples():
     assert get_family("specforge") is FAMILY_A6B6B02
     assert get_family(BASE) is FAMILY
-    assert RULES_A6B6B02[: len(RULES)] == RULES
-    assert [r.id for r in RULES_A6B6B02[len(RULES) :]] == list(N_IDS)
-    assert FAMILY_A6B6B02.rules == RULES_A6B6B02 and FAMILY.rules == RULES
-    assert all(r.severity is trainspec.Severity.ERROR for r in RULES_A6B6B02)
+    assert FAMILY_A6B6B02.rules[: len(RULES)] == RULES
+    assert [r.id for r in FAMILY_A6B6B02.rules[len(RULES) :]] == list(N_IDS)
+    assert FAMILY.rules == RULES
+    assert all(r.severity is trainspec.Severity.ERROR for r in FAMILY_A6B6B02.rules)
     assert set(FAMILY_A6B6B02.examples) == set(FAMILY.examples) | set(N_IDS)
     assert not set(N_IDS) & set(FAMILY.examples)
 

@@ -433,7 +433,7 @@ def test_migrate_keeps_untouched_lines_byte_for_byte_even_when_oddly_spaced(tmp_
 
     original = (
         "model:\r\n  target_model_path: x   \r\ndata:\r\n  train_data_path: y\r\ntraining:\r\n"
-        '  server_urls: ["http://a:1"]\r\n  batch_size:    2     # keep me\r\n  lr: !!float 1\r\n'
+        '  server_urls: ["http://a:1"]\r\n  batch_size:    2     # keep me\r\n  learning_rate: !!float 1\r\n'
     )
     path = tmp_path / "odd.yaml"
     path.write_bytes(original.encode())

@@ -128,7 +128,13 @@ def test_versions_are_built_from_the_base_and_the_patches(tmp_path):
             {
                 "versions": [
                     {"version": "v1", "released": "2026-01-01", "schema": "base.schema.json"},
-                    {"version": "v2", "released": "2026-02-01", "patch": "v2.patch.json", "schema": "v2.schema.json"},
+                    {
+                        "version": "v2",
+                        "released": "2026-02-01",
+                        "base": "v1",
+                        "patch": "v2.patch.json",
+                        "schema": "v2.schema.json",
+                    },
                 ]
             }
         )

@@ -3,11 +3,11 @@
     python tools/build_schema_versions.py          # write schema/<family>/<file>@<version>.schema.json
     python tools/build_schema_versions.py --check  # fail (exit 1) when one is stale
 
-A family with versions keeps `schema/<family>/versions.json`: its versions,
-oldest first, each with its upstream release date. The first names the
-hand-written base schema; every later one names a JSON Patch (RFC 6902,
-applied with the `jsonpatch` library) against the version before it, and the
-complete schema this tool writes from them. Each version is thus a whole,
+A family with versions keeps `schema/<family>/versions.json` (read through
+`trainspec.versions`, as the run time reads it): its versions, oldest first.
+The first names the hand-written base schema; every later one names its base
+version, a JSON Patch (RFC 6902, applied with the `jsonpatch` library) against
+that base, and the complete schema this tool writes from them. Each version is thus a whole,
 self-contained schema (editors and the validator read it as it is), while
 what changed between two versions is written once, in the patch. Nobody edits
 a built version by hand; change the base or a patch and rerun this.
@@ -23,14 +23,10 @@ from typing import Any
 
 import jsonpatch
 
+from trainspec.versions import VersionError, read_releases
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
-
-
-def versions(family_dir: Path) -> list[dict[str, str]]:
-    """The family's versions from its versions.json, oldest first ([] when it has none)."""
-    listing = family_dir / "versions.json"
-    return list(json.loads(listing.read_text(encoding="utf-8"))["versions"]) if listing.is_file() else []
 
 
 def render(schema: dict[str, Any]) -> str:
@@ -41,14 +37,14 @@ def build(schema_dir: Path = SCHEMA_DIR) -> dict[Path, str]:
     """Every built schema file, by path, with its text."""
     out: dict[Path, str] = {}
     for family_dir in sorted(p for p in schema_dir.iterdir() if p.is_dir()):
-        chain = versions(family_dir)
-        if not chain:
+        releases = read_releases(family_dir)
+        if not releases:
             continue
-        schema = json.loads((family_dir / chain[0]["schema"]).read_text(encoding="utf-8"))
-        for version in chain[1:]:
-            patch = json.loads((family_dir / version["patch"]).read_text(encoding="utf-8"))
-            schema = jsonpatch.apply_patch(schema, patch)
-            out[family_dir / version["schema"]] = render(schema)
+        schemas = {releases[0].version: json.loads((family_dir / releases[0].schema).read_text(encoding="utf-8"))}
+        for release in releases[1:]:
+            patch = json.loads((family_dir / release.patch).read_text(encoding="utf-8"))
+            schemas[release.version] = jsonpatch.apply_patch(schemas[release.base], patch)
+            out[family_dir / release.schema] = render(schemas[release.version])
     return out
 
 
@@ -60,6 +56,9 @@ def main() -> int:
         built = build()
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
         print(f"a version patch does not apply: {exc}", file=sys.stderr)
+        return 1
+    except VersionError as exc:
+        print(exc, file=sys.stderr)
         return 1
     stale = [p for p, text in built.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     if args.check:

@@ -8,17 +8,19 @@
 The option set is fixed here so every run, on every machine, writes the same
 files. Nobody edits generated/ by hand; change the schema and rerun this.
 
-Two things the generator gets wrong are corrected here, so that the models
-refuse what the schema refuses (tests/test_schema_model_agreement.py):
-an integer `const` is handed to the generator as equal bounds
-(`for_generator`), and a key that may be left out but not written as null
-gets a validator that refuses null (`refuse_null`).
+One thing the generator gets wrong is corrected here, so that the models
+refuse what the schema refuses (tests/test_schema_model_agreement.py): an
+integer `const` is handed to the generator as equal bounds (`for_generator`).
+A key that may be left out, has no default and does not admit null (a
+KempnerForge `[vlm]`) is typed `X | None = None` by the generator, so its model
+takes null as the key left out: that is what the trainer holds for an absent
+section, what a model dumps for it, and how `check_config` and `--set` read it
+(`Schema.null_is_absent`).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import difflib
 import importlib.util
 import json
@@ -29,7 +31,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from trainspec.versions import read_releases
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
@@ -98,19 +100,6 @@ def run_generator(source: Path, target: Path, class_name: str, cwd: str) -> None
     )
 
 
-NOT_NULL_HELPER = '''from pydantic import BeforeValidator
-
-
-def _not_null(value: object) -> object:
-    """Refuses a written null: the schema lets the key be left out (then it reads None), not be null."""
-    if value is None:
-        raise ValueError("null is not allowed here; leave the key out instead")
-    return value
-
-
-NOT_NULL = BeforeValidator(_not_null)
-'''
-
 NOT_SCHEMAS = frozenset({"default", "examples", "const", "enum"})
 """Keywords whose values are data, not subschemas."""
 
@@ -136,57 +125,6 @@ def for_generator(node: Any) -> Any:
     return node
 
 
-def optional_not_null(schema: dict[str, Any], class_name: str) -> set[tuple[str, str]]:
-    """(class, key) of each property that may be left out, has no default and does not admit null.
-
-    The generator types such a property `X | None = None`, so that a left-out key
-    reads None, and so its model also takes a written null, which the schema refuses.
-    Classes are named after the root (`class_name`) and the `$defs` entries.
-    """
-    defs = schema.get("$defs", {})
-    found = set()
-    for name, node in {class_name: schema, **defs}.items():
-        required = set(node.get("required", ()))
-        for key, spec in node.get("properties", {}).items():
-            if key in required or "default" in spec:
-                continue
-            if not Draft202012Validator({**spec, "$defs": defs}).is_valid(None):
-                found.add((name, key))
-    return found
-
-
-def refuse_null(code: str, fields: set[tuple[str, str]]) -> str:
-    """`code` with NOT_NULL (defined after the imports) added to the annotation of each (class, field) in `fields`."""
-    tree = ast.parse(code)
-    inserts: list[tuple[int, int, str]] = []  # (line, UTF-8 column, text)
-    missing = set(fields)
-    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
-        for stmt in cls.body:
-            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-                continue
-            if (cls.name, stmt.target.id) not in missing:
-                continue
-            missing.discard((cls.name, stmt.target.id))
-            ann = stmt.annotation
-            if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id == "Annotated":
-                last = ann.slice.elts[-1] if isinstance(ann.slice, ast.Tuple) else ann.slice
-                inserts.append((last.end_lineno or 0, last.end_col_offset or 0, ", NOT_NULL"))
-            else:
-                inserts.append((ann.lineno, ann.col_offset, "Annotated["))
-                inserts.append((ann.end_lineno or 0, ann.end_col_offset or 0, ", NOT_NULL]"))
-    if missing:
-        raise SystemExit(f"generate_models: no generated field for {sorted(missing)}")
-    if not inserts:
-        return code
-    last_import = max(n.end_lineno or 0 for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
-    inserts.append((last_import + 1, 0, NOT_NULL_HELPER))
-    lines = code.splitlines(keepends=True)
-    for line, col, text in sorted(inserts, reverse=True):
-        raw = lines[line - 1].encode()
-        lines[line - 1] = (raw[:col] + text.encode() + raw[col:]).decode()
-    return "".join(lines)
-
-
 def build(source: Path, class_name: str, tmp: str) -> str:
     """The model module for the schema at `source`."""
     schema = json.loads(source.read_text(encoding="utf-8"))
@@ -194,7 +132,7 @@ def build(source: Path, class_name: str, tmp: str) -> str:
     prepared.write_text(json.dumps(for_generator(schema)), encoding="utf-8")
     target = Path(tmp) / "models.py"
     run_generator(prepared, target, class_name, tmp)
-    return refuse_null(target.read_text(), optional_not_null(schema, class_name))
+    return target.read_text()
 
 
 def generate() -> dict[str, str]:
@@ -214,10 +152,10 @@ def generate() -> dict[str, str]:
 
 def modules(family: str, base_schema: str) -> dict[str, str]:
     """Module file -> schema file: `<family>.py` from the base schema, `<family>_<version>.py` for each later
-    version in the family's versions.json (see tools/build_schema_versions.py)."""
-    listing = SCHEMA_DIR / family / "versions.json"
-    chain = json.loads(listing.read_text(encoding="utf-8"))["versions"] if listing.is_file() else []
-    return {f"{family}.py": base_schema} | {f"{family}_{v['version']}.py": v["schema"] for v in chain[1:]}
+    version in the family's versions.json (see tools/build_schema_versions.py; a release name's dots become
+    underscores: `specforge_0_2_0.py`)."""
+    later = read_releases(SCHEMA_DIR / family)[1:]
+    return {f"{family}.py": base_schema} | {f"{family}_{r.version.replace('.', '_')}.py": r.schema for r in later}
 
 
 def main() -> int:

@@ -9,7 +9,7 @@ once per place by default and a trainer can turn them into errors
 
 from __future__ import annotations
 
-import copy
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path as FsPath
@@ -22,6 +22,7 @@ from .document import Document
 from .errors import ConfigError, ConfigWarning
 from .families import Family, every_version, get_family
 from .pipeline import check_path, world_sizes_of
+from .plain_data import as_data
 from .result import Result
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def check(
     world_size: int | Sequence[int] | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic for one config file, sorted by position."""
+    _need_path(path, "check")
     found = check_path(path, family=family, overrides=overrides, world_size=world_size).diagnostics
     return sorted(found, key=Diagnostic.sort_key)
 
@@ -57,10 +59,21 @@ def check_config(
     only where files are read), so a config resolved on one machine
     can be re-checked where the world size is known (at launch). The data has
     no positions: diagnostics name `source` as their file and carry no line.
+    A part no config file could hold (a recursive dict, a complex number, an
+    integer key) is an error at its path, and the rest is still checked; a null
+    where a key may be left out and has no default (a dump's `"vlm": None`) is
+    that key left out, as the trainer holds it.
+
+    Raises TypeError when `config` is not a mapping or `family` not a name or a Family.
     """
+    if not isinstance(config, Mapping):
+        raise TypeError(f"check_config() takes the config as a mapping (a dict), not {type(config).__name__}")
+    if not isinstance(family, str | Family):
+        raise TypeError(f"check_config() takes the family as a name or a Family, not {type(family).__name__}")
     sizes = world_sizes_of(world_size)
     fam = get_family(family) if isinstance(family, str) else family
-    doc = Document(source, "data", "", copy.deepcopy(dict(config)), dict)
+    data, problems = as_data(config, source)
+    doc = Document(source, "data", "", fam.schema.without_absent_nulls(data), dict, problems)
     doc.mark_origin((), "the resolved config")
     result = check_document(doc, fam, (), sizes, migrate=False)
     return sorted(result.diagnostics, key=Diagnostic.sort_key)
@@ -103,6 +116,7 @@ def load(
     diagnostic) when the config has errors; each warning is issued as a
     ConfigWarning.
     """
+    _need_path(path, "load")
     if model is not None and family is None:
         family = family_of_model(model)
     result = check_path(path, family=family, overrides=overrides, world_size=world_size)
@@ -115,6 +129,12 @@ def load(
         if d.severity is Severity.WARNING:
             warnings.warn(ConfigWarning(d), stacklevel=2)
     return loaded
+
+
+def _need_path(path: object, caller: str) -> None:
+    """A TypeError for what is not a path (`None` is not the current directory, nor a file named "None")."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"{caller}() takes a path (a str or os.PathLike), not {type(path).__name__}")
 
 
 def family_of_model(model: type[Any]) -> Family:

@@ -16,6 +16,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .errors import TrainspecError
+from .limits import ALL as ALL_LIMITS
+
 COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "editor", "lsp", "completion")
 
 
@@ -89,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         extras = held + extras
         if extras and not getattr(args, "accepts_extras", False):
             parser.error("unrecognized arguments: " + " ".join(extras))
+        for limit in ALL_LIMITS:  # a budget set to nonsense is a usage error before any work
+            limit.value  # noqa: B018
         return int(args.run(args, extras, parser))
     except KeyboardInterrupt:
         print("trainspec: interrupted", file=sys.stderr)
@@ -96,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except OSError as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    except TrainspecError as exc:  # a budget's setting that cannot be used, raised wherever it is read
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug in trainspec: one line to report, not a traceback

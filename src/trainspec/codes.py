@@ -34,6 +34,7 @@ class Category(enum.Enum):
     WORLD_SIZE = "world sizes"
     SUPPRESSION = "suppression comments"
     INTERNAL = "a failure of trainspec or of a family's code"
+    LIMIT = "the limits an untrusted input is held to"
     RUNTIME = "trainspec.distributed, on the machine that runs the job"
 
 
@@ -478,6 +479,21 @@ This is a bug in trainspec, not a problem of the config: the message names the
 exception and where it was raised; please report it with the file. The other
 files of the run are still checked, and the run fails (exit status 1), since
 this file was not checked.""",
+)
+
+DIAGNOSTICS_TRUNCATED = Code(
+    "diagnostics-truncated",
+    Severity.NOTE,
+    Category.LIMIT,
+    Flag.FILE_NOT_CHECKED,
+    """A file has more diagnostics than trainspec reports for one file
+(`TRAINSPEC_MAX_DIAGNOSTICS`, 1,000 by default).
+
+The first ones are reported and this one counts the rest; it is an error when an
+error is among them, so the run fails as it would have. Schema validation stops
+explaining problems at the same limit (explaining is what costs time), and this
+diagnostic then says that more were not explained. Fix the ones shown (often one
+mistake, such as a wrong family, causes them all), or raise the limit.""",
 )
 
 HOOK_FAILED = Code(

@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .escaping import terminal
 from .paths import Path, format_path, parse_path
 
 
@@ -125,8 +126,9 @@ class Diagnostic:
         return f"{self.file}: {self.origin}" if self.origin else self.file
 
     def one_line(self) -> str:
-        """`location: severity[rule] message`, the line every plain output uses."""
-        return f"{self.location()}: {self.severity.value}[{self.rule}] {self.message}"
+        """`location: severity[rule] message`, the line every plain output uses, escaped for a terminal
+        (a key or file name holding a newline or an escape sequence cannot start a line or move the cursor)."""
+        return terminal(f"{self.location()}: {self.severity.value}[{self.rule}] {self.message}")
 
     def lines(self) -> set[int]:
         """Every line of the file this diagnostic points at: its own and its related locations'."""

@@ -7,15 +7,16 @@ written in, so `trainspec check configs/` does not trip over a README; of
 those, the runner skips files that belong to no known family (a
 package.json), but still reports one that cannot be parsed. The
 order is the order of the arguments, each expansion sorted, without repeats.
+Walks and globs follow one policy for symbolic links and loops (`globs`).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterator, Sequence
 
 from .formats import BY_EXTENSION
+from .globs import Walk, glob_argument, is_glob
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 PROJECT_FILES = frozenset({"pyproject.toml"})
@@ -24,20 +25,24 @@ _EVERY_EXTENSION = frozenset(BY_EXTENSION)
 such as `.trainspec.toml`, are left out anyway)."""
 
 
-def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], list[str], frozenset[str]]:
-    """(files to check, arguments that matched no file, the files found by expanding a directory or glob)."""
+def expand(
+    args: Sequence[str], extensions: frozenset[str], unreadable: list[tuple[str, str]] | None = None
+) -> tuple[list[str], list[str], frozenset[str]]:
+    """(files to check, arguments that matched no file, the files found by expanding a directory or glob).
+    Directories a walk or glob could not list are added to `unreadable` as (directory, reason)."""
     files: list[str] = []
     seen: set[str] = set()
     unmatched: list[str] = []
     expanded: set[str] = set()
+    problems = [] if unreadable is None else unreadable
     for arg in args:
         if os.path.isdir(arg):
-            found = list(_walk(arg, extensions))
+            found = list(_walk(arg, extensions, problems))
             expanded.update(found)
-        elif os.path.lexists(arg) or not _is_glob(arg):
+        elif os.path.lexists(arg) or not is_glob(arg):
             found = [arg]  # a missing file is reported when it is read
         else:
-            found = [f for match in sorted(glob.glob(arg, recursive=True)) for f in _matched(match, extensions)]
+            found = [f for match in sorted(glob_argument(arg, problems)) for f in _matched(match, extensions, problems)]
             expanded.update(found)
         if not found:
             unmatched.append(arg)
@@ -49,15 +54,12 @@ def expand(args: Sequence[str], extensions: frozenset[str]) -> tuple[list[str], 
     return files, unmatched, frozenset(expanded) - set(args)
 
 
-def _is_glob(arg: str) -> bool:
-    return any(c in arg for c in "*?[")
-
-
-def _matched(match: str, extensions: frozenset[str]) -> Iterator[str]:
-    if os.path.isdir(match):
-        yield from _walk(match, extensions)
-    elif _is_config(match, extensions) and os.path.basename(match) not in PROJECT_FILES:
-        yield match
+def _matched(match: tuple[str, bool], extensions: frozenset[str], problems: list[tuple[str, str]]) -> Iterator[str]:
+    path, is_dir = match
+    if is_dir:
+        yield from _walk(path, extensions, problems)
+    elif _is_config(path, extensions) and os.path.basename(path) not in PROJECT_FILES:
+        yield path
 
 
 def is_config_file(path: str) -> bool:
@@ -69,9 +71,9 @@ def _is_config(name: str, extensions: frozenset[str]) -> bool:
     return os.path.splitext(name)[1].lower() in extensions
 
 
-def _walk(top: str, extensions: frozenset[str]) -> Iterator[str]:
-    for root, dirs, names in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        for name in sorted(names):
-            if not name.startswith(".") and name not in PROJECT_FILES and _is_config(name, extensions):
-                yield os.path.join(root, name)
+def _walk(top: str, extensions: frozenset[str], problems: list[tuple[str, str]]) -> Iterator[str]:
+    walk = Walk(skip_dir=lambda name: name.startswith(".") or name in SKIPPED_DIRS, unreadable=problems)
+    for path, is_dir in walk.files(top):
+        name = os.path.basename(path)
+        if not is_dir and not name.startswith(".") and name not in PROJECT_FILES and _is_config(name, extensions):
+            yield path

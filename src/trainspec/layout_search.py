@@ -10,24 +10,22 @@ found by trying candidates in order of how many of the file's values they change
 from __future__ import annotations
 
 import functools
-import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .diagnostics import Diagnostic
+from .errors import TrainspecError
 from .families import Family
 from .layout import LayoutSpace
+from .limits import LAYOUT_WORLD_SIZE, LAYOUTS
 from .paths import Path, format_path, is_prefix
 from .result import Result
 from .rule_engine import run_rules
 from .rules import Rule
 from .schema import get
 from .wording import show
-
-MAX_CANDIDATES = 1_000_000
-"""More candidate layouts than a plan can try in reasonable time (a world size with very many divisors)."""
 
 
 @dataclass(frozen=True)
@@ -71,10 +69,14 @@ def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> 
         return result.diagnostics
     moved = {r.id for r, _ in layout_rules(family, space)[1]}
     alone = replace(result, diagnostics=[d for d in result.diagnostics if d.rule in moved])  # the rest stay as they are
-    found = closest(alone, space, world_size)
-    if found is None or not found.overrides:
-        return result.diagnostics
-    hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
+    try:
+        found = closest(alone, space, world_size)
+    except OverBudget as exc:  # the error stands, and says why it names no layout
+        hint = f"; no nearest layout was searched: {exc}"
+    else:
+        if found is None or not found.overrides:
+            return result.diagnostics
+        hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
     return [replace(d, message=d.message + hint) if d.is_error and d.rule in sized else d for d in result.diagnostics]
 
 
@@ -82,7 +84,7 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
     """`nearest(plan_result(...))` without ranking every layout: candidates are tried in order of
     how many of the file's values they change, and the search stops after the first group that
     has a passing one (of which the best ranked wins). None when nothing passes or the file has
-    errors no layout changes."""
+    errors no layout changes; OverBudget past the budget."""
     assert base.config is not None
     paths, judged, blocking = search(base, space)
     if blocking:
@@ -96,7 +98,7 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
     def count(values: tuple[Any, ...]) -> int:
         return sum(v != was and not auto for v, was, auto in zip(values, written, free, strict=True))
 
-    candidates = list(itertools.islice(space.candidates(base.config, world_size), MAX_CANDIDATES))
+    candidates = list(Budget().candidates(space, base.config, world_size))
     config = copied_along(base.config, paths)
     verdicts = Verdicts(base, judged, world_size)
     found: list[tuple[tuple[Any, ...], Layout]] = []
@@ -113,6 +115,30 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
             layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
             found.append((space.rank(config, world_size, None), layout))
     return min(found, key=lambda item: item[0])[1] if found else None
+
+
+class OverBudget(TrainspecError):
+    """A layout search would run past its budget (`limits.LAYOUTS`, `limits.LAYOUT_WORLD_SIZE`)."""
+
+
+class Budget:
+    """The candidate layouts one search may still try (`limits.LAYOUTS`; world sizes up to
+    `limits.LAYOUT_WORLD_SIZE`): a world size with many divisors asks for hours otherwise."""
+
+    def __init__(self) -> None:
+        self.left = LAYOUTS.value
+
+    def candidates(self, space: LayoutSpace, config: dict[str, Any], world_size: int) -> Iterator[tuple[Any, ...]]:
+        """The family's candidates at `world_size`, each one spent; OverBudget past the budget."""
+        if world_size > LAYOUT_WORLD_SIZE.value:
+            raise OverBudget(LAYOUT_WORLD_SIZE.exceeded(f"no layout is searched at {world_size:,} GPUs"))
+        for values in space.candidates(config, world_size):
+            self.left -= 1
+            if self.left < 0:
+                raise OverBudget(
+                    LAYOUTS.exceeded(f"too many candidate layouts (the budget ran out at {world_size:,} GPUs)")
+                )
+            yield tuple(values)
 
 
 def overrides_selecting(

@@ -26,9 +26,11 @@ from .detect import detect
 from .diagnostics import Diagnostic
 from .document import Document
 from .errors import TrainspecError
-from .families import all_families, get_family
+from .families import Family, all_families, get_family
 from .formats import format_of
+from .paths import format_path
 from .readers import parse, read_text
+from .safe_write import line_ending
 
 
 class MigrateError(TrainspecError):
@@ -44,10 +46,13 @@ class Migration:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     new_text: str | None = None
     note: str = ""
+    refused: bool = False
+    """The file cannot be migrated as it is written (`note` says why); nothing is written."""
+    family: Family | None = None
 
     @property
     def failed(self) -> bool:
-        return any(d.is_error for d in self.diagnostics)
+        return self.refused or any(d.is_error for d in self.diagnostics)
 
 
 def migrate(file: str, family_name: str | None = None, text: str | None = None) -> Migration:
@@ -56,7 +61,7 @@ def migrate(file: str, family_name: str | None = None, text: str | None = None) 
 
     A ReadError (file missing, unreadable, unparsable) is raised as it is.
     """
-    from .yaml_roundtrip import YAMLError, keep_trailing_comments, mappings, round_trip
+    from .yaml_roundtrip import YAMLError, keep_trailing_comments, mappings, merged, round_trip
 
     text = read_text(file) if text is None else text
     doc = parse(file, text)
@@ -75,6 +80,17 @@ def migrate(file: str, family_name: str | None = None, text: str | None = None) 
             doc.data = yaml.load(text)
         except YAMLError as exc:
             raise MigrateError(f"{file}: cannot read for rewriting: {exc}") from exc
+    if yaml is not None:
+        plain = parse(file, text)  # the migrations on plain data say which keys they move
+        moved = {d.path for migration in family.migrations for d in migration(plain) if d.path}
+        shared = sorted(format_path(p) for p in moved if merged(doc.data, p))
+        if shared:
+            note = (
+                f"not migrated: {', '.join(f'`{p}`' for p in shared)} sits in a mapping shared through a YAML "
+                "merge key (`<<: *anchor`), so the moved key would land in another mapping; move it by hand "
+                "(nothing was written)"
+            )
+            return Migration(file, text, note=note, refused=True)
     before = mappings(doc.data)
     baseline = _render(yaml, doc)  # the untouched tree as the emitter writes it
     found = [d for migration in family.migrations for d in migration(doc)]
@@ -83,7 +99,7 @@ def migrate(file: str, family_name: str | None = None, text: str | None = None) 
     if not found:
         return Migration(file, text, note="nothing to migrate")
     keep_trailing_comments(before)
-    return Migration(file, text, found, keep_original_lines(text, baseline, _render(yaml, doc)))
+    return Migration(file, text, found, keep_original_lines(text, baseline, _render(yaml, doc)), family=family)
 
 
 def unified_diff(migration: Migration) -> list[str]:
@@ -114,9 +130,9 @@ def keep_original_lines(original: str, baseline: str, migrated: str) -> str:
     before a comment, line endings, trailing blanks). Lines the migration left
     alone are found by diffing `migrated` against `baseline` (the same emitter's
     output for the unmigrated tree), then traced back to `original` through a
-    diff of `baseline` against it; new lines use the original's line ending.
+    diff of `baseline` against it; new lines use the original's line ending (LF, CRLF or a lone CR).
     """
-    ends_crlf = "\r\n" in original
+    ending = line_ending(original)
     source = original.splitlines(keepends=True)
     emitted = baseline.splitlines()
     to_source: dict[int, int] = {}
@@ -129,9 +145,9 @@ def keep_original_lines(original: str, baseline: str, migrated: str) -> str:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, emitted, fresh, autojunk=False).get_opcodes():
         if tag == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                out.append(source[to_source[i]] if i in to_source else fresh[j] + ("\r\n" if ends_crlf else "\n"))
+                out.append(source[to_source[i]] if i in to_source else fresh[j] + ending)
         else:
-            out.extend(line + ("\r\n" if ends_crlf else "\n") for line in fresh[j1:j2])
-    if out and not out[-1].endswith("\n"):  # the original's last line, which had no line break
-        out[-1] += "\r\n" if ends_crlf else "\n"
+            out.extend(line + ending for line in fresh[j1:j2])
+    if out and not out[-1].endswith(("\n", "\r")):  # the original's last line, which had no line break
+        out[-1] += ending
     return "".join(out)

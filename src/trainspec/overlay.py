@@ -17,7 +17,9 @@ both see the new keys and values; `registries` adds names to the family's
 registry rules; `model` (optional) names the typed model `load` builds, for
 instance one generated from the overlaid schema with
 `tools/generate_models.py --schema` (the family's own model refuses keys it
-does not know). The overlay is the family version `<family>@<version>+<name>`.
+does not know). The model must come from an installed package (an entry point
+of the `trainspec.models` group): an overlay lives in a repository, and
+trainspec imports no module a repository names. The overlay is the family version `<family>@<version>+<name>`.
 """
 
 from __future__ import annotations
@@ -27,9 +29,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .entry_points import entry_points
 from .errors import TrainspecError
-from .families import Family, get_family, register
+from .families import Family, every_version, get_family, register
+from .readers import ReadError, read_text
 
+MODELS_GROUP = "trainspec.models"
+"""The entry-point group of installed packages that offer a typed model for an overlay."""
 FIELDS = frozenset({"family", "name", "patch", "registries", "model", "description"})
 
 
@@ -40,8 +46,8 @@ class OverlayError(TrainspecError):
 def load_overlay(path: str | Path) -> Family:
     """The family version an overlay file describes, registered so that every process can find it by id."""
     try:
-        spec = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        spec = json.loads(read_text(str(path)))
+    except (ReadError, json.JSONDecodeError) as exc:
         raise OverlayError(f"cannot read the overlay {path}: {exc}") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("family"), str) or not isinstance(spec.get("name"), str):
         raise OverlayError(f'{path}: an overlay is a JSON object with "family" and "name" (text)')
@@ -62,7 +68,7 @@ def load_overlay(path: str | Path) -> Family:
         description=str(spec.get("description", base.description)),
         schema_patch=(*base.schema_patch, *patch),
         registries={**base.registries, **merged},
-        model=str(spec.get("model", base.model)),
+        model=_installed_model(spec.get("model", base.model), path),
         extends=base.id,
     )
     try:
@@ -71,6 +77,21 @@ def load_overlay(path: str | Path) -> Family:
         raise OverlayError(f"{path}: the patch does not apply to {base.id}: {exc}") from None
     register(family)
     return family
+
+
+def _installed_model(value: Any, path: str | Path) -> str:
+    """`module:Name` of the model `load` builds, only if an installed package offers it: a family's own
+    model, or an entry point of the `trainspec.models` group (by its name or its value). An overlay is
+    repository data, and a module it names could be a file of that repository: it is never imported."""
+    offered = {e.name: e.value for e in entry_points(MODELS_GROUP)}
+    known = {*offered.values(), *(f.model for f in every_version().values())}
+    if isinstance(value, str) and (value in known or value in offered):
+        return offered.get(value, value)
+    raise OverlayError(
+        f'{path}: "model" {value!r} is not a model an installed package offers; trainspec never imports a module '
+        f"an overlay names: publish the model as an entry point of the `{MODELS_GROUP}` group "
+        f'(`acme = acme_models:JobConfig`) and name it here ("acme"), or leave `model` out'
+    )
 
 
 def _names(value: Any) -> bool:

@@ -37,7 +37,7 @@ from .directives import directives_of
 from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
 from .overrides import Override
-from .readers import ReadError, parse, read_text
+from .readers import ReadError, parse, read_text, within_limit
 from .result import Outcome, Result
 from .schema import SchemaError
 
@@ -105,8 +105,7 @@ def _check(
 ) -> Result:
     lines: dict[int, str] = {}
     try:
-        if text is None:
-            text = read_text(file)
+        text = read_text(file) if text is None else within_limit(file, text)
         doc = parse(file, text)
     except ReadError as exc:
         if text is not None and exc.diagnostic.line is not None:

@@ -21,8 +21,9 @@ from .errors import TrainspecError
 from .families import Family
 from .layout import LayoutSpace
 from .layout_search import (
-    MAX_CANDIDATES,
+    Budget,
     Layout,
+    OverBudget,
     Verdicts,
     copied_along,
     overrides_selecting,
@@ -84,7 +85,11 @@ def plan(
     space = layout_of(base)
     written = _file_values(base, space, family, bool(given))
     pinned = _pinned(base)
-    plans = [plan_result(base, space, size, gpus_per_node) for size in sizes]
+    budget = Budget()
+    try:
+        plans = [plan_result(base, space, size, gpus_per_node, budget) for size in sizes]
+    except OverBudget as exc:
+        raise PlanError(str(exc)) from None
     for found in plans:
         found.written, found.pinned = written, pinned
     return plans
@@ -116,8 +121,11 @@ def layout_of(base: Result) -> LayoutSpace:
     return base.family.layout
 
 
-def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None) -> Plan:
-    """The layouts of a file already checked without a world size (`base`), at one world size."""
+def plan_result(
+    base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None, budget: Budget | None = None
+) -> Plan:
+    """The layouts of a file already checked without a world size (`base`), at one world size; OverBudget
+    when the candidates run past the budget (`limits.LAYOUTS`, shared by every size of one plan)."""
     assert base.family is not None and base.config is not None
     paths, judged, blocking = search(base, space)
     result = Plan(base.file, base.family, world_size, blocking=blocking)
@@ -127,12 +135,7 @@ def plan_result(base: Result, space: LayoutSpace, world_size: int, gpus_per_node
     written = [get(base.config, p) for p in paths]
     verdicts = Verdicts(base, judged, world_size)
     ranked = []
-    for count, values in enumerate(space.candidates(base.config, world_size), 1):
-        if count > MAX_CANDIDATES:
-            raise PlanError(
-                f"more than {MAX_CANDIDATES:,} candidate layouts at {world_size} GPUs; plan for a number with "
-                "fewer divisors"
-            )
+    for values in (budget or Budget()).candidates(space, base.config, world_size):
         for p, value in zip(paths, values, strict=True):
             put(config, p, value)
             if verdicts.raw:  # rules that read the values as written see the layout's values as written

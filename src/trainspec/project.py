@@ -9,9 +9,7 @@ How its settings combine with the command line and file directives is `Settings.
 from __future__ import annotations
 
 import functools
-import glob
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
@@ -24,6 +22,7 @@ from .discovery import is_config_file
 from .document import Document, LineIndex
 from .errors import TrainspecError
 from .fast_validation import where_invalid
+from .globs import Glob, glob_below
 from .paths import format_path
 from .readers import ReadError, parse, read_text
 from .resources import schema_dir
@@ -64,7 +63,7 @@ class Entry:
 
     paths: tuple[str, ...]
     settings: Settings
-    patterns: tuple[re.Pattern[str], ...] = field(repr=False, default=())
+    patterns: tuple[Glob, ...] = field(repr=False, default=())
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class Project:
     root: Path
     defaults: Settings
     entries: tuple[Entry, ...]
-    exclude: tuple[re.Pattern[str], ...]
+    exclude: tuple[Glob, ...]
     warnings_as_errors: bool
 
     def relative(self, file: str | Path) -> str | None:
@@ -99,14 +98,15 @@ class Project:
         prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
         return any(p.fullmatch(prefix) for p in self.exclude for prefix in prefixes)
 
-    def files(self) -> list[str]:
+    def files(self, unreadable: list[tuple[str, str]] | None = None) -> list[str]:
         """Every config file (by extension) the entries' globs match, in entry order, sorted within each
-        glob, not excluded."""
+        glob, not excluded (walked as `globs` says; folders that cannot be listed go to `unreadable`)."""
         found: dict[str, None] = {}
+        problems = [] if unreadable is None else unreadable
         for entry in self.entries:
             for pattern in entry.paths:
-                for match in sorted(glob.glob(os.path.join(glob.escape(str(self.root)), pattern), recursive=True)):
-                    if os.path.isfile(match) and is_config_file(match) and not self.excluded(match):
+                for match, is_dir in sorted(glob_below(str(self.root), pattern.removeprefix("./"), problems)):
+                    if not is_dir and is_config_file(match) and not self.excluded(match):
                         found.setdefault(os.path.relpath(match), None)
         return list(found)
 
@@ -127,39 +127,6 @@ class Project:
         )
 
 
-def glob_pattern(pattern: str) -> re.Pattern[str]:
-    """A regular expression for a glob relative to the root: `*` and `?` stay within a folder,
-    `**` crosses folders, `[...]` is a character class."""
-    out, i = [], 0
-    pattern = pattern.rstrip("/") or pattern  # `legacy/` names the folder, as `legacy` does
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
-            end = pattern.index("]", i + 2)  # `[]a]`: a `]` right after the `[` is a member
-            inner = pattern[i + 1 : end]
-            negate = inner.startswith("!")
-            out.append("[" + ("^" if negate else "") + re.escape(inner[negate:]).replace("\\-", "-") + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    try:
-        return re.compile("".join(out).removeprefix(re.escape(".") + "/"))
-    except re.error as exc:
-        raise _Unusable(pattern, f"`{pattern}` is not a usable glob ({exc})") from None
-
-
 def find_project(start: str | Path) -> Project | None:
     """The configuration for files in folder `start` (or the folder of file `start`)."""
     folder = Path(os.path.abspath(start))
@@ -172,7 +139,7 @@ def find_project(start: str | Path) -> Project | None:
 def _find(folder: Path) -> Project | None:
     for name in FILENAMES:
         candidate = folder / name
-        if candidate.is_file():
+        if os.path.lexists(candidate) and not candidate.is_dir():  # a FIFO or a device is refused, not passed over
             project = load_project(candidate)
             if project is not None:
                 return project
@@ -208,7 +175,7 @@ def load_project(source: Path) -> Project | None:
     try:
         defaults = _settings(data)
         entries = tuple(_entry(e) for e in data.get("configs", ()))
-        exclude = tuple(glob_pattern(p) for p in data.get("exclude", ()))
+        exclude = tuple(Glob(p) for p in data.get("exclude", ()))
     except ValueError as exc:
         raise ProjectError([_at_text(source, text, exc)]) from None
     return Project(
@@ -271,7 +238,7 @@ def _entry(table: Mapping[str, Any]) -> Entry:
             raise _Unusable(
                 pattern, f"`{pattern}`: `paths` are globs below the folder of this configuration, not absolute or `..`"
             )
-    return Entry(paths, _settings(table), tuple(glob_pattern(p) for p in paths))
+    return Entry(paths, _settings(table), tuple(Glob(p) for p in paths))
 
 
 def _settings(table: Mapping[str, Any]) -> Settings:

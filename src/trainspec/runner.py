@@ -9,8 +9,10 @@ same thing, and the pool's ordered `map` keeps the order of the files.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path as FsPath
@@ -18,27 +20,25 @@ from typing import TYPE_CHECKING
 
 from . import suppressions
 from .catalogue import catalogue, engine_rules, family_rules
-from .codes import (
-    INVALID_PROJECT_CONFIG,
-    WORLD_SIZE_FROM_PROJECT,
-    Flag,
-    has_flag,
-)
+from .codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
 from .fast_validation import fast_validator
 from .formats import FORMATS, JSON
 from .layout_search import with_nearest_layout
+from .limits import DIAGNOSTICS
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .pipeline import check_path
 from .progress import Progress
 from .project import Project, ProjectError, find_project, problem_at
+from .readers import ReadError, read_text
 from .result import Outcome, Result
 
 if TYPE_CHECKING:
     import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
 
 PARALLEL_MIN_FILES = 100
 """Below this many files a process pool costs more than it saves: on 2 cores a pool of 2 breaks even
@@ -117,7 +117,10 @@ def usable(project: Project) -> dict[str, str]:
     the parent checks before forking, so its workers inherit the overlays it registered."""
     if project.source in _USABLE:
         return _USABLE[project.source]
-    text = project.source.read_text(encoding="utf-8", errors="replace")
+    try:
+        text = read_text(str(project.source))  # read and parsed moments ago: the bounded reader all the same
+    except ReadError as exc:
+        raise ProjectError([exc.diagnostic]) from None
     problems, overlays = [], {}
     ids = [r.id for r in catalogue(all_families())]
     for settings in (project.defaults, *(e.settings for e in project.entries)):
@@ -174,7 +177,23 @@ def check_file(file: str, options: Options) -> Result:
     kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
-    return replace(result, diagnostics=kept).for_report()
+    return replace(result, diagnostics=capped(file, kept)).for_report()
+
+
+def capped(file: str, found: list[Diagnostic]) -> list[Diagnostic]:
+    """At most `limits.DIAGNOSTICS` of a file's diagnostics, and one that counts the rest (an error when
+    an error is among them, so the run fails as it would have): a file of a million unknown keys
+    does not print a million lines. (Schema validation stops explaining at the same limit, and says so.)"""
+    limit = DIAGNOSTICS.value
+    shown = [d for d in found if d.rule != DIAGNOSTICS_TRUNCATED.id]
+    if len(shown) <= limit:
+        return found
+    rest = shown[limit:]
+    errors = sum(d.is_error for d in rest)
+    also = ", and more schema problems were not explained" if len(shown) < len(found) else ""
+    message = DIAGNOSTICS.exceeded(f"{len(rest):,} more diagnostics ({errors:,} errors) not shown{also}")
+    severity = Severity.ERROR if errors or also else Severity.NOTE
+    return [*shown[:limit], Diagnostic(file, None, None, (), DIAGNOSTICS_TRUNCATED.id, severity, message)]
 
 
 def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
@@ -217,8 +236,11 @@ def _suppression_checks(
 
 
 def default_jobs(files: int) -> int:
-    if files < PARALLEL_MIN_FILES:
-        return 1
+    return 1 if files < PARALLEL_MIN_FILES else available_cpus()
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on: more worker processes than that only compete for them."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -237,11 +259,11 @@ def iter_check_files(
 ) -> Iterator[Result]:
     """Each file's result as soon as its turn in the order of `files` comes, skipped files included.
 
-    Workers send back `Result.for_report()`s: no config or document crosses processes, and a
-    family travels by name. Nothing is kept once it is yielded, so memory does not grow with the
-    number of files.
+    `jobs` is capped at the CPUs available (`trainspec check` says so). Workers send back
+    `Result.for_report()`s: no config or document crosses processes, and a family travels by name.
+    Nothing is kept once it is yielded, so memory does not grow with the number of files.
     """
-    jobs = min(jobs or default_jobs(len(files)), len(files)) or 1
+    jobs = min(jobs or default_jobs(len(files)), len(files), available_cpus()) or 1
     work = partial(check_file, options=options)
     try:
         if jobs == 1:
@@ -252,9 +274,16 @@ def iter_check_files(
             chunk = max(1, min(16, len(files) // (jobs * 8)))
             from concurrent.futures import ProcessPoolExecutor  # only runs that use a pool pay for its import
 
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
-                for checked in pool.map(work, files, chunksize=chunk):
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_ignore_interrupts)
+            try:
+                with _interrupts_held():
+                    checked_in_order = pool.map(work, files, chunksize=chunk)
+                for checked in checked_in_order:
                     yield _tick(progress, checked)
+            except BaseException:  # Ctrl-C, or the reader stopped: check no more, wait for no worker
+                _stop(pool)
+                raise
+            pool.shutdown()
     finally:
         if progress is not None:
             progress.close()
@@ -270,6 +299,31 @@ def _prepare(options: Options) -> None:
             fast_validator(family.schema)
         except Exception:  # an unusable family schema: each file it checks says so
             continue
+
+
+def _ignore_interrupts() -> None:
+    """Ctrl-C reaches every process of the terminal's group: the parent alone answers it (exit 130, one
+    line), so a worker prints no traceback of its own and ends when `_stop` cancels its work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C while the workers fork (`map` submits every chunk, which starts them): a signal that
+    lands in a fork hook is printed and lost, and the run would go on. It is delivered on leaving."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no fork, no fork hooks
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the files not yet checked; each worker ends after the chunk it holds."""
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _context() -> multiprocessing.context.BaseContext | None:

@@ -2,8 +2,9 @@
 
 The new text goes to a temporary file next to the target, which is then
 renamed over it: a reader sees the old file or the new one, never half of
-one, and an error or Ctrl-C at any point leaves the original as it was and
-removes the temporary file. The rename makes a new inode, so what belonged
+one, and an error, Ctrl-C, SIGTERM or SIGHUP at any point leaves the original
+as it was and removes the temporary file (the two signals then end the
+process with their usual status, 128 + the signal's number). The rename makes a new inode, so what belonged
 to the old one is carried over, or the write is refused (`WriteRefused`,
 nothing written) when it cannot be:
 
@@ -24,7 +25,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import signal
 import stat
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,13 +85,19 @@ def write_text(path: Path, text: str, *, expected: str | None, within: Path | No
         _check_rewritable(path, target, before.info)
     bom = BOM if before is not None and before.data.startswith(BOM) else b""
     tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
+    with _ending_signals_raise():
+        _write_through(tmp, target, path, before, bom + text.encode())
+
+
+def _write_through(tmp: Path, target: Path, path: Path, before: _Seen | None, data: bytes) -> None:
+    """Write `data` to `tmp` and rename it over `target`; `tmp` is gone afterwards, whatever happens."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         # O_EXCL: never through a link planted at the temporary name; 0o666 lets the umask decide a new file's mode
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(bom + text.encode())
+                out.write(data)
                 out.flush()
                 if before is not None:
                     _copy_owner_and_mode(out.fileno(), before.info, path)
@@ -100,6 +111,35 @@ def write_text(path: Path, text: str, *, expected: str | None, within: Path | No
             raise
     except OSError as exc:
         raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}; {_what_to_do(exc, target.parent)}") from None
+
+
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+"""What ends a process that is writing (a CI timeout, a closed terminal) besides Ctrl-C."""
+
+
+@contextlib.contextmanager
+def _ending_signals_raise() -> Iterator[None]:
+    """While a temporary file exists, SIGTERM and SIGHUP raise SystemExit(128 + N), as Ctrl-C raises
+    KeyboardInterrupt, so the write's cleanup runs; outside the main thread signals cannot be handled."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {signum: signal.signal(signum, leave) for signum in ENDING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def line_ending(text: str) -> str:
+    """The line break `text` uses (that of its first line; `\\n` for a single line), for the lines a writer adds."""
+    found = re.search(r"\r\n|\r|\n", text)
+    return found[0] if found else "\n"
 
 
 def _target(path: Path, within: Path | None) -> Path:

@@ -209,6 +209,35 @@ class Schema:
     def has_default(self, node: Node) -> bool:
         return any("default" in sub for sub in self.branches(node))
 
+    def null_is_absent(self, parent: Node, instance: Any, key: str) -> bool:
+        """Whether null at `key` of `instance` (under `parent`) means the key left out: the key may be left out,
+        has no default and does not admit null. So `--set vlm=null` drops `[vlm]`, as the trainer's own `None`
+        does, and a dump's `"vlm": None` is a config without `[vlm]`. Only a declared property: a map with free
+        keys holds what is written."""
+        node = self.properties(parent, instance).get(key)
+        return (
+            node is not None
+            and key not in self.required(parent, instance)
+            and not self.has_default(node)
+            and "null" not in self.types(node)
+        )
+
+    def without_absent_nulls(self, data: Any, node: Node | None = None) -> Any:
+        """A copy of `data` with every null that means a left-out key (`null_is_absent`) left out."""
+        node = self.root if node is None else node
+        if isinstance(data, list):
+            items = self.items(node, data)
+            return [self.without_absent_nulls(v, items) if items is not None else v for v in data]
+        if not isinstance(data, dict):
+            return data
+        out = {}
+        for key, value in data.items():
+            if value is None and self.null_is_absent(node, data, key):
+                continue
+            child = self.child(node, key, data)
+            out[key] = self.without_absent_nulls(value, child) if child is not None else value
+        return out
+
     # -- defaults -----------------------------------------------------------------
 
     def fill_defaults(self, data: Any) -> Any:

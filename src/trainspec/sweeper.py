@@ -25,14 +25,12 @@ from .document import Document
 from .errors import TrainspecError
 from .families import Family
 from .formats import FORMATS, JSON
+from .limits import SWEEP_RUNS
 from .overrides import Override
 from .pipeline import _as_the_loader_overrides, _repaired_by_overrides, as_overrides, check_path, world_sizes_of
 from .readers import parse
 from .result import Result
 from .runner import _suppression_checks, reported_anyway, selected
-
-MAX_VARIANTS = 1_000_000
-"""More variants than a sweep could queue jobs for: a typo in a range is refused, not enumerated."""
 
 
 class SweepError(TrainspecError):
@@ -117,7 +115,7 @@ def sweep(
 
     The keywords mean what they mean to `runner.Options` (`fallback_sizes`: the world
     sizes are for files that state none). One string is one axis, and one override. Raises
-    SweepError for an unusable axis or more than MAX_VARIANTS variants, ValueError for a world
+    SweepError for an unusable axis or more variants × world sizes than `limits.SWEEP_RUNS`, ValueError for a world
     size below 1.
     """
     if isinstance(axes, (str, Axis)):  # one axis, not the characters of one
@@ -128,9 +126,8 @@ def sweep(
     if twice:
         raise SweepError(f"`{twice[0]}` is swept twice: give all its values in one --sweep {twice[0]}=V1,V2,...")
     count = math.prod([len(a.values) for a in parsed])
-    if count > MAX_VARIANTS:
-        raise SweepError(f"{count:,} variants: at most {MAX_VARIANTS:,} at once")
     sizes = world_sizes_of(world_size)
+    _within_budget(count, sizes)
     fixed = as_overrides(overrides)
     base = check_path(path, family=family, overrides=fixed, world_size=sizes, fallback_sizes=fallback_sizes)
     found = Sweep(str(path), parsed, base)
@@ -140,12 +137,20 @@ def sweep(
     own = directives_of(base.document)[0].world_sizes  # the file's own directive wins
     if own:
         sizes, fallback_sizes = own, False
+        _within_budget(count, sizes)
     checker = _VariantChecker(base.document, base.family, fixed, sizes, fallback_sizes)
     for values in itertools.product(*(a.values for a in parsed)):
         assignments = tuple((a.path, v) for a, v in zip(parsed, values, strict=True))
         result = _finish(checker.check(assignments), select, ignore, warnings_as_errors, bool(sizes))
         found.variants.append(Variant(assignments, result))
     return found
+
+
+def _within_budget(variants: int, sizes: Sequence[int]) -> None:
+    """SweepError when the sweep would run more checks than `limits.SWEEP_RUNS`."""
+    if variants * max(len(sizes), 1) > SWEEP_RUNS.value:
+        found = f"{variants:,} variants" + (f" × {len(sizes):,} world sizes" if len(sizes) > 1 else "")
+        raise SweepError(SWEEP_RUNS.exceeded(found))
 
 
 class _VariantChecker:

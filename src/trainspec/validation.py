@@ -5,11 +5,13 @@ the constraint, else from the failing keyword, and the change it suggests where 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .codes import (
+    DIAGNOSTICS_TRUNCATED,
     INVALID_VALUE,
     MISSING_KEY,
     NOT_ALLOWED_VALUE,
@@ -19,6 +21,7 @@ from .codes import (
     WRONG_TYPE,
 )
 from .diagnostics import Move, SetValue, Severity, Suggestion
+from .limits import DIAGNOSTICS
 from .paths import Path, format_path
 from .schema import Node, Schema
 from .schema_walk import Where, errors_along, strict_validator
@@ -108,7 +111,11 @@ def findings(schema: Schema, validator: Any, data: Any, where: Where | None = No
     if errors is None:
         errors = list(validator.iter_errors(data))
     explained = (f for error in errors for f in _explain(schema, error, data))
-    found = list({(f.path, f.rule, f.message): f for f in explained}.values())
+    limit = DIAGNOSTICS.value  # explaining is what costs: a file of a million unknown keys stops here
+    found = list({(f.path, f.rule, f.message): f for f in itertools.islice(explained, limit + 1)}.values())
+    if len(found) > limit:
+        message = DIAGNOSTICS.exceeded(f"more schema problems than the first {limit:,}, which are explained")
+        found[limit:] = [Finding((), DIAGNOSTICS_TRUNCATED.id, message, at_key=False)]
     mistyped = {f.path for f in found if f.wrong_type}
     headerless = {f.path for f in found if f.headerless}  # its error already says to write the section
     return [

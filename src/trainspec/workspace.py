@@ -11,18 +11,21 @@ default) so the associations work offline and for everyone who clones it.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import jsonc
 from .editor_schema import NotEditorSafe, editor_schema_text
 from .errors import TrainspecError
 from .formats import FORMATS, InputFormat, known_format
-from .safe_write import WriteRefused, read_text, write_text
+from .safe_write import WriteRefused, line_ending, read_text, write_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
 
@@ -65,34 +68,26 @@ def glob_regex(glob: str) -> str:
     return ".*/" + "".join(out) + "$"
 
 
-def strip_jsonc(text: str) -> tuple[str, bool]:
-    """VS Code's settings.json is JSON with comments and trailing commas: plain JSON, and
-    whether comments were dropped."""
-    out: list[str] = []
-    i, n, dropped = 0, len(text), False
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            i = text.find("\n", i) if "\n" in text[i:] else n
-            dropped = True
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-            dropped = True
-        else:
-            out.append(c)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out)), dropped
+@dataclass(frozen=True)
+class Planned:
+    """One file a command will write: where, the text, what it holds now (None: no file), and the
+    directory no link may lead it out of. Everything is planned, and refused, before anything is written."""
+
+    path: Path
+    text: str
+    old: str | None
+    within: Path | None
+
+    def write(self, shown: Path) -> None:
+        if self.old == self.text:
+            print(f"{shown.as_posix()} unchanged")
+            return
+        write_text(self.path, self.text, expected=self.old, within=self.within)
+        print(f"wrote {shown.as_posix()}")
 
 
-def write_schema(root: Path, schema_dir: Path, family: str) -> Path:
-    """Write (or refresh) a family's editor schema in the workspace; return its path.
+def plan_schema(root: Path, schema_dir: Path, family: str) -> Planned:
+    """A family's editor schema in the workspace, to be written (or refreshed).
 
     No symbolic link may lead the write out of the workspace, or out of the schema
     directory when it was given outside the workspace (`--schema-dir /abs/path`).
@@ -104,10 +99,15 @@ def write_schema(root: Path, schema_dir: Path, family: str) -> Path:
     except NotEditorSafe as exc:
         raise EditorError(f"the {family} schema cannot be served to editors: {exc}") from exc
     within = root if _under(directory, root) is not None else directory
-    old = read_text(path, within)
-    if old != text:
-        write_text(path, text, expected=old, within=within)
-    return path
+    return Planned(path, text, read_text(path, within), within)
+
+
+def write_schema(root: Path, schema_dir: Path, family: str) -> Path:
+    """Write (or refresh) a family's editor schema in the workspace; return its path."""
+    planned = plan_schema(root, schema_dir, family)
+    if planned.old != planned.text:
+        write_text(planned.path, planned.text, expected=planned.old, within=planned.within)
+    return planned.path
 
 
 def _under(path: Path, root: Path) -> Path | None:
@@ -116,8 +116,12 @@ def _under(path: Path, root: Path) -> Path | None:
     return full.relative_to(base) if full.is_relative_to(base) else None
 
 
-def _union(existing: Any, new: Sequence[str]) -> list[str]:
-    old = [existing] if isinstance(existing, str) else list(existing or [])
+def _union(existing: Any, new: Sequence[str], where: str) -> list[str]:
+    if existing is None:
+        existing = []
+    old = [existing] if isinstance(existing, str) else existing
+    if not isinstance(old, list) or not all(isinstance(g, str) for g in old):
+        raise EditorError(f"{where} in .vscode/settings.json is not a glob or a list of globs; fix or remove it")
     return old + [g for g in new if g not in old]
 
 
@@ -139,14 +143,14 @@ def merge_settings(settings: dict[str, Any], schema_ref: str, schema_uri: str, g
     yaml_globs = by_format.get("yaml", []) + by_format.get("json", [])
     if yaml_globs:
         schemas = settings.setdefault("yaml.schemas", {})
-        schemas[schema_ref] = _union(schemas.get(schema_ref), yaml_globs)
+        schemas[schema_ref] = _union(schemas.get(schema_ref), yaml_globs, f"`yaml.schemas` entry {schema_ref!r}")
     if by_format.get("json"):
         entries = settings.setdefault("json.schemas", [])
         entry = next((e for e in entries if isinstance(e, dict) and e.get("url") == schema_ref), None)
         if entry is None:
             entries.append({"fileMatch": list(by_format["json"]), "url": schema_ref})
         else:
-            entry["fileMatch"] = _union(entry.get("fileMatch"), by_format["json"])
+            entry["fileMatch"] = _union(entry.get("fileMatch"), by_format["json"], "`json.schemas` `fileMatch`")
     if by_format.get("toml"):
         associations = settings.setdefault("evenBetterToml.schema.associations", {})
         for glob in by_format["toml"]:
@@ -158,29 +162,36 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
 
     Settings name a schema in the workspace by a `./` path (VS Code resolves it against the
     workspace folder, so it works for everyone who clones it) and one outside by its file URI.
+    The settings are edited in place (`jsonc`: comments, layout and every other byte kept), and
+    every file is planned, or refused, before any is written; a file that would not change is not.
     """
     settings_path = root / ".vscode" / "settings.json"
     old = read_text(settings_path, root)
-    settings: dict[str, Any] = {}
-    if old is not None:
-        text, dropped = strip_jsonc(old)
-        try:
-            settings = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise EditorError(f"{settings_path} is not valid JSON: {exc}") from exc
-        if not isinstance(settings, dict):
-            raise EditorError(f"{settings_path} does not hold a JSON object")
-        if dropped:
-            print(f"trainspec: note: comments in {settings_path} are not kept", file=sys.stderr)
+    try:
+        tree = jsonc.parse(old or "")
+    except jsonc.JsoncError as exc:
+        raise EditorError(f"{settings_path} is not JSON with comments ({exc}); nothing was written") from exc
+    settings = copy.deepcopy(tree.value) if tree is not None else {}
+    if not isinstance(settings, dict):
+        raise EditorError(f"{settings_path} does not hold a JSON object; nothing was written")
+    planned = []
     for family in families:
-        schema = write_schema(root, schema_dir, family.stem())
-        inside = _under(schema, root)
-        ref = "./" + inside.as_posix() if inside is not None else schema.resolve().as_uri()
-        family_globs = list(globs) or default_globs(family)
-        merge_settings(settings, ref, schema.resolve().as_uri(), family_globs)
-        print(f"wrote {inside if inside is not None else schema}")
-    write_text(settings_path, json.dumps(settings, indent=4, ensure_ascii=False) + "\n", expected=old, within=root)
-    print(f"wrote {settings_path.relative_to(root)}")
+        schema = plan_schema(root, schema_dir, family.stem())
+        inside = _under(schema.path, root)
+        ref = "./" + inside.as_posix() if inside is not None else schema.path.resolve().as_uri()
+        merge_settings(settings, ref, schema.path.resolve().as_uri(), list(globs) or default_globs(family))
+        planned.append((schema, inside if inside is not None else schema.path))
+    if tree is None:  # no file, or only blanks and comments: the comments stay, above the settings
+        kept = (old or "").rstrip()
+        text = (kept + line_ending(kept) if kept else "") + json.dumps(settings, indent=4, ensure_ascii=False) + "\n"
+    else:
+        try:
+            text = jsonc.edited(old or "", tree, settings)
+        except jsonc.JsoncError as exc:
+            raise EditorError(f"cannot edit {settings_path} in place ({exc}); nothing was written") from exc
+    planned.append((Planned(settings_path, text, old, root), settings_path.relative_to(root)))
+    for file, shown in planned:
+        file.write(shown)
     return settings_path
 
 
@@ -191,7 +202,7 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
     there) or from anywhere (YAML: the modeline may be any comment line).
     """
     assert fmt.schema_directive is not None and fmt.directive is not None
-    newline = "\r\n" if "\r\n" in text else "\n"
+    newline = line_ending(text)
     lines = text.splitlines(keepends=True)
     head = len(lines) if fmt.name == "yaml" else 0
     while head < len(lines) and lines[head].lstrip().startswith("#"):

@@ -20,7 +20,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from .document import Document
 
-__all__ = ["YAMLError", "dump", "keep_trailing_comments", "mappings", "round_trip"]
+__all__ = ["YAMLError", "dump", "keep_trailing_comments", "mappings", "merged", "round_trip"]
 
 INDENTS = list(itertools.product((2, 4), ((2, 0), (4, 2), (3, 1), (4, 0)), (False, True)))
 """(mapping indent, (sequence indent, dash offset), explicit `---`) settings tried on the original file."""
@@ -157,3 +157,16 @@ def _add_tail(container: Any, key: Any, block: str) -> None:
         entry[slot] = CommentToken("\n" + block, CommentMark(0), None)
     else:
         entry[slot].value += block
+
+
+def merged(tree: Any, path: tuple[str | int, ...]) -> bool:
+    """Whether the mapping holding `path` takes keys from a YAML merge key (`<<: *anchor`) or gives its
+    keys to one: an edit there would land in (or change) another mapping than the one it names."""
+    sources = {id(source) for mapping, *_ in mappings(tree) for source in mapping.merge}
+    node = tree
+    for step in path[:-1]:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return isinstance(node, CommentedMap) and (bool(node.merge) or id(node) in sources)

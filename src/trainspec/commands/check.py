@@ -8,14 +8,11 @@ unreadable file, or a file of no known family).
 from __future__ import annotations
 
 import argparse
-import itertools
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import FILE_NOT_FOUND, Flag, has_flag
-from ..diagnostics import Diagnostic
+from ..codes import Flag, has_flag
 from ..reporters import NAMES as REPORT_FORMATS
 from ..world_sizes import parse_world_size, parse_world_sizes
 
@@ -162,12 +159,12 @@ def collect(
 ) -> tuple[Iterator[Result], Progress | None] | str:
     """The results for the files the arguments name (streamed, in order), or a usage problem as a sentence."""
     from ..catalogue import catalogue
-    from ..discovery import expand
     from ..families import UnknownFamily, all_families, get_family
     from ..formats import FORMATS
     from ..formats import extensions as config_extensions
+    from ..inputs import InputError, gather, results_after
     from ..progress import Progress
-    from ..runner import Options, iter_check_files
+    from ..runner import Options, available_cpus, iter_check_files
     from ..suppressions import matches, split_ids
 
     families = all_families()
@@ -189,35 +186,17 @@ def collect(
         if not any(matches(i, pattern) for i in ids):
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
     extensions = config_extensions(FORMATS)
-    texts: dict[str, str] = {}
-    if "-" in args.files:
-        if args.files != ["-"]:
-            return "`-` (a config read from standard input) cannot be mixed with other paths"
-        if not args.stdin_filename:
-            return (
-                "`-` needs --stdin-filename PATH: its extension names the format, its folder the project configuration"
-            )
-        name = args.stdin_filename
-        try:
-            texts[name] = sys.stdin.buffer.read().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            return f"standard input is not UTF-8 text (byte {exc.start + 1} is invalid)"
-        args.files = [name]
-    unmatched: list[str] = []
-    if texts:
-        files, expanded = args.files, frozenset[str]()
-    elif args.files:
-        files, unmatched, expanded = expand(args.files, extensions)
-    else:
-        configured = _configured_files(args.isolated)
-        if isinstance(configured, str):
-            return configured
-        files, expanded = configured, frozenset(configured)
-    if not args.isolated:
-        unusable = _unusable_projects(files)
-        if unusable:
-            return "the project configuration cannot be used:\n" + "\n".join(_located(d) for d in unusable)
-        files = [f for f in files if (f not in expanded and not args.force_exclude) or not _excluded(f)]
+    try:
+        inputs = gather(
+            args.files,
+            extensions,
+            stdin=sys.stdin.buffer if "-" in args.files else None,
+            stdin_filename=args.stdin_filename,
+            isolated=args.isolated,
+            force_exclude=args.force_exclude,
+        )
+    except InputError as exc:
+        return str(exc)
     options = Options(
         family=args.family,
         overrides=overrides_from(args, extras, parser),
@@ -226,78 +205,18 @@ def collect(
         ignore=ignore,
         warnings_as_errors=args.warnings_as_errors,
         skip_unknown=args.skip_unknown,
-        expanded=expanded,
-        texts=texts,
+        expanded=inputs.expanded,
+        texts=inputs.texts,
         use_project=not args.isolated,
         fallback_sizes=True,
     )
-    progress = Progress.for_stream(len(files), sys.stderr)
-    results = iter_check_files(files, options, args.jobs, progress)
-    return itertools.chain(results, (_nothing_found(arg, extensions) for arg in unmatched)), progress
-
-
-def _configured_files(isolated: bool) -> list[str] | str:
-    """Every file the project configuration of the working directory names, or why there are none."""
-    from ..project import ProjectError, find_project
-
-    if isolated:
-        return "no paths given; name the files to check (--isolated ignores the project configuration)"
-    try:
-        project = find_project(os.getcwd())
-    except ProjectError as exc:
-        return "the project configuration cannot be used:\n" + "\n".join(_located(d) for d in exc.diagnostics)
-    if project is None:
-        return (
-            "no paths given, and no project configuration here or above (`[tool.trainspec]` in pyproject.toml, "
-            "or a .trainspec.toml, with `[[configs]]` globs); name the files to check"
+    if args.jobs is not None and args.jobs > available_cpus():
+        print(
+            f"trainspec: --jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}",
+            file=sys.stderr,
         )
-    files = project.files()
-    if not files:
-        return f"no paths given, and the `configs` globs of {project.source} match no file"
-    return files
-
-
-def _unusable_projects(files: Sequence[str]) -> list[Diagnostic]:
-    """The problems of every project configuration that governs one of `files`, each told once
-    (loading them here also registers their overlays before any worker process starts)."""
-    from ..project import ProjectError, find_project
-    from ..runner import usable
-
-    problems: dict[tuple[str, int | None, str], Diagnostic] = {}
-    for folder in dict.fromkeys(os.path.dirname(os.path.abspath(f)) for f in files):
-        try:
-            project = find_project(folder)
-            if project is not None:
-                usable(project)
-        except ProjectError as exc:
-            problems.update(((d.file, d.line, d.message), d) for d in exc.diagnostics)
-    return list(problems.values())
-
-
-def _located(d: Diagnostic) -> str:
-    where = ":".join(str(p) for p in (d.file, d.line, d.column) if p is not None)
-    return f"  {where}: {d.message}"
-
-
-def _excluded(file: str) -> bool:
-    """Whether the project configuration of a file found by a walk or glob excludes it."""
-    from ..project import ProjectError, find_project
-
-    try:
-        project = find_project(file)
-    except ProjectError:
-        return False  # checking the file reports the configuration's problems
-    return project is not None and project.excluded(file)
-
-
-def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
-    """A directory or pattern that holds no config file: as a missing file would be."""
-    from ..diagnostics import Severity
-    from ..result import Result
-
-    where = "in this directory" if os.path.isdir(arg) else "match this pattern"
-    message = f"no config files ({', '.join(sorted(extensions))}) {where}"
-    return Result(arg, None, [Diagnostic(arg, None, None, (), FILE_NOT_FOUND.id, Severity.ERROR, message)])
+    progress = Progress.for_stream(len(inputs.files), sys.stderr)
+    return results_after(iter_check_files(inputs.files, options, args.jobs, progress), inputs), progress
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:

@@ -8,13 +8,13 @@ variant. Exit status: 0 every variant passes, 1 a variant fails, 2 usage problem
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
+from ..escaping import json_text, terminal
 
 if TYPE_CHECKING:
     from ..overrides import Override
@@ -80,7 +80,7 @@ def report_text(found: Sweep, out: TextIO) -> None:
 
     for variant in found.failing:
         assigned = " ".join(f"{path}={value}" for path, value in variant.assignments)
-        out.write(f"{found.file} [{assigned}]\n")
+        out.write(terminal(f"{found.file} [{assigned}]") + "\n")
         for d in sorted(reported(variant), key=Diagnostic.sort_key):
             out.write(f"  {d.one_line()}\n")
     total, failing = len(found.variants), len(found.failing)
@@ -105,5 +105,4 @@ def report_json(found: Sweep, out: TextIO) -> None:
         ],
         "summary": {"variants": len(found.variants), "failing": len(found.failing)},
     }
-    json.dump(doc, out, indent=2)
-    out.write("\n")
+    out.write(json_text(doc, indent=2) + "\n")

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
+from ..codes import UNKNOWN_KEY
 from ..diagnostics import Diagnostic
+from ..escaping import terminal
 from ..families import UnknownFamily
-from ..migrate import MigrateError, migrate, unified_diff
+from ..migrate import MigrateError, Migration, migrate, unified_diff
 from ..readers import ReadError
 from ..result import Outcome
 from ..safe_write import WriteRefused, write_text
@@ -47,11 +49,17 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     for d in sorted(result.diagnostics, key=Diagnostic.sort_key):
         print(d.one_line(), file=sys.stderr)
     if result.new_text is None:
-        print(f"{file}: {result.note}", file=sys.stderr if result.failed else sys.stdout)
+        print(terminal(f"{file}: {result.note}"), file=sys.stderr if result.failed else sys.stdout)
         return 1 if result.failed else 0
     if args.diff:
         sys.stdout.writelines(unified_diff(result))
         return 0
+    errors = errors_left(result)
+    if errors:
+        for d in errors:
+            print(d.one_line(), file=sys.stderr)
+        print(f"{file}: not migrated: fix the errors above first (nothing was written)", file=sys.stderr)
+        return 1
     try:
         write_text(FsPath(file), result.new_text, expected=result.text)
     except WriteRefused as exc:
@@ -60,3 +68,19 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     moved = len(result.diagnostics)
     print(f"{file}: migrated {moved} legacy key{'s' if moved != 1 else ''}")
     return 0
+
+
+def errors_left(result: Migration) -> list[Diagnostic]:
+    """Why the rewritten text must not be written: the file's keys its family does not know (checked with
+    the legacy keys moved; a misspelled legacy key would stay behind), else every error the rewritten text
+    has that the file as checked did not (a rewrite must read as the migration meant)."""
+    from ..pipeline import check_path
+
+    assert result.new_text is not None
+    found = []
+    for text in (result.text, result.new_text):
+        checked = check_path(result.file, text=text, family=result.family)
+        found.append(sorted((d for d in checked.diagnostics if d.is_error), key=Diagnostic.sort_key))
+    unknown = [d for d in found[0] if d.rule == UNKNOWN_KEY.id]
+    had = {(d.rule, d.config_path, d.message) for d in found[0]}
+    return unknown or [d for d in found[1] if (d.rule, d.config_path, d.message) not in had]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..codes import Flag, has_flag
+from ..escaping import json_text, terminal
 from .check import world_size_arg
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
 
     shown = show(args.file, family=args.family, overrides=args.overrides, world_size=args.world_size)
     if args.format == "json":
-        json.dump(as_json(shown), sys.stdout, indent=2, default=str)  # a TOML date is shown as written
-        sys.stdout.write("\n")
+        # a TOML date is shown as written; a non-finite number as "NaN" or "Infinity" (strict JSON)
+        sys.stdout.write(json_text(as_json(shown), indent=2, default=str) + "\n")
     else:
         sys.stdout.write(as_text(shown))
     if any(has_flag(d.rule, Flag.USAGE) for d in shown.diagnostics):
@@ -69,11 +70,11 @@ def as_text(shown: Shown) -> str:
     lines = [d.one_line() for d in shown.diagnostics if d.is_error]
     if shown.family is not None:
         size = f" at world size {shown.world_size}" if shown.world_size else ""
-        lines.append(f"{shown.file} ({shown.family.id}){size}")
-    width = min(max((len(leaf.path) + len(_value(leaf.value)) for leaf in shown.leaves), default=0) + 3, 60)
-    for leaf in shown.leaves:
-        text = f"{leaf.path} = {_value(leaf.value)}"
-        lines.append(f"  {text:<{width}}  {leaf.origin}")
+        lines.append(f"{terminal(shown.file)} ({shown.family.id}){size}")
+    shown_leaves = [(terminal(f"{leaf.path} = {_value(leaf.value)}"), leaf) for leaf in shown.leaves]
+    width = min(max((len(text) for text, _ in shown_leaves), default=0), 60)
+    for text, leaf in shown_leaves:
+        lines.append(f"  {text:<{width}}  {terminal(leaf.origin)}")
     if shown.quantities:
         lines.append("derived:")
         lines += [f"  {q.name} = {_quantity(q)}  ({q.how})" for q in shown.quantities]

@@ -67,10 +67,14 @@ class Family:
     - `legacy_keys`: old config path -> the path it moved to, for keys its
       migrations rewrite; editor schemas offer them as deprecated, naming the
       new place.
-    - `version`, `released`: the upstream version (a short commit) and its date
-      (ISO); a family may register several versions under one name, and
-      the plain name selects the newest (`kempnerforge`, `kempnerforge@latest`,
-      `kempnerforge@089fbbd`).
+    - `version`, `released`: the upstream version (a short commit, or a release
+      name such as `0.2.0`) and its date (ISO); a family may register several
+      versions under one name, and the plain name selects the newest
+      (`kempnerforge`, `kempnerforge@latest`, `kempnerforge@089fbbd`).
+      trainspec's own families read them from `schema/<family>/versions.json`
+      (see `trainspec.versions`).
+    - `commit`: for a version named by release, the upstream commit it comes
+      from; `name@commit` selects it too.
     - `follows`: the upstream version of the trainer the family reproduces,
       in words, shown by `trainspec --version` and `rules`.
     - `checks_file_before_overrides`: the family's own loader validates the
@@ -120,6 +124,7 @@ class Family:
     formats: frozenset[str] = frozenset({"toml", "yaml", "json"})
     description: str = ""
     version: str = ""
+    commit: str = ""
     released: str = ""
     follows: str = ""
     migrations: Sequence[Migration] = ()
@@ -251,9 +256,12 @@ def register(family: Family) -> None:
 
 
 def get_family(spec: str) -> Family:
-    """The family `spec` names: `name` or `name@latest` (its newest version), or `name@version`."""
+    """The family `spec` names: `name` or `name@latest` (its newest version), `name@version`, or
+    `name@commit` for a version named by release."""
     name, _, version = spec.partition("@")
     found = all_families().get(name) if version in ("", LATEST) else every_version().get(spec)
+    if found is None and version:
+        found = next((f for f in versions_of(name) if f.commit == version), None)
     if found is not None:
         return found
     if name in _broken:

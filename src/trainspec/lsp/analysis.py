@@ -21,6 +21,7 @@ from ..families import Family
 from ..pipeline import check_path
 from ..result import Result
 from ..runner import Options, check_file
+from ..world_sizes import MAX_WORLD_SIZES
 from .text import Source
 
 
@@ -50,7 +51,9 @@ class Settings:
         debounce = raw.get("debounceMs")
         return cls(
             family=raw["family"] if isinstance(raw.get("family"), str) and raw["family"] else None,
-            world_sizes=tuple(s for s in sizes if isinstance(s, int) and not isinstance(s, bool) and s >= 1)
+            world_sizes=tuple(s for s in sizes if isinstance(s, int) and not isinstance(s, bool) and s >= 1)[
+                :MAX_WORLD_SIZES
+            ]
             if isinstance(sizes, list)
             else (),
             overrides=_strings(raw.get("set")),

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import PurePath
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
 
 from .. import __version__
 from ..families import Family, all_families
@@ -27,6 +32,8 @@ from .actions import code_actions
 from .analysis import Analysis, Settings
 from .completion import complete
 from .convert import to_lsp
+from .framing import FramingError, StreamReader, message_limit
+from .framing import serve as serve_frames
 from .hover import hover
 
 log = logging.getLogger("trainspec.lsp")
@@ -50,6 +57,36 @@ class TrainspecServer(LanguageServer):
         self.actions: dict[str, tuple[Analysis, tuple[int, int], list[lsp.CodeAction]]] = {}
         """The fixes last computed per buffer: an editor asks again each time the cursor moves on a line."""
 
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio with the bounded framing of `framing.py` instead of pygls's loop.
+
+        Ends with SystemExit(1) when the client's stream cannot be read as messages.
+        """
+        limit = message_limit()
+        self._stop_event = stop = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StreamReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(serve_frames(self.protocol, reader, stop, limit))
+        except FramingError as exc:
+            log.error("%s; exiting", exc)
+            raise SystemExit(1) from None
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def opened(self, uri: str) -> TextDocument | None:
+        """The document the client opened at `uri`, None if it has not: a request about any other
+        document is answered with nothing, so the server never reads a file the client did not show it."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def open_uris(self) -> list[str]:
+        """The URIs of the open documents, as the client wrote them (pygls keys them unquoted)."""
+        return [document.uri for document in self.workspace.text_documents.values()]
+
     def file_of(self, uri: str) -> str:
         """The path the buffer is checked as; an unsaved buffer gets a name with its language's extension."""
         path = to_fs_path(uri) if uri.startswith("file:") else None
@@ -59,9 +96,12 @@ class TrainspecServer(LanguageServer):
         ext = FORMATS[language].extensions[0] if language in FORMATS else PurePath(uri).suffix or ".json"
         return f"untitled{ext}"
 
-    def analysis(self, uri: str) -> Analysis:
-        """The analysis of the buffer's current version (made now if the debounced one is not done)."""
-        document = self.workspace.get_text_document(uri)
+    def analysis(self, uri: str) -> Analysis | None:
+        """The analysis of the buffer's current version (made now if the debounced one is not done);
+        None if the client has not opened `uri`."""
+        document = self.opened(uri)
+        if document is None:
+            return None
         cached = self.analyses.get(uri)
         if cached is not None and cached[0] == document.version and cached[1].settings == self.settings:
             return cached[1]
@@ -88,14 +128,14 @@ class TrainspecServer(LanguageServer):
         """A project configuration was saved: read configurations again and check every open buffer."""
         forget_projects()
         self.analyses.clear()
-        for uri in list(self.workspace.text_documents):
+        for uri in self.open_uris():
             self.schedule(uri, 0)
 
     def publish(self, uri: str) -> None:
-        if uri not in self.workspace.text_documents:
+        document, found = self.opened(uri), self.analysis(uri)
+        if document is None or found is None:
             return
-        version = self.workspace.get_text_document(uri).version
-        found = self.analysis(uri)
+        version = document.version
         diagnostics = [to_lsp(d, found.source, uri, found.family) for d in found.diagnostics]
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
@@ -126,7 +166,7 @@ def create() -> TrainspecServer:
     def configuration(ls: TrainspecServer, params: lsp.DidChangeConfigurationParams) -> None:
         if params.settings:
             ls.settings = Settings.from_client(params.settings)
-        for uri in list(ls.workspace.text_documents):
+        for uri in ls.open_uris():
             ls.schedule(uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -162,7 +202,7 @@ def create() -> TrainspecServer:
     def on_hover(ls: TrainspecServer, params: lsp.HoverParams) -> lsp.Hover | None:
         def work() -> lsp.Hover | None:
             found = ls.analysis(params.text_document.uri)
-            return hover(found, *found.source.from_client(params.position))
+            return hover(found, *found.source.from_client(params.position)) if found is not None else None
 
         return guarded(work, None)
 
@@ -173,7 +213,7 @@ def create() -> TrainspecServer:
         def work() -> lsp.CompletionList | None:
             uri = params.text_document.uri
             found = ls.analysis(uri)
-            if ls.settings.rules_only:
+            if found is None or ls.settings.rules_only:
                 return None
             line, column = found.source.from_client(params.position)
             around = found.without_line(line)  # the line being typed is neither parsed nor counted as written
@@ -195,6 +235,8 @@ def create() -> TrainspecServer:
         def work() -> list[lsp.CodeAction] | None:
             uri = params.text_document.uri
             found = ls.analysis(uri)
+            if found is None:
+                return None
             lines = (found.source.from_client(params.range.start)[0], found.source.from_client(params.range.end)[0])
             cached = ls.actions.get(uri)
             if cached is None or cached[0] is not found or cached[1] != lines:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..diagnostics import Diagnostic, Severity
+from ..escaping import terminal
 from ..result import Result
 
 Reporter = Callable[[Iterable[Result], TextIO], None]
@@ -64,7 +65,7 @@ class Tally:
             else f"{files} checked, no problems"
         )
         if self.skipped:
-            paths = ", ".join(relative_path(file) for file, _ in self.skipped[:SKIPS_LISTED])
+            paths = ", ".join(terminal(relative_path(file)) for file, _ in self.skipped[:SKIPS_LISTED])
             more = f" and {len(self.skipped) - SKIPS_LISTED} more" if len(self.skipped) > SKIPS_LISTED else ""
             line += f"; {len(self.skipped)} skipped, no known family: {paths}{more}"
         return line

@@ -3,7 +3,9 @@
 GitHub shows each on the file and line in the pull request, over the
 range it covers (`endLine`, and `endColumn` for a range within one line). Values are
 escaped as the Actions toolkit does: `%`, CR and LF everywhere, and `:` and
-`,` inside properties, which would otherwise end the property.
+`,` inside properties, which would otherwise end the property; any other
+character a log must not receive raw is escaped as in text output
+(`escaping.terminal`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from ..diagnostics import Diagnostic, Severity
+from ..escaping import terminal
 from ..result import Result
 from . import Tally, relative_path
 
@@ -19,7 +22,7 @@ COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE:
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return terminal(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

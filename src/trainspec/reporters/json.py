@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TextIO
 
+from ..escaping import json_text
 from ..result import Result
 from . import checked, counts, sorted_diagnostics
 
@@ -18,5 +18,4 @@ def report(results: Iterable[Result], out: TextIO) -> None:
         "skipped": [{"file": r.file, "reason": r.skipped} for r in results if r.skipped],
         "summary": counts(results),
     }
-    json.dump(doc, out, indent=2)
-    out.write("\n")
+    out.write(json_text(doc, indent=2) + "\n")

@@ -14,7 +14,6 @@ a family's `docs_url` (its reference page), else the package's
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import metadata
@@ -25,6 +24,7 @@ from urllib.parse import quote, urljoin
 from .. import __version__
 from ..catalogue import RuleInfo, lookup
 from ..diagnostics import Diagnostic, Severity
+from ..escaping import json_text
 from ..families import Family
 from ..result import Result
 from . import checked, relative_path
@@ -35,8 +35,7 @@ LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "
 
 
 def report(results: Iterable[Result], out: TextIO) -> None:
-    json.dump(build(checked(results)), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    out.write(json_text(build(checked(results)), indent=2, ensure_ascii=False) + "\n")
 
 
 def build(results: Sequence[Result]) -> dict[str, Any]:

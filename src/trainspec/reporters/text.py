@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from ..diagnostics import Diagnostic, Severity
+from ..escaping import terminal
 from ..result import Result
 from . import Tally
 
@@ -30,7 +31,7 @@ def format_line(d: Diagnostic, color: bool = False) -> str:
         return d.one_line()
     where = d.location()
     level = f"{_SEVERITY_COLORS[d.severity]}{d.severity.value}{_RESET}"
-    return f"{_BOLD}{where}{_RESET}: {level}{_DIM}[{d.rule}]{_RESET} {d.message}"
+    return f"{_BOLD}{terminal(where)}{_RESET}: {level}{_DIM}[{d.rule}]{_RESET} {terminal(d.message)}"
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,12 @@ class Mark:
 
     def width(self, text: str) -> int:
         """How many characters to underline: to the end of the range, or of the line for a range
-        that goes on to later lines; at least one."""
+        that goes on to later lines; at least one; counted as the range is shown (escaped)."""
         stop = self.end_column - 1 if self.end_line == self.line and self.end_column else len(text.rstrip())
-        return max(stop - (self.column - 1), 1) if self.end_line is not None else 1
+        if self.end_line is None:
+            return 1
+        covered = text[self.column - 1 : stop]
+        return max(stop - (self.column - 1), 1) + len(terminal(covered)) - len(covered)
 
 
 def marks(d: Diagnostic) -> list[Mark]:
@@ -58,13 +62,14 @@ def marks(d: Diagnostic) -> list[Mark]:
         found.append(Mark(d.line, d.column, d.end_line, d.end_column, "^"))
     for r in d.related:
         if r.line is not None and r.column is not None and (r.line, r.column) != (d.line, d.column):
-            found.append(Mark(r.line, r.column, r.end_line, r.end_column, "-", r.label or r.config_path))
+            found.append(Mark(r.line, r.column, r.end_line, r.end_column, "-", terminal(r.label or r.config_path)))
     return sorted(found, key=lambda m: (m.line, m.column))
 
 
 def excerpt(lines: dict[int, str], found: Sequence[Mark], color: bool = False) -> list[str]:
-    """Each marked source line, numbered, with its marks underlined below it (tabs kept so they line up);
-    `...` stands for the lines skipped between two marked ones."""
+    """Each marked source line, numbered, with its marks underlined below it (tabs kept so they line up,
+    control characters escaped and underlined as written); `...` stands for the lines skipped between two
+    marked ones."""
     shown = [m for m in found if m.line in lines]
     if not shown:
         return []
@@ -72,14 +77,16 @@ def excerpt(lines: dict[int, str], found: Sequence[Mark], color: bool = False) -
     out = [f" {gutter} |"]
     previous = None
     for m in shown:
-        text = lines[m.line]
+        raw = lines[m.line]
+        text = terminal(raw)
         if m.line != previous:
             if previous is not None and m.line > previous + 1:
                 out.append(f" {gutter} ...")
             out.append(f" {str(m.line).rjust(len(gutter))} | {text}")
             previous = m.line
-        pad = "".join(c if c == "\t" else " " for c in text[: max(m.column - 1, 0)])
-        under = m.char * m.width(text)
+        before = terminal(raw[: max(m.column - 1, 0)])
+        pad = "".join(c if c == "\t" else " " for c in before)
+        under = m.char * m.width(raw)
         if color:
             under = f"{_BOLD}{under}{_RESET}"
         out.append(f" {gutter} | {pad}{under}" + (f" {m.label}" if m.label else ""))

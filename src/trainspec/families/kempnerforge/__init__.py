@@ -1,31 +1,24 @@
-"""KempnerForge's JobConfig (TOML), as of KempnerForge commit 089fbbd."""
+"""KempnerForge's JobConfig (TOML): its oldest version written out, the later ones folded from it.
+
+`schema/kempnerforge/versions.json` lists the versions; each later one is its
+base plus its `Changes` (`version_<version>.py`), folded by `trainspec.versions`.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 from ...resources import schema_dir
+from ...versions import fold_versions, release_fields
 from .. import Family
-from .examples import EXAMPLES, EXAMPLES_5666D0D
+from .defaults import resolve
+from .examples import EXAMPLES
 from .layout import LAYOUT, derive
 from .precision import device_checks
 from .rules import RULES
-from .rules_5666d0d import RULES as RULES_5666D0D
-from .rules_5666d0d import SCHEMA_RULE_DOCS as SCHEMA_RULE_DOCS_5666D0D
 
-DEFAULT_ADAPTER = {"type": "mlp_2layer", "hidden_dim": 0, "activation": "gelu"}
-
-
-def resolve(config: dict[str, Any]) -> None:
-    """Derived defaults: an explicit null n_kv_heads follows n_heads (absent is the schema's 32, as
-    KempnerForge keeps it); a VLM run gets the default adapter."""
-    model = config.get("model")
-    if isinstance(model, dict) and model.get("n_kv_heads") is None and isinstance(model.get("n_heads"), int):
-        model["n_kv_heads"] = model["n_heads"]
-    if isinstance(config.get("vlm"), dict) and "adapter" not in config:
-        config["adapter"] = dict(DEFAULT_ADAPTER)
+SCHEMAS = schema_dir() / "kempnerforge"
 
 
 def loader_conversion(types: frozenset[str], value: Any) -> tuple[bool, Any]:
@@ -95,10 +88,7 @@ SCHEMA_RULE_DOCS = {
 FAMILY = Family(
     name="kempnerforge",
     description="KempnerForge JobConfig: TOML training-run configs (dense, MoE and VLM).",
-    version="089fbbd",
-    released="2026-05-12",
-    follows="KempnerForge 089fbbd (2026-05-12)",
-    schema_file=schema_dir() / "kempnerforge" / "job.schema.json",
+    **release_fields(SCHEMAS),
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=RULES,
     examples=EXAMPLES,
@@ -115,29 +105,5 @@ FAMILY = Family(
     device_checks=device_checks,
 )
 
-POOLING_DEFAULTS_5666D0D = {"pool_window": 2, "pool_heads": 16}
-
-
-def resolve_5666d0d(config: dict[str, Any]) -> None:
-    """As `resolve`; the default adapter of a VLM run also has 5666d0d's pooling fields."""
-    defaulted = isinstance(config.get("vlm"), dict) and "adapter" not in config
-    resolve(config)
-    if defaulted:
-        config["adapter"].update(POOLING_DEFAULTS_5666D0D)
-
-
-FAMILY_5666D0D = replace(
-    FAMILY,
-    version="5666d0d",
-    released="2026-06-30",
-    follows="KempnerForge 5666d0d (2026-06-30)",
-    schema_file=schema_dir() / "kempnerforge" / "job@5666d0d.schema.json",
-    model="trainspec.generated.kempnerforge_5666d0d:JobConfig",
-    rules=RULES_5666D0D,
-    examples=EXAMPLES_5666D0D,
-    schema_rule_docs={**SCHEMA_RULE_DOCS, **SCHEMA_RULE_DOCS_5666D0D},
-    resolve=resolve_5666d0d,
-)
-
-FAMILIES = (FAMILY, FAMILY_5666D0D)
+FAMILIES = fold_versions(FAMILY, SCHEMAS)
 """Every KempnerForge version trainspec follows, oldest first; the plain name selects the newest."""

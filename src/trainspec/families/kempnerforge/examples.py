@@ -236,7 +236,7 @@ EXAMPLES.update(
     }
 )
 
-# -- kempnerforge@5666d0d: the examples above, plus those of its new and changed ids ---------------
+# -- kempnerforge@5666d0d: the examples of its new and changed ids (its version module folds them in) -
 
 MOMA = VLM + '[train]\ncompile_model = false\n\n[vlm]\narch = "moma"\n'
 VIDEO = VLM + "[vlm]\nmax_text_len = 64\n\n[video]\n"
@@ -248,7 +248,6 @@ POOLED_VIDEO = (
 WINDOW = "[checkpoint]\ninterval = 1000\n\n[checkpoint.dyn_ckpt_window]\n"
 
 EXAMPLES_5666D0D: dict[str, Example] = {
-    **EXAMPLES,
     # rules
     "checkpoint-dyn-window-range": _pair(WINDOW + "start = 100\nstop = 50\n", WINDOW + "start = 100\nstop = 612\n"),
     "vlm-moma-experts-missing-modality": _pair(
@@ -268,14 +267,6 @@ EXAMPLES_5666D0D: dict[str, Example] = {
     "adapter-pool-divisible-grid": _pair(
         VLM196 + '[adapter]\ntype = "attentional_pool"\npool_window = 3\n\n[vlm]\n',
         VLM196 + '[adapter]\ntype = "attentional_pool"\npool_window = 2\n\n[vlm]\n',
-    ),
-    "vlm-max-seq-len-budget": _pair(
-        POOLED_VIDEO + "\n[model]\nmax_seq_len = 400\n\n[train]\nseq_len = 400\n",
-        POOLED_VIDEO + "\n[model]\nmax_seq_len = 456\n\n[train]\nseq_len = 456\n",
-    ),
-    "vlm-train-seq-len-budget": _pair(
-        POOLED_VIDEO + "\n[model]\nmax_seq_len = 576\n\n[train]\nseq_len = 400\n",
-        POOLED_VIDEO + "\n[model]\nmax_seq_len = 576\n\n[train]\nseq_len = 576\n",
     ),
     "moma-no-moe": _pair(MOMA + "\n[model]\nnum_experts = 8\n", MOMA + "\n[model]\nnum_experts = 0\n"),
     "moma-no-ep": _pair(MOMA + "\n[distributed]\nep = 2\n", MOMA + "\n[distributed]\nep = 1\n"),
@@ -303,4 +294,16 @@ EXAMPLES_5666D0D: dict[str, Example] = {
         VIDEO + 'sampling_policy = "random"\n', VIDEO + 'sampling_policy = "uniform"\n'
     ),
 }
-"""Every id of kempnerforge@5666d0d: the 089fbbd examples, with the budgets' counting frames and pooling."""
+"""The ids kempnerforge@5666d0d adds."""
+
+CHANGED_5666D0D: dict[str, Example] = {
+    "vlm-max-seq-len-budget": _pair(
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 400\n\n[train]\nseq_len = 400\n",
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 456\n\n[train]\nseq_len = 456\n",
+    ),
+    "vlm-train-seq-len-budget": _pair(
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 576\n\n[train]\nseq_len = 400\n",
+        POOLED_VIDEO + "\n[model]\nmax_seq_len = 576\n\n[train]\nseq_len = 576\n",
+    ),
+}
+"""The examples kempnerforge@5666d0d replaces: its budgets count frames and pooling."""

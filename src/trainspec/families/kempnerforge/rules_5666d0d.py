@@ -1,6 +1,6 @@
-"""KempnerForge rules at commit 5666d0d: the 089fbbd rules, with what 5666d0d adds and changes.
+"""The KempnerForge rules that commit 5666d0d adds or changes (`version_5666d0d` folds them into 089fbbd's).
 
-Unchanged rules are imported from `rules` (same functions, same ids). Changed here: the two
+Unchanged rules stay in `rules` (same functions, same ids). Changed here: the two
 VLM token budgets (frames of a `[video]` section and pooling adapters multiply and shrink the
 visual tokens) and `vlm-needs-hf-data` (video runs read clips from `video.data_root`, not a
 Hugging Face dataset). New: the dynamic checkpoint window, MoMa's expert map and launch rules,
@@ -18,11 +18,7 @@ from typing import Any
 from ...paths import Path
 from ...rules import Violation, rule
 from ...validation import show
-from .rules import RULES as BASE_RULES
-from .rules import hf_encoder_override, residual_image_tokens
-from .rules import max_seq_len_budget as base_max_seq_len_budget
-from .rules import train_seq_len_budget as base_train_seq_len_budget
-from .rules import vlm_needs_hf_data as base_vlm_needs_hf_data
+from .rules import residual_image_tokens
 
 POOLING_ADAPTERS = ("avgpool", "attentional_pool")
 """Adapter types that pool the encoder's square patch grid (a fixed list, not a registry)."""
@@ -354,44 +350,3 @@ def moma_expert_ffn_multiplier(multiplier: float, arch: str | None) -> Iterator[
             "with it, and a value of 0 or less silently gives experts 16 wide; use a positive multiplier (1.0 = "
             "the dense FFN width)"
         )
-
-
-_REPLACED = {
-    base_max_seq_len_budget.id: max_seq_len_budget,
-    base_train_seq_len_budget.id: train_seq_len_budget,
-    base_vlm_needs_hf_data.id: vlm_needs_hf_data,
-}
-_BEFORE = {  # new rules, each placed before a base rule in KempnerForge's order
-    hf_encoder_override.id: (dyn_window_range, moma_experts_missing_modality, moma_experts_unknown_modality),
-    base_max_seq_len_budget.id: (video_frames_order, pool_square_grid, pool_divisible_grid),
-    base_vlm_needs_hf_data.id: (moma_no_moe, moma_no_ep, moma_compile, moma_ac_full),
-}
-
-RULES = (
-    *(r for old in BASE_RULES for r in (*_BEFORE.get(old.id, ()), _REPLACED.get(old.id, old))),
-    moma_expert_ffn_multiplier,
-)
-"""Every 5666d0d rule, in the base order with the new ones where KempnerForge evaluates them."""
-
-
-SCHEMA_RULE_DOCS = {
-    "adapter-type-registered": "`adapter.type` must name a registered adapter (mlp_2layer, linear, avgpool, "
-    "attentional_pool).\n\nKempnerForge looks the name up in its adapter registry when it loads the config.",
-    "vlm-arch-fields": "Which keys `[vlm]` takes depends on `vlm.arch`: a key of another architecture is "
-    "unknown.\n\nThe common keys are arch, max_text_len, freeze, freeze_schedule and module_patterns; "
-    "cross_attention adds cross_attention_*, mot adds mot_*, moma adds moma_*.",
-    "vlm-arch-registered": "`vlm.arch` must name a registered VLM architecture (joint_decoder, cross_attention, mot, "
-    "moma).",
-    "checkpoint-dyn-window-strategy-registered": "`checkpoint.dyn_ckpt_window.strategy` must name a registered "
-    "window strategy (power2).\n\nKempnerForge looks the name up when it loads the config, whenever the window "
-    "is set.",
-    "video-dataset-type-registered": "`video.dataset_type` must name a registered video dataset style (webvid).\n\n"
-    "KempnerForge looks the name up when it loads a config with a `[video]` section.",
-    "video-sampling-policy-registered": "`video.sampling_policy` must name a registered frame sampling policy "
-    "(uniform).\n\nKempnerForge looks the name up when it loads a config with a `[video]` section.",
-    "video-needs-vlm": "A `[video]` section needs a `[vlm]` section.\n\nVideo runs use the VLM model path, which in "
-    "turn needs `[vision_encoder]`.",
-    "moma-modalities-shape": "`vlm.moma_modalities` lists at least two modalities, among them text and image, "
-    "each once.\n\nKempnerForge checks the length, then text, then image, then duplicates.",
-}
-"""The 089fbbd docs of schema ids, with 5666d0d's names, plus its new ids."""

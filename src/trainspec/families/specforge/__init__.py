@@ -1,21 +1,26 @@
-"""SpecForge's run config (YAML/JSON), as `specforge/config/schema.py` defined it on 2026-07-21."""
+"""SpecForge's run config (YAML/JSON): its oldest version written out, the later ones folded from it.
+
+The oldest is `specforge/config/schema.py` as of 2026-07-21; `schema/specforge/versions.json`
+lists the versions, each later one its base plus its `Changes` (`version_<version>.py`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ...paths import format_path
 from ...resources import schema_dir
 from ...validation import show
+from ...versions import fold_versions, release_fields
 from .. import Family
-from .examples import EXAMPLES, EXAMPLES_A6B6B02
+from .examples import EXAMPLES
 from .layout import LAYOUT, derive
 from .migrations import LEGACY, NOTICES, migrate_legacy
 from .normalize import normalize
 from .overrides import apply_overrides
 from .rules import RULES
-from .rules_a6b6b02 import RULES_A6B6B02
+
+SCHEMAS = schema_dir() / "specforge"
 
 
 def world_size_from_config(config: dict[str, Any]) -> tuple[int, str] | None:
@@ -49,10 +54,7 @@ SCHEMA_RULE_DOCS = {
 FAMILY = Family(
     name="specforge",
     description="SpecForge run config: speculative-decoding draft training (YAML/JSON).",
-    version="08eaeac",
-    released="2026-07-21",
-    follows="SpecForge 08eaeac (config module of 2026-07-21)",
-    schema_file=schema_dir() / "specforge" / "run.schema.json",
+    **release_fields(SCHEMAS),
     model="trainspec.families.specforge.model:RunConfig",
     rules=RULES,
     examples=EXAMPLES,
@@ -73,16 +75,5 @@ FAMILY = Family(
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
 )
 
-FAMILY_A6B6B02 = replace(
-    FAMILY,
-    version="a6b6b02",
-    released="2026-08-08",
-    follows="SpecForge a6b6b02 (config module of 2026-08-08)",
-    schema_file=schema_dir() / "specforge" / "run@a6b6b02.schema.json",
-    model="trainspec.families.specforge.model:RunConfigA6b6b02",
-    rules=RULES_A6B6B02,
-    examples=EXAMPLES_A6B6B02,
-)
-
-FAMILIES = (FAMILY, FAMILY_A6B6B02)
+FAMILIES = fold_versions(FAMILY, SCHEMAS)
 """Every SpecForge version trainspec follows, oldest first; the plain name selects the newest."""

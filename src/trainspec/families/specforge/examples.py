@@ -438,11 +438,10 @@ EXAMPLES.update(
     }
 )
 
-# -- SpecForge a6b6b02: the inbox relay's rules (reference §9.2), on top of every example above
+# -- SpecForge a6b6b02: the examples of the inbox relay's rules (reference §9.2), which it adds
 _INBOX = "    inbox_server_url: http://10.0.0.1:18080\n"
 _TWO_NODES = "    nnodes: 2\n    nproc_per_node: 4\n    master_addr: 10.0.0.1\n"
 EXAMPLES_A6B6B02: dict[str, Example] = {
-    **EXAMPLES,
     "inbox-server-url-origin": _fix(
         online(trainer=_TWO_NODES, disaggregated=_STATE + _INBOX.replace("http://", "https://")),
         "https://10.0.0.1:18080",

@@ -1,4 +1,4 @@
-"""SpecForge a6b6b02 rules: the base rules plus the three that came with `inbox_server_url` (reference §9.2).
+"""SpecForge a6b6b02 rules: the three that came with `inbox_server_url` (reference §9.2).
 
 N1 checks the URL's shape; upstream's lenient URL parser is not copied
 (reference §8, Q5): the scheme is matched case-insensitively, but the port
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from ...rules import Violation, rule
 from ...validation import show
-from .rules import DIS, DIS_AT, HIDDEN, RULES, SOURCES, data_mode
+from .rules import DIS, DIS_AT, HIDDEN, SOURCES, data_mode
 
 INBOX = f"{DIS}.inbox_server_url"
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
@@ -118,7 +118,3 @@ def inbox_server_url_multinode(url: str | None, nnodes: int) -> Iterator[str]:
             f"{INBOX} = {show(url)} relays inboxes between trainer nodes, but deployment.trainer.nnodes = "
             f"{nnodes}; it needs 2 nodes or more (remove it on one node)"
         )
-
-
-RULES_A6B6B02 = (*RULES, inbox_server_url_origin, inbox_server_url_online_only, inbox_server_url_multinode)
-"""SpecForge a6b6b02's rules: every base rule, then N1-N3."""

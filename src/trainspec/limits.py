@@ -1,0 +1,66 @@
+"""Budgets: how much work a few bytes of input may ask of trainspec.
+
+A config, a project file or an overlay comes from whoever opened the pull request,
+so every place where the work grows faster than the input is bounded here. Each
+limit has a default well above what a real training run needs and one way to raise
+it, the same for the command line, the language server and the Python API: an
+environment variable (`TRAINSPEC_MAX_FILE_BYTES=67108864 trainspec check big.yaml`).
+docs/guarantees.md lists them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .errors import TrainspecError
+
+
+class LimitExceeded(TrainspecError):
+    """A budget ran out; the message names the limit, its value and how to raise it (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One budget: `variable` raises it, `what` says in words what it counts."""
+
+    variable: str
+    default: int
+    what: str
+
+    @property
+    def value(self) -> int:
+        """The limit in force: the environment variable when set, else the default."""
+        text = os.environ.get(self.variable, "").strip().replace("_", "")
+        if not text:
+            return self.default
+        if not text.isdigit() or int(text) < 1:
+            raise LimitExceeded(f"{self.variable}={os.environ[self.variable]!r} must be a whole number of at least 1")
+        return int(text)
+
+    def exceeded(self, found: str) -> str:
+        """A sentence for input over the limit: what was found, the limit, and how to raise it."""
+        return f"{found}, over the limit of {self.value:,} {self.what} (set {self.variable} to raise it)"
+
+    def check(self, amount: int, found: str) -> None:
+        """Raise LimitExceeded when `amount` is over the limit; `found` says what it is."""
+        if amount > self.value:
+            raise LimitExceeded(self.exceeded(found))
+
+
+FILE_BYTES = Limit("TRAINSPEC_MAX_FILE_BYTES", 1024 * 1024, "bytes")
+"""One input file: a config, standard input, a project configuration or an overlay (1 MiB; real
+configs are a few kilobytes, and a mebibyte of unknown keys already takes about ten seconds)."""
+KEY_PARTS = Limit("TRAINSPEC_MAX_KEY_PARTS", 100, "parts in one dotted key or table header")
+"""TOML dotted keys (`a.b.c = 1`): the standard library's reader spends memory quadratic in their length."""
+DIAGNOSTICS = Limit("TRAINSPEC_MAX_DIAGNOSTICS", 1000, "diagnostics per file")
+"""Reported per file, and schema problems explained per file; the rest are counted in one diagnostic."""
+LAYOUTS = Limit("TRAINSPEC_MAX_LAYOUTS", 200_000, "candidate layouts")
+"""Tried by one `plan` (over all its world sizes) or one nearest-layout hint: a world size with many
+divisors (735,134,400 has over 700 million ways to split into six degrees) would search for hours."""
+LAYOUT_WORLD_SIZE = Limit("TRAINSPEC_MAX_LAYOUT_WORLD_SIZE", 1 << 24, "GPUs")
+"""The largest world size a layout is searched at (finding its divisors takes time growing with its root)."""
+SWEEP_RUNS = Limit("TRAINSPEC_MAX_SWEEP", 10_000, "variant checks")
+"""`check --sweep`: variants × world sizes."""
+
+ALL = (FILE_BYTES, KEY_PARTS, DIAGNOSTICS, LAYOUTS, LAYOUT_WORLD_SIZE, SWEEP_RUNS)

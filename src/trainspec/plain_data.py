@@ -1,0 +1,68 @@
+"""A config handed over in memory, as the data a file could hold, or why part of it cannot be.
+
+`check_config` takes whatever a program built: a loaded model's dump, the
+trainer's own dicts. Everything past this point assumes what a reader produces
+(string keys; strings, numbers, booleans, null, dates, lists and tables; no
+cycles), so a recursive dict would loop forever and a complex number or an
+integer key would end in a TypeError. Each such place is a diagnostic at its
+path instead, and the rest of the config is still checked. Tuples become lists
+(a trainer's `betas = (0.9, 0.95)` is a TOML array) and any mapping a dict.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from .codes import INVALID_VALUE, WRONG_TYPE
+from .diagnostics import Diagnostic, Severity
+from .paths import Path, format_path
+
+MAX_DEPTH = 100
+"""Levels of nesting (a real config has about five); what checks the data copies it recursively."""
+
+SCALARS = (str, int, float, bool, type(None), datetime.date, datetime.time)
+"""What the readers produce besides lists and tables (`datetime.datetime` is a `date`)."""
+
+
+def as_data(config: Mapping[Any, Any], source: str) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """A plain copy of `config` without what no config file could hold, and a diagnostic for each such place."""
+    problems: list[Diagnostic] = []
+
+    def refuse(path: Path, rule: str, message: str) -> None:
+        problems.append(Diagnostic(source, None, None, path, rule, Severity.ERROR, message))
+
+    def name(path: Path) -> str:
+        return f"`{format_path(path)}`" if path else "the config"
+
+    def copy(value: Any, path: Path, holders: tuple[int, ...]) -> tuple[bool, Any]:
+        if isinstance(value, SCALARS):
+            return True, value
+        if not isinstance(value, Mapping | list | tuple):
+            refuse(path, WRONG_TYPE.id, f"{name(path)} is a {type(value).__name__}, which no config file can hold")
+            return False, None
+        if id(value) in holders:
+            refuse(path, INVALID_VALUE.id, f"{name(path)} contains itself, which no config file can hold")
+            return False, None
+        if len(holders) >= MAX_DEPTH:
+            refuse(
+                path, INVALID_VALUE.id, f"{name(path)} nests more than {MAX_DEPTH} levels deep; no config is this deep"
+            )
+            return False, None
+        inner = (*holders, id(value))
+        if not isinstance(value, Mapping):  # a list with a part left out would shift its items: all or nothing
+            items = [copy(item, (*path, n), inner) for n, item in enumerate(value)]
+            return all(ok for ok, _ in items), [item for _, item in items]
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                refuse(path, WRONG_TYPE.id, f"{name(path)} has the key {key!r}; the keys of a config are strings")
+                continue
+            ok, kept = copy(item, (*path, key), inner)
+            if ok:
+                out[key] = kept
+        return True, out
+
+    _, data = copy(config, (), ())
+    return data, problems
