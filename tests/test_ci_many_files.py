@@ -124,6 +124,20 @@ def test_globs_and_explicit_files(tmp_path):
     assert unmatched == [f"{tmp_path}/none/*.toml"]
 
 
+def test_found_files_are_named_as_a_user_names_them(tmp_path, monkeypatch, capsys):
+    """`check .` prints `configs/a.toml`, not `./configs/a.toml`; a file named as `./b.toml` keeps its spelling."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "a.toml").write_text("[model]\ndim = 'x'\n")
+    (tmp_path / "b.toml").write_text("[model]\ndim = 'x'\n")
+    monkeypatch.chdir(tmp_path)
+    exts = config_extensions({"toml"})
+    assert expand(["."], exts)[0] == ["b.toml", "configs/a.toml"]
+    assert expand(["./", "./configs/*.toml"], exts)[0] == ["b.toml", "configs/a.toml"]
+    assert expand(["./b.toml"], exts)[0] == ["./b.toml"]
+    code, out, _ = run(capsys, "check", ".")
+    assert code == 1 and out.startswith("b.toml:2:7: error[") and "\nconfigs/a.toml:2:7: error[" in out
+
+
 def test_empty_directory_is_a_usage_error(capsys, tmp_path):
     code, out, _ = run(capsys, "check", str(tmp_path))
     assert code == 2

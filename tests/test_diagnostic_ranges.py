@@ -35,6 +35,27 @@ def test_a_value_error_covers_the_value_exactly(write, name, text, start, end):
     assert d.to_dict()["end_line"] == end[0] and d.to_dict()["end_column"] == end[1]
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "missing", "at"),
+    [
+        # a missing section goes after the file's last line of content (where an editor user adds it)
+        ("run.yaml", "# notes\nmodel:\n  target_model_path: m\n\n", "data", (3, 23)),
+        # in JSON, at the brace that closes the object
+        ("run.json", '{"model": {"target_model_path": "m"},\n "run_id": "r"\n}\n', "data", (3, 1)),
+        # a missing key of a written section: at the section's key
+        (
+            "run.yaml",
+            "model:\n  torch_dtype: float16\ndata:\n  train_data_path: a\n",
+            "model.target_model_path",
+            (1, 1),
+        ),
+    ],
+)
+def test_a_missing_key_points_where_it_would_be_added(write, name, text, missing, at):
+    found = [d for d in _errors(write(name, text), family="specforge") if d.rule == "missing-key"]
+    assert [(d.config_path, (d.line, d.column)) for d in found] == [(missing, at)]
+
+
 def test_an_unknown_key_covers_the_key(write):
     [d] = _errors(write("job.toml", "[model]\nn_head = 32\n"), family="kempnerforge")
     assert (d.line, d.column, d.end_line, d.end_column) == (2, 1, 2, 7)

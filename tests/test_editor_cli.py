@@ -225,3 +225,21 @@ def test_an_existing_trainspec_folder_marks_the_workspace(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     assert main(["editor", "annotate", str(path)]) == 0
     assert path.read_text().startswith("#:schema ./.trainspec/schemas/kempnerforge.schema.json\n")
+
+
+def test_annotate_outside_a_repository_keeps_one_copy_in_the_working_directory(tmp_path, monkeypatch, capsys):
+    """Without a repository, the schemas go where the user works, not into a `.trainspec/` beside each file."""
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    for folder in (work / "a", work / "b", elsewhere):
+        folder.mkdir(parents=True)
+    debug = (CORPUS / "kempnerforge" / "train" / "debug.toml").read_text()
+    for path in (work / "a" / "x.toml", work / "b" / "y.toml", elsewhere / "z.toml"):
+        path.write_text(debug)
+    monkeypatch.chdir(work)
+    assert main(["editor", "annotate", "a/x.toml", "b/y.toml", str(elsewhere / "z.toml")]) == 2
+    assert (work / "a" / "x.toml").read_text().startswith("#:schema ../.trainspec/schemas/kempnerforge.schema.json\n")
+    assert (work / "b" / "y.toml").read_text().startswith("#:schema ../.trainspec/schemas/kempnerforge.schema.json\n")
+    assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob(".trainspec")] == ["work/.trainspec"]
+    err = capsys.readouterr().err
+    assert f"{elsewhere / 'z.toml'}: no workspace holds it" in err and "give --root FOLDER" in err
+    assert (elsewhere / "z.toml").read_text() == debug

@@ -776,7 +776,7 @@ KF_CASES = [
     ),
     kf(
         "Q14-warning-once",
-        VLM.replace('"random"', '"siglip2"') + "[vlm]\n",
+        VLM.replace('"random"', '"siglip2"\npath = "google/siglip2-base-patch16-224"') + "[vlm]\n",
         SURPRISE,
         "warning",
         "vlm-hf-encoder-override",
@@ -1142,9 +1142,9 @@ KF_CASES = [
         VLM + '[vlm]\n[[vlm.freeze]]\nmodule = "vision_tower"\n',
         REFUSES,
         "error",
+        "vlm-freeze-module-alias",
         reason="a freeze module must be a module_patterns alias or a pattern that matches parameters; "
         "'vision_tower' is neither (no parameter is named exactly that), so the build fails",
-        bug="trainspec does not check freeze-spec modules against vlm.module_patterns (§11)",
     ),
 ]
 

@@ -185,6 +185,14 @@ CASES = [
         5,
         (),
     ),
+    (
+        "adapter-pool-heads-divide-width",
+        "error",
+        VLM196 + '[adapter]\ntype = "attentional_pool"\npool_heads = 24\n[vlm]\n',
+        None,
+        10,
+        (),
+    ),
 ]
 
 

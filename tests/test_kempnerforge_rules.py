@@ -19,6 +19,9 @@ hf_dataset_name = "coco"
 tokenizer_path = "gpt2"
 """
 
+ACCUM = "[train]\ngrad_accum_steps = 2\n"
+"""Two micro-batches: enough for two pipeline stages under 1F1B (`pp-1f1b-microbatches`)."""
+
 # (rule id, severity, config text, world size, line of the diagnostic, other rules that must fire with it)
 CASES = [
     ("model-heads-divide-dim", "error", "[model]\ndim = 4100\n", None, 2, ()),
@@ -56,7 +59,14 @@ specs = [{module = "adapter"}]
         13,
         (),
     ),
-    ("vlm-hf-encoder-override", "warning", VLM.replace('"random"', '"siglip2"') + "[vlm]\n", None, 2, ()),
+    (
+        "vlm-hf-encoder-override",
+        "warning",
+        VLM.replace('"random"', '"siglip2"\npath = "google/siglip2-base-patch16-224"') + "[vlm]\n",
+        None,
+        2,
+        (),
+    ),
     (
         "vlm-max-seq-len-budget",
         "error",
@@ -68,7 +78,7 @@ specs = [{module = "adapter"}]
     ("world-size-auto-shard-divisible", "error", "[distributed]\ndp_shard = -1\ntp = 2\n", 3, 2, ()),
     ("world-size-product", "error", "[distributed]\ndp_shard = 2\ntp = 2\n", 8, 2, ()),
     ("seq-len-within-max", "error", "[train]\nseq_len = 4096\n", None, 2, ()),
-    ("tied-embeddings-no-pp", "error", "[model]\ntie_embeddings = true\n[distributed]\npp = 2\n", None, 2, ()),
+    ("tied-embeddings-no-pp", "error", "[model]\ntie_embeddings = true\n[distributed]\npp = 2\n" + ACCUM, None, 2, ()),
     ("eval-needs-source", "error", "[eval]\nenabled = true\n", None, 2, ()),
     ("moe-compile", "warning", "[model]\nnum_experts = 4\n", None, 2, ()),
     (
@@ -91,7 +101,7 @@ specs = [{module = "adapter"}]
     (
         "moe-no-pp",
         "error",
-        "[model]\nnum_experts = 4\n[train]\ncompile_model = false\n[distributed]\npp = 2\n",
+        "[model]\nnum_experts = 4\n[train]\ncompile_model = false\ngrad_accum_steps = 2\n[distributed]\npp = 2\n",
         None,
         2,
         (),
@@ -106,7 +116,7 @@ specs = [{module = "adapter"}]
         (),
     ),
     ("vlm-train-seq-len-budget", "error", VLM.replace("16", "256") + "[vlm]\n[train]\nseq_len = 700\n", None, 10, ()),
-    ("vlm-no-pp", "error", VLM + "[vlm]\n[distributed]\npp = 2\n", None, 10, ()),
+    ("vlm-no-pp", "error", VLM + "[vlm]\n[distributed]\npp = 2\n" + ACCUM, None, 10, ()),
     ("vlm-needs-hf-data", "error", VLM.replace('hf_dataset_name = "coco"\n', "") + "[vlm]\n", None, 5, ()),
     ("hf-data-needs-tokenizer", "error", '[data]\nhf_dataset_name = "wikitext"\n', None, 2, ()),
     ("packing-needs-tokenizer", "error", '[data]\npack_sequences = true\ndataset_path = "/data/tok"\n', None, 2, ()),
@@ -141,6 +151,84 @@ specs = [{module = "adapter"}]
     ("betas-range", "error", "[optimizer]\nbetas = [0.9, 1.0]\n", None, 2, ()),
     ("vision-encoder-type-registered", "error", VLM.replace('"random"', '"dino"') + "[vlm]\n", None, 2, ()),
     ("adapter-type-registered", "error", VLM + '[vlm]\n[adapter]\ntype = "avgpool"\n', None, 10, ()),
+    # what fails only when the job builds its mesh, model or pipeline (kempnerforge-build reference §7)
+    ("cp-not-wired", "error", "[distributed]\ndp_shard = 4\ncp = 2\n", 8, 3, ()),
+    ("cp-becomes-data-parallel", "warning", "[distributed]\ncp = 4\n", 4, 2, ()),
+    (
+        "pp-exceeds-layers",
+        "error",
+        "[model]\nn_layers = 4\n[distributed]\npp = 8\n" + "[train]\ngrad_accum_steps = 8\n",
+        None,
+        4,
+        (),
+    ),
+    (
+        "pp-schedule-interleaved",
+        "error",
+        '[distributed]\npp = 2\npp_schedule = "interleaved_1f1b"\n' + ACCUM,
+        None,
+        3,
+        (),
+    ),
+    ("pp-1f1b-microbatches", "error", "[train]\ngrad_accum_steps = 3\n[distributed]\npp = 4\n", None, 2, ()),
+    (
+        "vlm-tp-sequence-parallel",
+        "error",
+        VLM + "[vlm]\n[distributed]\ntp = 2\n[model]\nn_kv_heads = 8\n",
+        None,
+        10,
+        (),
+    ),
+    (
+        "hf-encoder-needs-path",
+        "error",
+        VLM.replace('"random"', '"siglip2"').replace("feature_dim = 64\nnum_tokens = 16\n", "") + "[vlm]\n",
+        None,
+        1,
+        (),
+    ),
+    (
+        "vlm-random-encoder-budget",
+        "error",
+        VLM.replace("num_tokens = 16", "num_tokens = 0")
+        + "[vlm]\n[model]\nmax_seq_len = 512\n[train]\nseq_len = 512\n",
+        None,
+        10,
+        (),
+    ),
+    ("vlm-freeze-module-alias", "error", VLM + '[vlm]\nfreeze = [{module = "vision_encoder.*"}]\n', None, 9, ()),
+    (
+        "fp8-dims-multiple-of-16",
+        "warning",
+        '[train]\nmixed_precision = "fp8"\n[model]\nvocab_size = 50257\n',
+        None,
+        2,
+        (),
+    ),
+    (
+        "mot-ac-no-effect",
+        "warning",
+        VLM + '[vlm]\narch = "mot"\n[train]\nactivation_checkpointing = "selective"\n',
+        None,
+        11,
+        (),
+    ),
+    (
+        "moe-shared-experts-one",
+        "warning",
+        "[model]\nnum_experts = 4\nmoe_shared_experts = 3\n[train]\ncompile_model = false\n",
+        None,
+        3,
+        (),
+    ),
+    (
+        "vlm-unfreeze-never-updated",
+        "warning",
+        VLM + '[vlm]\n[[vlm.freeze_schedule]]\nstart_step = 5\nspecs = [{module = "vision_encoder", frozen = false}]\n',
+        None,
+        11,
+        (),
+    ),
 ]
 
 
@@ -178,7 +266,7 @@ def test_world_size_rules_skipped_with_a_note_without_world_size(write):
 
 
 def test_auto_shard_resolved_from_world_size(write):
-    path = write("job.toml", "[distributed]\ndp_shard = -1\ntp = 4\npp = 2\n")
+    path = write("job.toml", "[distributed]\ndp_shard = -1\ntp = 4\npp = 2\n" + ACCUM)
     assert not _problems(path, 16)
     (bad,) = _problems(path, 12)
     assert bad.rule == "world-size-auto-shard-divisible"

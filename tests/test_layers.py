@@ -39,7 +39,10 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
         ("planner.py", "provenance.py", "sweeper.py", "plan_apply.py", "inputs.py"),
         "plan, show, sweep (loaded on first use from `trainspec`); plan --apply's write; the files a run checks",
     ),
-    (("runner.py",), "many files, project settings, suppressions, selection, rule examples"),
+    (
+        ("runner.py", "gpu_memory.py"),
+        "many files, project settings, suppressions, selection, rule examples; the GPU memory check",
+    ),
     (("layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
     (("pipeline.py", "checker.py"), "one file > one document"),
     (("rule_engine.py",), "a family's rules on a resolved config"),

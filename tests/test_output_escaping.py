@@ -62,7 +62,9 @@ def test_an_excerpt_underlines_an_escaped_key_over_its_whole_width(capsys, tmp_p
     path = tmp_path / "c.json"  # JSON strings may hold DEL, C1 and bidirectional controls raw
     path.write_text('{\n"x\u202ey\x7f": 1}\n')
     out = run(capsys, "check", str(path), "--family", "specforge", "--color", "never")
-    source, under = [line for line in out.splitlines() if line.startswith((" 2 |", "   |"))][-2:]
+    lines = out.splitlines()
+    first = lines.index(next(line for line in lines if line.startswith(" 2 |")))  # the unknown key's excerpt
+    source, under = lines[first : first + 2]
     assert source == r' 2 | "x\u202ey\x7f": 1}'
     assert under == "   | " + "^" * len(r'"x\u202ey\x7f"')
 

@@ -122,6 +122,8 @@ def test_errors_no_layout_changes_block_the_plan(capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "model-heads-divide-dim" in out and "fix them first" in out
+    lines = [line.split(": error[")[0].rsplit(":", 2)[1] for line in out.splitlines() if ": error[" in line]
+    assert lines == sorted(lines, key=int) and len(lines) == 2  # in line order, as `check` lists them
 
 
 def test_json_lists_every_layout_with_its_overrides(capsys):
@@ -140,10 +142,22 @@ def test_text_prints_each_layout_as_set_overrides(capsys):
 
 def test_specforge_layouts_check_clean():
     path = ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml"
-    for found in plan(path, [4, 8], gpus_per_node=4):
+    address = ("deployment.trainer.master_addr=10.0.0.1",)  # 8 GPUs at 4 per node take two nodes
+    for found in plan(path, [4, 8], gpus_per_node=4, overrides=address):
         assert found.layouts
         for layout in found.layouts:
-            assert check_path(path, overrides=layout.overrides, world_size=found.world_size).ok
+            assert layout.values["deployment.trainer.nproc_per_node"] <= 4
+            assert check_path(path, overrides=(*address, *layout.overrides), world_size=found.world_size).ok
+
+
+def test_specforge_never_starts_more_processes_on_a_node_than_it_has_gpus():
+    path = ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml"
+    (found,) = plan(path, 64, gpus_per_node=4)
+    assert not found.layouts  # 16 nodes need a master address
+    assert found.ruled_out["more processes per node than --gpus-per-node"] > 0
+    (found,) = plan(path, 64, gpus_per_node=4, overrides="deployment.trainer.master_addr=10.0.0.1")
+    assert found.layouts[0].values["deployment.trainer.nnodes"] == 16
+    assert all(layout.values["deployment.trainer.nproc_per_node"] <= 4 for layout in found.layouts)
 
 
 def test_a_family_without_a_layout_says_so(tmp_path: Path, capsys):

@@ -124,7 +124,7 @@ def test_a_directory_walk_skips_excluded_folders_and_lists_unknown_files(repo, c
     report = json.loads(out)
     files = {d["file"] for d in report["diagnostics"]}
     assert not any("legacy" in f for f in files)
-    assert {s["file"] for s in report["skipped"]} == {"./configs/runs/lightning.yaml", "./package.json"}
+    assert {s["file"] for s in report["skipped"]} == {"configs/runs/lightning.yaml", "package.json"}
     assert code == 1
 
 

@@ -597,6 +597,20 @@ def test_world_size_derived_from_the_trainer_topology(write):
     assert check_path(path, family="specforge", world_size=8).diagnostics == []
 
 
+def test_a_config_that_states_no_topology_takes_the_given_world_size(write):
+    """The trainer defaults (1 × 1) are no statement: `--world-size 8` applies, and the launcher's topology check
+    says what the file needs to run on 8 (a written topology, however small, keeps its own size)."""
+    path = write("run.yaml", fill(OFFLINE))
+    result = check_path(path, family="specforge", world_size=8, fallback_sizes=True)
+    assert result.world_size == 8 and not any(d.rule == "world-size-derived" for d in result.diagnostics)
+    [found] = [d for d in result.diagnostics if d.is_error]
+    assert found.rule == "world-size-matches-trainer-topology" and "= 1 × 1 = 1" in found.message
+    for topology in ("nnodes: 1\n    nproc_per_node: 1\n", "nproc_per_node: 2\n"):
+        stated = write("stated.yaml", fill(OFFLINE, rest="deployment:\n  trainer:\n    " + topology))
+        assert check_path(stated, family="specforge", world_size=8, fallback_sizes=True).world_size != 8
+    assert check_path(path, family="specforge", world_size=8).world_size == 8  # the API's world size too
+
+
 def test_world_size_rules_run_without_the_flag(write):
     text = fill(
         OFFLINE,
@@ -650,6 +664,19 @@ def test_explicit_wrong_or_null_role_is_not_replaced(write):
     assert "wrong-type" in {d.rule for d in found} and {d.line for d in found} == {6}
     found = problems(write("run.yaml", fill(OFFLINE_DISAGGREGATED, rest="training:\n  role: all\n")))
     assert [d.rule for d in found] == ["disaggregated-needs-role"]
+
+
+@pytest.mark.parametrize("null", ["null", "~", "NULL"])
+def test_null_by_override_says_specforge_keeps_it_as_text_and_what_to_write(write, null):
+    """SpecForge's overrides never read null (reference §6.2): the error says so, and where null can be written."""
+    path = write("run.yaml", fill(OFFLINE))
+    (found,) = [d for d in trainspec.check(path, overrides=[f"training.max_steps={null}"]) if d.is_error]
+    assert found.rule == "override-refused-by-loader"
+    assert found.message == (
+        f'`training.max_steps`: SpecForge keeps an override\'s value as text, so `{null}` is the string "{null}", '
+        "not null, and the field refuses it; SpecForge's overrides cannot set null: write `max_steps: null` in the "
+        "file instead"
+    )
 
 
 def test_switching_a_local_run_to_disaggregated_by_override_takes_the_whole_section_and_the_role(write):

@@ -286,6 +286,15 @@ def test_migrate_rewrites_legacy_keys_and_keeps_everything_else(write, capsys):
     assert (code, out.strip()) == (0, f"{path}: nothing to migrate") and path.read_text() == new
 
 
+def test_the_legacy_keys_count_as_the_familys_for_detection(write, capsys):
+    """Migrate exists for such files: a short config whose legacy keys are a third of its keys is specforge's."""
+    training = "training:\n  deployment_mode: disaggregated\n  server_urls: [http://a:1]\n"
+    path = write("legacy.yaml", HEAD + training + "  metadata_db_path: /s/consumer.sqlite\n  num_epochs: 6\n")
+    code, out, err = run_cli("migrate", str(path), capsys=capsys)
+    assert code == 0 and "migrated 3 legacy keys" in out and "unknown-family" not in err
+    assert "  mode: disaggregated\n" in path.read_text()
+
+
 def test_migrate_diff_writes_nothing(write, capsys):
     path = write("run.yaml", LEGACY_FILE)
     before = os.stat(path)

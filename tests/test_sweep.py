@@ -147,3 +147,26 @@ def test_one_string_is_one_axis_and_one_override():
 def test_a_path_swept_twice_is_refused():
     with pytest.raises(SweepError, match=r"`distributed\.tp` is swept twice"):
         sweep(EXAMPLE_7B, ["distributed.tp=4", "distributed.tp=1,2"])
+
+
+DEBUG = ROOT / "tests" / "corpus" / "kempnerforge" / "train" / "debug.toml"  # dp_shard = -1
+
+
+def test_at_several_world_sizes_a_variant_fails_if_it_fails_at_any_and_says_where_it_passes(capsys):
+    args = ["check", str(DEBUG), "--world-size", "4,6,8", "--sweep", "distributed.tp=1,4", "--format", "json"]
+    assert main(args) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["world_sizes"] == [4, 6, 8]
+    by_tp = {v["assignments"][0]["value"]: v for v in out["variants"]}
+    assert by_tp["1"]["ok"] and by_tp["1"]["passes_at_world_sizes"] == [4, 6, 8]
+    assert not by_tp["4"]["ok"] and by_tp["4"]["passes_at_world_sizes"] == [4, 8]  # 6 is not divisible by 4
+    assert main(args[:-2]) == 1
+    text = capsys.readouterr().out
+    assert "passes only at world sizes 4, 8" in text
+    assert "1 of 2 variants fail (a variant fails if it fails at any of the world sizes 4, 6, 8)" in text
+
+
+def test_an_error_of_no_particular_size_fails_every_size():
+    found = sweep(DEBUG, "distributed.tp=3", world_size=[4, 6])  # tp does not divide 4 heads
+    (variant,) = found.variants
+    assert not variant.ok and found.passes_at(variant) == ()

@@ -110,6 +110,14 @@ def test_schema_diff_lists_fields_bounds_values_and_rules(tiny, capsys):
     assert text.startswith(f"tiny@v1 -> tiny@v2: {len(changes)} changes") and "  + video: object" in text
 
 
+def test_schema_diff_refuses_two_families(capsys):
+    """What changes across families is no upgrade anyone makes: a list of 500 changes would hide the mistake."""
+    assert main(["schema", "diff", "kempnerforge", "specforge"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "kempnerforge and specforge are different families" in err
+    assert "versions of kempnerforge: kempnerforge@5666d0d, kempnerforge@089fbbd" in err
+
+
 def _tool():
     spec = importlib.util.spec_from_file_location("build_schema_versions", ROOT / "tools" / "build_schema_versions.py")
     assert spec and spec.loader
@@ -227,3 +235,53 @@ def test_newer_corpus_under_the_older_version_names_the_version_that_has_it(name
     # vlm-needs-hf-data is 089fbbd's own rule (5666d0d exempts video runs): a rule, not a key or value
     errors = [d for d in found if d.is_error and d.rule != "vlm-needs-hf-data"]
     assert errors and all("exists in kempnerforge@5666d0d (2026-06-30), a newer version" in d.message for d in errors)
+
+
+VIDEO = "[video]\nenabled = true\n"
+NEWER = "kempnerforge@5666d0d"
+
+
+@pytest.mark.parametrize(
+    ("head", "argv", "advice"),
+    [
+        ("# trainspec: family=kempnerforge@089fbbd\n", [], f"change the file's directive to `family={NEWER}`"),
+        ("", ["--family", "kempnerforge@089fbbd"], f"select it with --family {NEWER}"),
+        (
+            "#:schema ./.trainspec/schemas/kempnerforge@089fbbd.schema.json\n",
+            [],
+            f"select it with --family {NEWER} or a `# trainspec: family={NEWER}` line in the file",
+        ),
+        ("", ["project"], f'set `family = "{NEWER}"` for this file in the project configuration'),
+    ],
+)
+def test_advice_to_use_another_version_changes_what_selected_this_one(tmp_path, capsys, head, argv, advice):
+    """A directive outranks --family: advising the flag to a file whose directive pinned the version changes nothing."""
+    path = tmp_path / "job.toml"
+    path.write_text(head + VIDEO)
+    if argv == ["project"]:
+        (tmp_path / ".trainspec.toml").write_text('family = "kempnerforge@089fbbd"\n')
+        argv = []
+    assert main(["check", str(path), *argv]) == 1
+    out = capsys.readouterr().out
+    assert f"exists in kempnerforge@5666d0d (2026-06-30), a newer version: {advice}\n" in out
+
+
+@pytest.mark.parametrize("version", ["kempnerforge@089fbbd", "kempnerforge@5666d0d", "specforge@08eaeac"])
+def test_each_versions_schema_id_names_and_selects_it(tmp_path, version):
+    """docs/versions.md: a file naming a version's `$id` selects that version (the oldest's included)."""
+    family = get_family(version)
+    assert family.schema.id == f"urn:trainspec:schema:{version}"
+    directive = "#:schema {}" if "toml" in family.formats else "# yaml-language-server: $schema={}"
+    path = tmp_path / ("job.toml" if "toml" in family.formats else "run.yaml")
+    path.write_text(directive.format(family.schema.id) + "\n")
+    assert check_path(path).family is family
+
+
+def test_a_schema_key_is_refused_as_the_loader_refuses_it_and_the_error_names_what_works(tmp_path):
+    """SpecForge's root is closed (reference §7): a `$schema` key fails the load, whatever editors make of it."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"$schema": "urn:trainspec:schema:specforge@08eaeac", "model": {}, "data": {}}))
+    result = check_path(path)
+    assert result.family is get_family("specforge@08eaeac")
+    [found] = [d for d in result.diagnostics if d.rule == "unknown-key"]
+    assert found.is_error and "name the schema in a comment instead" in found.message

@@ -18,7 +18,7 @@ from .digits import in_digit_limit, too_many_digits
 from .document import Document
 from .families import Family
 from .fast_validation import is_plain, where_invalid
-from .other_versions import note_other_versions
+from .other_versions import Selection, note_other_versions
 from .overrides import Override, apply_overrides
 from .paths import Path, format_path
 from .placement import place
@@ -36,12 +36,14 @@ def check_document(
     *,
     migrate: bool = True,
     fallback_sizes: bool = False,
+    selected_by: Selection = "flag",
 ) -> Result:
     """Every diagnostic of one document; world-size rules run once per size, everything else once.
 
     A config that states its own world size (`Family.world_size_from_config`) is checked at that
     size; given sizes that differ are one error, unless they are `fallback_sizes` (the command
-    line's, meant for configs that state none), which such a config does not take.
+    line's, meant for configs that state none), which such a config does not take. `selected_by`
+    says what chose `family`, for advice to choose another version.
     """
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
@@ -90,7 +92,7 @@ def check_document(
             )
         )
     loader_conversions(doc, family, out)
-    note_other_versions(doc, family, out)
+    note_other_versions(doc, family, out, selected_by)
     for path, rule_id, severity, message in list(loader_readings(doc, family, out)):
         if severity is Severity.ERROR:
             broken.append(path)
@@ -102,6 +104,8 @@ def check_document(
     sizes = tuple(world_sizes)
     others: tuple[int, ...] = ()
     derived = _derived_world_size(family, config) if family.world_size_from_config is not None else None
+    if derived is not None and world_sizes and not _states_world_size(doc, family, derived):
+        derived = None  # the given sizes apply
     if derived is not None:
         others = () if fallback_sizes else tuple(s for s in sizes if s != derived[0])
         sizes = (derived[0],)
@@ -138,6 +142,14 @@ def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, st
         return family.world_size_from_config(config)
     except Exception:  # a section of the wrong type: the schema said so; anything else: no size to derive
         return None
+
+
+def _states_world_size(doc: Document, family: Family, derived: tuple[int, str]) -> bool:
+    """Whether the config states the world size `derived` from it, rather than its defaults alone (SpecForge's
+    trainer defaults, 1 × 1, are no statement): it differs from the defaults', or the written values give it."""
+    return derived != _derived_world_size(family, family.schema.fill_defaults({})) or (
+        _derived_world_size(family, doc.data) is not None
+    )
 
 
 def _set(data: Any, path: Path, value: Any) -> None:

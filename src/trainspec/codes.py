@@ -372,6 +372,21 @@ WORLD_SIZE_UNKNOWN = Code(
 Pass `--world-size N` (or several: `--world-size 8,16,64`) to check them.""",
 )
 
+GPU_MEMORY_EXCEEDED = Code(
+    "gpu-memory-exceeded",
+    Severity.ERROR,
+    Category.WORLD_SIZE,
+    Flag.NONE,
+    """The family's estimate of one rank's memory is above the memory of the GPU (`--gpu-memory 80GiB`,
+or `gpu-memory` in the project configuration).
+
+The message names the largest part of the estimate (weights, gradients, optimizer states, step
+buffers, activations); `trainspec show --world-size N` lists every part with what it assumes, and
+`trainspec plan --gpu-memory` lists the layouts that fit. The estimate is the family's (for
+KempnerForge, docs/plan.md states the model and its known error); a family without a memory model is
+not checked.""",
+)
+
 WORLD_SIZE_FROM_PROJECT = Code(
     "world-size-from-project",
     Severity.NOTE,

@@ -19,6 +19,7 @@ from typing import Any
 from .document import Document
 from .families import Family
 from .formats import FORMATS
+from .paths import parse_path
 from .schema import SchemaError
 
 
@@ -113,7 +114,8 @@ _SHAPES: dict[str, dict[str, frozenset[str] | None]] = {}
 
 def _shape(family: Family) -> dict[str, frozenset[str] | None]:
     """Each top-level key of the family with the keys of its section (None: a map of free keys or no
-    section), computed once per family version: detection runs on every file."""
+    section), computed once per family version: detection runs on every file. The legacy keys its
+    migrations move count as its own: a file `trainspec migrate` exists for is the family's."""
     shape = _SHAPES.get(family.id)
     if shape is None:
         schema = family.schema
@@ -122,6 +124,13 @@ def _shape(family: Family) -> dict[str, frozenset[str] | None]:
             node = schema.child(schema.root, key)
             section = node is not None and "object" in schema.types(node) and schema.extra(node) is None
             shape[key] = frozenset(schema.properties(node, every=True)) if section and node is not None else None
+        for legacy in family.legacy_keys:
+            top, *rest = parse_path(legacy)
+            fields = shape.get(str(top))
+            if not rest:
+                shape.setdefault(str(top), None)
+            elif len(rest) == 1 and fields is not None:
+                shape[str(top)] = fields | {str(rest[0])}
         _SHAPES[family.id] = shape
     return shape
 

@@ -37,12 +37,13 @@ def expand(
     problems = [] if unreadable is None else unreadable
     for arg in args:
         if os.path.isdir(arg):
-            found = list(_walk(arg, extensions, problems))
+            found = [_shown(f) for f in _walk(arg, extensions, problems)]
             expanded.update(found)
         elif os.path.lexists(arg) or not is_glob(arg):
             found = [arg]  # a missing file is reported when it is read
         else:
-            found = [f for match in sorted(glob_argument(arg, problems)) for f in _matched(match, extensions, problems)]
+            matches = sorted(glob_argument(arg, problems))
+            found = [_shown(f) for match in matches for f in _matched(match, extensions, problems)]
             expanded.update(found)
         if not found:
             unmatched.append(arg)
@@ -52,6 +53,15 @@ def expand(
                 seen.add(key)
                 files.append(file)
     return files, unmatched, frozenset(expanded) - set(args)
+
+
+def _shown(path: str) -> str:
+    """A found file as a user names it: `configs/a.toml` for `./configs/a.toml` (a file named on the command
+    line keeps the spelling it was given)."""
+    here = os.curdir + os.sep
+    while path.startswith(here) and len(path) > len(here):
+        path = path[len(here) :]
+    return path
 
 
 def _matched(match: tuple[str, bool], extensions: frozenset[str], problems: list[tuple[str, str]]) -> Iterator[str]:

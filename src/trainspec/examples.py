@@ -21,9 +21,11 @@ class Run:
     world_sizes: tuple[int, ...] = ()
     overrides: tuple[str, ...] = ()
     family: str | None = None
+    gpu_memory: str = ""
 
     def argv(self) -> list[str]:
         family = ["--family", self.family] if self.family else []
+        family += ["--gpu-memory", self.gpu_memory] if self.gpu_memory else []
         sizes = ["--world-size", ",".join(map(str, self.world_sizes))] if self.world_sizes else []
         return family + sizes + [arg for override in self.overrides for arg in ("--set", override)]
 

@@ -10,6 +10,7 @@ resolved config.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -44,6 +45,9 @@ class LayoutSpace:
     - `auto`: path -> the value that makes that path follow the others at any
       world size (KempnerForge's `dp_shard = -1`); a file holding that value
       needs no override for the path.
+    - `per_node`: the path whose value is the processes started on one node,
+      if the config states it (SpecForge's `nproc_per_node`): with
+      `--gpus-per-node K`, a layout starting more than K is never offered.
     """
 
     paths: tuple[str, ...]
@@ -51,12 +55,34 @@ class LayoutSpace:
     rank: Callable[[Mapping[str, Any], int, int | None], tuple[Any, ...]]
     heuristic: str
     auto: Mapping[str, Any] = field(default_factory=dict)
+    per_node: str | None = None
 
     @cached_property
     def parsed_paths(self) -> tuple[Path, ...]:
         """`paths` as tuples: a family declares them as text, read once."""
         return tuple(parse_path(p) for p in self.paths)
 
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """A family's estimate of the memory one rank needs under a layout: its parts (each a Quantity in
+    bytes, with how it is counted) and what the whole estimate assumes. A part that cannot be known is
+    None and counts as nothing in the total."""
+
+    parts: tuple[Quantity, ...]
+    assumptions: str
+
+    @property
+    def total(self) -> int:
+        return sum(int(q.value) for q in self.parts if isinstance(q.value, int | float))
+
+    @property
+    def largest(self) -> Quantity:
+        return max(self.parts, key=lambda q: q.value if isinstance(q.value, int | float) else 0)
+
+
+Memory = Callable[[Mapping[str, Any], int], MemoryEstimate | None]
+"""A family's memory estimate of a resolved config at a world size (None: the layout does not resolve)."""
 
 Derive = Callable[[Mapping[str, Any], int | None], list[Quantity]]
 """A family's derived quantities of a resolved config at a world size (None: not known)."""
@@ -76,3 +102,18 @@ def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
     if parts == 1:
         return ((n,),)
     return tuple((first, *rest) for first in divisors(n) for rest in factorings(n // first, parts - 1))
+
+
+UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
+SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+"""A memory size as `--gpu-memory` and the project's `gpu-memory` take it: a number and a unit."""
+
+
+def parse_size(text: str) -> int:
+    """Bytes in `80GiB`, `141 GB`, `85899345920`; ValueError for anything else."""
+    found = SIZE.match(text)
+    unit = found.group(2).lower() if found else ""
+    if found is None or unit not in UNITS or float(found.group(1)) <= 0:
+        raise ValueError(f"{text!r} is not a memory size (for example 80GiB, 141GB or a number of bytes)")
+    return int(float(found.group(1)) * UNITS[unit])

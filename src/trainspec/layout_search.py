@@ -30,11 +30,13 @@ from .wording import show
 
 @dataclass(frozen=True)
 class Layout:
-    """One layout: every layout path's value, the overrides that select it, its warnings."""
+    """One layout: every layout path's value, the overrides that select it, its warnings; with a GPU memory
+    to fit (`plan --gpu-memory`), the family's estimate of one rank's memory under it."""
 
     values: dict[str, Any]
     overrides: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    memory: int | None = None
 
 
 Judged = tuple[tuple[Rule, tuple[int, ...]], ...]

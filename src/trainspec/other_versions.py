@@ -10,15 +10,20 @@ registered version of the family knows the path (or the value there).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from .diagnostics import Diagnostic
 from .document import Document
 from .families import Family
+from .formats import FORMATS
 from .schema import get
 
+Selection = Literal["directive", "project", "flag", "detected"]
+"""How the checked version was chosen: a file directive, the project configuration, `--family` (or
+the API's `family=`), or detection. Advice to use another version must change what chose this one."""
 
-def note_other_versions(doc: Document, family: Family, found: list[Diagnostic]) -> None:
+
+def note_other_versions(doc: Document, family: Family, found: list[Diagnostic], selected_by: Selection) -> None:
     """Rewrite, in place, the errors in `found` that another version of `family` would not report."""
     others = family.other_versions()
     if not others:
@@ -30,14 +35,14 @@ def note_other_versions(doc: Document, family: Family, found: list[Diagnostic]) 
         if not _knows(family, path, doc.data):
             having = [o for o in others if _knows(o, path, doc.data)]
             if having:
-                said = f"`{d.config_path}` is not in {family.id}; it {_exists(family, having)}"
+                said = f"`{d.config_path}` is not in {family.id}; it {_exists(doc, family, having, selected_by)}"
                 found[i] = replace(d, message=said, suggestion=None)  # not a typo: no key to rename it to
             continue
         value = get(doc.data, path)
         if value is not None and not isinstance(value, (dict, list)) and value not in _allowed(family, path, doc.data):
             having = [o for o in others if value in _allowed(o, path, doc.data)]
             if having:
-                found[i] = replace(d, message=f"{d.message} ({value!r} {_exists(family, having)})")
+                found[i] = replace(d, message=f"{d.message} ({value!r} {_exists(doc, family, having, selected_by)})")
 
 
 def _knows(version: Family, path: tuple[Any, ...], data: Any) -> bool:
@@ -60,9 +65,21 @@ def _allowed(other: Family, path: tuple[Any, ...], data: Any) -> list[Any]:
     return [v for b in branches for v in b.get("enum", ())] + [b["const"] for b in branches if "const" in b]
 
 
-def _exists(family: Family, having: list[Family]) -> str:
+def _exists(doc: Document, family: Family, having: list[Family], selected_by: Selection) -> str:
     """`exists in kempnerforge@5666d0d (2026-06-30), a newer version: select it with --family ...`."""
     names = " and ".join(f"{o.id} ({o.released})" for o in having)
     if having[0].released > family.released:
-        return f"exists in {names}, a newer version: select it with --family {having[0].id}"
+        return f"exists in {names}, a newer version: {_how_to_select(doc, having[0].id, selected_by)}"
     return f"exists in {names}, an older version (removed since)"
+
+
+def _how_to_select(doc: Document, version: str, selected_by: Selection) -> str:
+    """Advice that changes what selected the checked version: the others would not (a directive wins)."""
+    if selected_by == "directive":
+        return f"change the file's directive to `family={version}`"
+    if selected_by == "project":
+        return f'set `family = "{version}"` for this file in the project configuration'
+    fmt = FORMATS.get(doc.format)
+    if selected_by == "detected" and fmt is not None and fmt.comments:
+        return f"select it with --family {version} or a `# trainspec: family={version}` line in the file"
+    return f"select it with --family {version}"

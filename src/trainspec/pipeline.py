@@ -36,6 +36,7 @@ from .diagnostics import Diagnostic, Severity
 from .directives import directives_of
 from .document import Document
 from .families import Family, UnknownFamily, all_families, get_family
+from .other_versions import Selection
 from .overrides import Override
 from .readers import ReadError, parse, read_text, within_limit
 from .result import Outcome, Result
@@ -66,17 +67,18 @@ def check_path(
     world_size: int | Sequence[int] | None = None,
     text: str | None = None,
     fallback_sizes: bool = False,
+    family_from: Selection = "flag",
 ) -> Result:
     """Check one file (or `text` as if read from it); problems come back as diagnostics, never raised.
 
     Raises ValueError for a world size below 1 (a caller's mistake, not the config's).
     `fallback_sizes`: the world sizes are for files that state none (see `checker.check_document`);
-    a file directive's sizes never are.
+    a file directive's sizes never are. `family_from`: what chose `family` (the flag or the project).
     """
     sizes = world_sizes_of(world_size)
     file = str(path)
     try:
-        return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes)
+        return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from)
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
         return Result.not_checked(Outcome.SYNTAX, Diagnostic(file, 1, 1, (), SYNTAX_ERROR.id, Severity.ERROR, message))
@@ -102,6 +104,7 @@ def _check(
     sizes: tuple[int, ...],
     text: str | None,
     fallback_sizes: bool = False,
+    family_from: Selection = "flag",
 ) -> Result:
     lines: dict[int, str] = {}
     try:
@@ -119,7 +122,7 @@ def _check(
         unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
         if unusable is not None:
             return Result.not_checked(Outcome.UNUSABLE_SETTINGS, unusable, doc.problems, doc)
-        family = directives.family
+        family, family_from = directives.family, "directive"
     if directives.world_sizes:
         sizes, fallback_sizes = directives.world_sizes, False
     if isinstance(family, str):
@@ -133,7 +136,7 @@ def _check(
         if found is None:
             unknown = Diagnostic(file, 1, 1, (), UNKNOWN_FAMILY.id, Severity.ERROR, why)
             return Result.not_checked(Outcome.UNCLAIMED, unknown, doc.problems, doc)
-        fam = found
+        fam, family_from = found, "detected"
     else:
         fam = family
     if doc.format not in fam.formats:
@@ -153,7 +156,7 @@ def _check(
             doc.problems.append(Diagnostic(file, 1, 1, (), LOADER_FORMAT.id, Severity.ERROR, message))
     try:
         alone = doc.snapshot() if overrides and fam.checks_file_before_overrides else None
-        result = check_document(doc, fam, overrides, sizes, fallback_sizes=fallback_sizes)
+        result = check_document(doc, fam, overrides, sizes, fallback_sizes=fallback_sizes, selected_by=family_from)
         if alone is not None:
             by_itself = check_document(alone, fam, (), sizes)
             result.diagnostics.extend(_repaired_by_overrides(by_itself, fam, result))

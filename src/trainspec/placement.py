@@ -30,7 +30,8 @@ def place(
 
     In order: the override `path` came from; `path` itself; `anchor` (for a
     missing key, the key whose value requires it); the nearest written
-    ancestor of `path`; `fallback` (another key the rule read); line 1.
+    ancestor of `path`; `fallback` (another key the rule read); where a new
+    top-level entry goes (`where_to_add`).
     The range covers the key (`at_key`), the value, or with `entry` both.
     """
     part = "entry" if entry else "key" if at_key else "value"
@@ -47,7 +48,7 @@ def place(
                 break
     elif origin is None:
         pos = doc.range_of(path, part)
-    line, column = (pos.start.line, pos.start.column) if pos else (None, None) if origin else (1, 1)
+    line, column = (pos.start.line, pos.start.column) if pos else (None, None) if origin else where_to_add(doc)
     end = pos.end if pos else None
     return Diagnostic(
         doc.file,
@@ -63,6 +64,17 @@ def place(
         end_column=end.column if end else None,
         suggestion=suggestion,
     )
+
+
+def where_to_add(doc: Document) -> tuple[int, int]:
+    """Where a key none of whose sections the file has would be written: just after the file's last
+    line of content (TOML, YAML), or at the closing brace of a JSON object; line 1 of an empty file."""
+    lines = doc.text.splitlines()
+    last = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), 0)
+    if not last:
+        return 1, 1
+    text = lines[last - 1].rstrip()
+    return last, (len(text) if doc.format == "json" and text.endswith("}") else len(text) + 1)
 
 
 def related_place(doc: Document, path: Path, value: Any) -> Related:

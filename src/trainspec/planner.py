@@ -19,6 +19,7 @@ from .diagnostics import Diagnostic
 from .directives import directives_of
 from .errors import TrainspecError
 from .families import Family
+from .gpu_memory import RULE, fitting
 from .layout import LayoutSpace
 from .layout_search import (
     Budget,
@@ -30,10 +31,13 @@ from .layout_search import (
     put,
     search,
 )
-from .paths import format_path
+from .paths import format_path, parse_path
 from .pipeline import as_overrides, check_path, world_sizes_of
 from .result import Result
 from .schema import get
+
+OVER_NODE = "more processes per node than --gpus-per-node"
+"""How `ruled_out` counts the candidates that would start more processes on a node than it has GPUs."""
 
 
 class PlanError(TrainspecError):
@@ -71,11 +75,14 @@ def plan(
     family: str | Family | None = None,
     overrides: str | Iterable[str] = (),
     gpus_per_node: int | None = None,
+    gpu_memory: int | None = None,
 ) -> list[Plan]:
     """The passing layouts of one config at each world size in `gpus`, ranked.
 
-    Raises PlanError when the file's family declares no layout or the file
-    cannot be checked at all; ValueError for a world size below 1. One string is one override.
+    With `gpu_memory` (bytes of one GPU), layouts whose estimated memory per rank exceeds it are left
+    out and the rest ranked by headroom first. Raises PlanError when the file's family declares no
+    layout or the file cannot be checked at all; ValueError for a world size below 1. One string is
+    one override.
     """
     sizes = world_sizes_of(gpus)
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
@@ -87,7 +94,7 @@ def plan(
     pinned = _pinned(base)
     budget = Budget()
     try:
-        plans = [plan_result(base, space, size, gpus_per_node, budget) for size in sizes]
+        plans = [plan_result(base, space, size, gpus_per_node, budget, gpu_memory) for size in sizes]
     except OverBudget as exc:
         raise PlanError(str(exc)) from None
     for found in plans:
@@ -122,20 +129,30 @@ def layout_of(base: Result) -> LayoutSpace:
 
 
 def plan_result(
-    base: Result, space: LayoutSpace, world_size: int, gpus_per_node: int | None = None, budget: Budget | None = None
+    base: Result,
+    space: LayoutSpace,
+    world_size: int,
+    gpus_per_node: int | None = None,
+    budget: Budget | None = None,
+    gpu_memory: int | None = None,
 ) -> Plan:
     """The layouts of a file already checked without a world size (`base`), at one world size; OverBudget
-    when the candidates run past the budget (`limits.LAYOUTS`, shared by every size of one plan)."""
+    when the candidates run past the budget (`limits.LAYOUTS`, shared by every size of one plan). With
+    `gpu_memory`, only the layouts whose estimated memory per rank fits, the most headroom first."""
     assert base.family is not None and base.config is not None
     paths, judged, blocking = search(base, space)
-    result = Plan(base.file, base.family, world_size, blocking=blocking)
+    result = Plan(base.file, base.family, world_size, blocking=sorted(blocking, key=Diagnostic.sort_key))  # as check
     if blocking:
         return result
     config = copied_along(base.config, paths)
     written = [get(base.config, p) for p in paths]
     verdicts = Verdicts(base, judged, world_size)
+    node = paths.index(parse_path(space.per_node)) if space.per_node and gpus_per_node else None
     ranked = []
     for values in (budget or Budget()).candidates(space, base.config, world_size):
+        if node is not None and gpus_per_node is not None and values[node] > gpus_per_node:
+            verdicts.ruled_out[OVER_NODE] += 1
+            continue
         for p, value in zip(paths, values, strict=True):
             put(config, p, value)
             if verdicts.raw:  # rules that read the values as written see the layout's values as written
@@ -143,9 +160,13 @@ def plan_result(
         warnings = verdicts.warnings_if_passing(config, values)
         if warnings is None:
             continue
+        fit = fitting(base.family, config, world_size, gpu_memory)
+        if fit is None:
+            verdicts.ruled_out[RULE] += 1
+            continue
         changes = overrides_selecting(space, paths, values, written)
-        layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
-        ranked.append(((*space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
+        layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings, fit[1])
+        ranked.append(((fit[0], *space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
     result.layouts = [layout for _, layout in sorted(ranked, key=lambda item: item[0])]
     result.ruled_out = dict(verdicts.ruled_out.most_common())
     return result

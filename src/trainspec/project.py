@@ -23,6 +23,7 @@ from .document import Document, LineIndex
 from .errors import TrainspecError
 from .fast_validation import where_invalid
 from .globs import Glob, glob_below
+from .layout import parse_size
 from .paths import format_path
 from .readers import ReadError, parse, read_text
 from .resources import schema_dir
@@ -55,6 +56,7 @@ class Settings:
     overrides: tuple[str, ...] = ()
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
+    gpu_memory: int | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class Project:
             overrides=base.overrides + mine.overrides,
             select=mine.select if mine.select is not None else base.select,
             ignore=base.ignore + mine.ignore,
+            gpu_memory=mine.gpu_memory or base.gpu_memory,
         )
 
 
@@ -258,7 +261,18 @@ def _settings(table: Mapping[str, Any]) -> Settings:
         overrides=tuple(table.get("set", ())),
         select=tuple(table["select"]) if "select" in table else None,
         ignore=tuple(table.get("ignore", ())),
+        gpu_memory=_gpu_memory(table.get("gpu-memory")),
     )
+
+
+def _gpu_memory(given: Any) -> int | None:
+    """`gpu-memory = "80GiB"` in bytes (the schema admits only sizes it can read)."""
+    if given is None:
+        return None
+    try:
+        return parse_size(str(given))
+    except ValueError as exc:
+        raise _Unusable(str(given), f"gpu-memory {given!r}: {exc}") from None
 
 
 @functools.cache

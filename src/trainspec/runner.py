@@ -26,8 +26,11 @@ from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
 from .fast_validation import fast_validator
 from .formats import FORMATS, JSON
+from .gpu_memory import exceeded
+from .layout import parse_size
 from .layout_search import with_nearest_layout
 from .limits import DIAGNOSTICS
+from .other_versions import Selection
 from .overlay import OverlayError, load_overlay
 from .overrides import Override
 from .pipeline import check_path
@@ -49,11 +52,15 @@ at about 90 KempnerForge configs that mostly have diagnostics (starting it costs
 @dataclass(frozen=True)
 class Options:
     family: str | None = None
+    family_from: Selection = "flag"
+    """What chose `family`: the command line, or the project configuration (`for_file`)."""
     overrides: tuple[str | Override, ...] = ()
     world_sizes: tuple[int, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     warnings_as_errors: bool = False
+    gpu_memory: int | None = None
+    """Bytes of one GPU: the family's memory estimate above it is an error (`gpu_memory.py`)."""
     skip_unknown: bool = False
     expanded: frozenset[str] = frozenset()
     """Files found by expanding a directory or glob: those of no known family are skipped."""
@@ -98,12 +105,14 @@ class Options:
             self,
             set_aside=aside,
             family=family or mine.family,
+            family_from="flag" if self.family else "project",
             world_sizes=own or self.world_sizes or mine.world_sizes,
             fallback_sizes=self.fallback_sizes and not own,
             overrides=(*(Override(0, text, source=source) for text in mine.overrides), *self.overrides),
             select=self.select or mine.select or (),
             ignore=(*mine.ignore, *self.ignore),
             warnings_as_errors=self.warnings_as_errors or project.warnings_as_errors,
+            gpu_memory=self.gpu_memory or mine.gpu_memory,
         )
 
 
@@ -158,6 +167,7 @@ def check_file(file: str, options: Options) -> Result:
         world_size=options.world_sizes,
         text=options.texts.get(file),
         fallback_sizes=options.fallback_sizes,
+        family_from=options.family_from,
     )
     if result.outcome is Outcome.WRONG_FORMAT and file in options.expanded:
         return result.skip(result.reason)
@@ -170,6 +180,9 @@ def check_file(file: str, options: Options) -> Result:
         result = replace(result, diagnostics=[*result.diagnostics, note])
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
+    if options.gpu_memory is not None:
+        sizes = (result.world_size,) if result.world_size is not None else options.world_sizes
+        result = replace(result, diagnostics=[*result.diagnostics, *exceeded(result, options.gpu_memory, sizes)])
     found = result.diagnostics
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
         known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
@@ -352,6 +365,9 @@ def run_example(example: Example, fixed: bool, family: str | None = None) -> lis
         if text is not None:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
-        options = Options(family=run.family or family, overrides=run.overrides, world_sizes=run.world_sizes)
+        budget = parse_size(run.gpu_memory) if run.gpu_memory else None
+        options = Options(
+            family=run.family or family, overrides=run.overrides, world_sizes=run.world_sizes, gpu_memory=budget
+        )
         found = [d for result in check_files([path], options) for d in result.diagnostics]
     return sorted((replace(d, file=name) if d.file == path else d for d in found), key=Diagnostic.sort_key)

@@ -63,16 +63,23 @@ class Sweep:
 
     `base` is the file checked with the fixed overrides only: when its family is
     unknown or it cannot be read, it is the whole answer and `variants` is empty.
+    `world_sizes`: the sizes each variant was checked at; a variant fails if it fails at any of them.
     """
 
     file: str
     axes: tuple[Axis, ...]
     base: Result
     variants: list[Variant] = field(default_factory=list)
+    world_sizes: tuple[int, ...] = ()
 
     @property
     def failing(self) -> list[Variant]:
         return [v for v in self.variants if not v.ok]
+
+    def passes_at(self, variant: Variant) -> tuple[int, ...]:
+        """The world sizes at which the variant has no error (an error of no particular size fails them all)."""
+        failed = {d.world_size for d in variant.result.diagnostics if d.is_error}
+        return () if None in failed else tuple(s for s in self.world_sizes if s not in failed)
 
 
 def parse_axis(text: str) -> Axis:
@@ -138,6 +145,7 @@ def sweep(
     if own:
         sizes, fallback_sizes = own, False
         _within_budget(count, sizes)
+    found.world_sizes = sizes
     checker = _VariantChecker(base.document, base.family, fixed, sizes, fallback_sizes)
     for values in itertools.product(*(a.values for a in parsed)):
         assignments = tuple((a.path, v) for a, v in zip(parsed, values, strict=True))

@@ -488,6 +488,14 @@ def _without_header(path: Path, section: str, keys: list[str]) -> str:
     )
 
 
+SCHEMA_KEY_HINT = (
+    "the loader refuses it like any key it does not know; name the schema in a comment instead "
+    "(`# yaml-language-server: $schema=PATH` in YAML, `#:schema PATH` in TOML), or for JSON in editor settings "
+    "(`trainspec editor init`)"
+)
+"""Editors honour a `$schema` key, but the trainers' loaders refuse it (docs/versions.md)."""
+
+
 def _unknown_key(
     schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node
 ) -> tuple[str, Path | None]:
@@ -498,7 +506,9 @@ def _unknown_key(
     elsewhere = [p for p in schema.paths_ending_in(key) if not any(isinstance(step, int) for step in p)]
     exact = [p for p in elsewhere if p != here]
     target: Path | None = None
-    if len(exact) == 1:
+    if key == "$schema" and not path:
+        hint = SCHEMA_KEY_HINT
+    elif len(exact) == 1:
         target = exact[0]
         hint = (
             f"it belongs at the top level (`{format_path(target)}`), not in {where}"

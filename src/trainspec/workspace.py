@@ -240,17 +240,38 @@ def workspace_root(start: Path) -> Path:
     folder = Path(os.path.abspath(start))
     if not folder.is_dir():
         folder = folder.parent
+    return _marked_root(folder) or folder
+
+
+def _marked_root(folder: Path) -> Path | None:
     for marker in WORKSPACE_MARKERS:
         for candidate in (folder, *folder.parents):
             if (candidate / marker).exists():
                 return candidate
-    return folder
+    return None
+
+
+def annotation_root(path: Path) -> Path:
+    """Where `annotate` puts the schemas for `path`: its workspace root (see `workspace_root`); outside any
+    repository, the working directory, the folder the user works in (a `.trainspec/` beside each file of
+    several folders would be copies nobody expects). A file outside both is refused: give `--root`."""
+    folder = Path(os.path.abspath(path)).parent
+    found = _marked_root(folder)
+    if found is not None:
+        return found
+    here = Path.cwd()
+    if folder.is_relative_to(here):
+        return here
+    raise EditorError(
+        f"{path}: no workspace holds it (no .trainspec, .git, .hg or .vscode folder above it, and it is outside "
+        "the working directory); give --root FOLDER, the folder you open in your editor, for the schemas"
+    )
 
 
 def annotate(files: Sequence[Path], family: str | None, root: Path | None, schema_dir: Path) -> int:
     """Annotate each file; a file that cannot be annotated is reported and the others still are.
 
-    Without a `root`, each file's workspace root (`workspace_root`) holds the schemas.
+    Without a `root`, each file's workspace root (`annotation_root`) holds the schemas.
 
     A file is rewritten like `trainspec migrate` rewrites one (`safe_write`): a symbolic link's
     target is annotated, and its byte-order mark, mode and owner are kept.
@@ -258,7 +279,7 @@ def annotate(files: Sequence[Path], family: str | None, root: Path | None, schem
     failed = 0
     for path in files:
         try:
-            _annotate_one(path, family, root or workspace_root(path), schema_dir)
+            _annotate_one(path, family, root or annotation_root(path), schema_dir)
         except (EditorError, WriteRefused) as exc:
             print(f"trainspec: {exc}", file=sys.stderr)
             failed += 1

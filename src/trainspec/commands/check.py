@@ -37,6 +37,22 @@ def world_sizes_arg(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def gpu_memory_arg(text: str) -> int:
+    """`80GiB`, `141GB` or a number of bytes."""
+    from ..layout import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_gpu_memory(p: argparse.ArgumentParser, does: str) -> None:
+    p.add_argument(
+        "--gpu-memory", type=gpu_memory_arg, metavar="SIZE", help=f"memory of one GPU (80GiB, 141GB): {does}"
+    )
+
+
 def jobs_arg(text: str) -> int:
     return world_size_arg(text)
 
@@ -81,6 +97,7 @@ def register(sub: Any) -> None:
         metavar="PATH=VALUE",
         help="override a value before checking (repeatable); VALUE is read as YAML 1.2",
     )
+    add_gpu_memory(p, "an error when the family's estimate of one rank's memory exceeds it")
     p.add_argument("--format", choices=REPORT_FORMATS, default="text")
     p.add_argument(
         "--color",
@@ -204,6 +221,7 @@ def collect(
         select=select,
         ignore=ignore,
         warnings_as_errors=args.warnings_as_errors,
+        gpu_memory=args.gpu_memory,
         skip_unknown=args.skip_unknown,
         expanded=inputs.expanded,
         texts=inputs.texts,

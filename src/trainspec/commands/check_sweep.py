@@ -1,8 +1,9 @@
 """`trainspec check CONFIG --sweep PATH=V1,V2,...`: every combination of the sweeps, in one process.
 
 Text output lists the failing variants, each with its assignments and
-diagnostics, then a summary (`12 of 1,000 variants fail`); JSON lists every
-variant. Exit status: 0 every variant passes, 1 a variant fails, 2 usage problems.
+diagnostics (and, at several world sizes, the sizes it passes at: a variant
+fails if it fails at any of them), then a summary (`12 of 1,000 variants
+fail`); JSON lists every variant. Exit status: 0 every variant passes, 1 a variant fails, 2 usage problems.
 """
 
 from __future__ import annotations
@@ -83,8 +84,20 @@ def report_text(found: Sweep, out: TextIO) -> None:
         out.write(terminal(f"{found.file} [{assigned}]") + "\n")
         for d in sorted(reported(variant), key=Diagnostic.sort_key):
             out.write(f"  {d.one_line()}\n")
+        if len(found.world_sizes) > 1:
+            passes = found.passes_at(variant)
+            only = f"passes only at world size{'s' if len(passes) > 1 else ''} {_sizes(passes)}"
+            where = only if passes else "fails at every world size listed"
+            out.write(f"  {where}\n")
     total, failing = len(found.variants), len(found.failing)
-    out.write(f"{failing:,} of {total:,} variant{'s' if total != 1 else ''} fail{'s' if total == 1 else ''}\n")
+    summary = f"{failing:,} of {total:,} variant{'s' if total != 1 else ''} fail{'s' if total == 1 else ''}"
+    if len(found.world_sizes) > 1:
+        summary += f" (a variant fails if it fails at any of the world sizes {_sizes(found.world_sizes)})"
+    out.write(summary + "\n")
+
+
+def _sizes(sizes: Sequence[int]) -> str:
+    return ", ".join(map(str, sizes))
 
 
 def report_json(found: Sweep, out: TextIO) -> None:
@@ -99,10 +112,12 @@ def report_json(found: Sweep, out: TextIO) -> None:
             {
                 "assignments": [{"path": path, "value": value} for path, value in variant.assignments],
                 "ok": variant.ok,
+                "passes_at_world_sizes": list(found.passes_at(variant)),
                 "diagnostics": [d.to_dict() for d in sorted(reported(variant), key=Diagnostic.sort_key)],
             }
             for variant in found.variants
         ],
+        "world_sizes": list(found.world_sizes),
         "summary": {"variants": len(found.variants), "failing": len(found.failing)},
     }
     out.write(json_text(doc, indent=2) + "\n")

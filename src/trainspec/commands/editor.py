@@ -41,8 +41,9 @@ def register(sub: Any) -> None:
         q.add_argument(
             "--root",
             type=Path,
-            help="workspace root (default: the nearest folder above holding .trainspec/, else a repository root, "
-            "else the file's own folder; for init, from the working directory)",
+            help="workspace root (default: the nearest folder above holding .trainspec/, else a repository root "
+            "or .vscode/, else the working directory: above the working directory for init, above each file for "
+            "annotate, which refuses a file outside all of them)",
         )
         q.add_argument(
             "--schema-dir",

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..codes import Flag, has_flag
-from .check import world_size_arg, world_sizes_arg
+from .check import add_gpu_memory, world_size_arg, world_sizes_arg
 
 if TYPE_CHECKING:
     from ..planner import Plan
@@ -41,6 +41,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", help="override a value first"
     )
+    add_gpu_memory(p, "leave out the layouts whose estimated memory per rank exceeds it, rank the rest by headroom")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument(
         "--apply", type=world_size_arg, metavar="N", help="write the N-th layout listed into the file (one --gpus)"
@@ -55,7 +56,12 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         parser.error("--apply writes the layout of one world size: give --gpus a single number")
     try:
         plans = plan(
-            args.file, args.gpus, family=args.family, overrides=args.overrides, gpus_per_node=args.gpus_per_node
+            args.file,
+            args.gpus,
+            family=args.family,
+            overrides=args.overrides,
+            gpus_per_node=args.gpus_per_node,
+            gpu_memory=args.gpu_memory,
         )
     except PlanError as exc:
         for d in exc.diagnostics:  # a config that cannot be checked: its errors as `check` reports them
@@ -85,7 +91,12 @@ def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
         "nearest": _nearest_rank(found),
         "pinned_world_sizes": list(found.pinned),
         "layouts": [
-            {"values": layout.values, "overrides": list(layout.overrides), "warnings": list(layout.warnings)}
+            {
+                "values": layout.values,
+                "overrides": list(layout.overrides),
+                "warnings": list(layout.warnings),
+                **({"memory_per_rank": layout.memory} if layout.memory is not None else {}),
+            }
             for layout in found.layouts
         ],
         "blocking": [d.to_dict() for d in found.blocking],
@@ -104,7 +115,10 @@ def as_text(found: Plan, gpus_per_node: int | None) -> str:
     if not found.layouts:
         refused = ", ".join(f"{rule} ({count:,})" for rule, count in found.ruled_out.items())
         return head + f"no layout passes every rule; the candidates fail {refused or 'nothing (there are none)'}\n"
-    lines = [head + f"{len(found.layouts)} layout(s) pass, best first", f"ranked by: {found.family.layout.heuristic}"]
+    ranked = found.family.layout.heuristic
+    if any(layout.memory is not None for layout in found.layouts):
+        ranked = f"the most memory left under --gpu-memory (the family's estimate per rank), then {ranked}"
+    lines = [head + f"{len(found.layouts)} layout(s) pass, best first", f"ranked by: {ranked}"]
     if found.pinned and found.world_size not in found.pinned:
         lines.append(_pinned_note(found))
     lines.append(f"closest to the file: layout {_nearest_rank(found)}")
@@ -112,9 +126,14 @@ def as_text(found: Plan, gpus_per_node: int | None) -> str:
     for n, layout in enumerate(found.layouts, 1):
         shape = " ".join(f"{path.rpartition('.')[2]}={value}" for path, value in layout.values.items())
         select = " ".join(f"--set {o}" for o in layout.overrides) or _as_it_is(found, layout)
-        lines.append(f"  {n:>{width}}. {shape}   {select}")
+        memory = f"   (estimated {gib(layout.memory)} per rank)" if layout.memory is not None else ""
+        lines.append(f"  {n:>{width}}. {shape}   {select}{memory}")
         lines += [f"  {'':>{width}}  warning: {w}" for w in layout.warnings]
     return "\n".join(lines) + "\n"
+
+
+def gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
 
 
 def _as_it_is(found: Plan, layout: Any) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..editor_schema import NotEditorSafe, editor_schema_text
-from ..families import UnknownFamily, get_family
+from ..families import UnknownFamily, get_family, versions_of
 
 
 def register(sub: Any) -> None:
@@ -65,6 +65,14 @@ def _diff(a: str, b: str, fmt: str) -> int:
         old, new = get_family(a), get_family(b)
     except UnknownFamily as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    if old.name != new.name:
+        versions = ", ".join(f.id for f in versions_of(old.name))
+        print(
+            f"trainspec: schema diff compares two versions of one family; {old.name} and {new.name} are different "
+            f"families (versions of {old.name}: {versions})",
+            file=sys.stderr,
+        )
         return 2
     changes = diff(old, new)
     if fmt == "json":

@@ -21,7 +21,7 @@ from ..document import Document
 from ..entry_points import entry_points
 from ..errors import TrainspecError
 from ..examples import Example
-from ..layout import Derive, LayoutSpace
+from ..layout import Derive, LayoutSpace, Memory
 from ..rules import Rule
 from ..schema import Schema
 
@@ -108,6 +108,9 @@ class Family:
       worth trying at a world size (`trainspec plan`); None: the family declares none.
     - `derive`: quantities computed from the resolved config at a world size
       (head dim, parameter count, memory per rank: `trainspec show`).
+    - `memory`: the family's estimate of the memory one rank needs at a world
+      size, by part (`--gpu-memory` turns it into a check; `plan` keeps the
+      layouts that fit and ranks them by headroom).
     - `device_checks`: what a config needs of the device a rank computes on
       (the resolved config, a `device.Device`) -> errors at config paths, with
       no file; `trainspec.distributed` runs it on the machine that runs the job
@@ -149,6 +152,7 @@ class Family:
     trusted_schema: bool = False
     layout: LayoutSpace | None = None
     derive: Derive | None = None
+    memory: Memory | None = None
     device_checks: Callable[[Mapping[str, Any], Device], list[Diagnostic]] | None = None
     extends: str | None = None
     """For a project overlay (`overlay.py`): the id of the family version it extends. An overlay is

@@ -14,9 +14,13 @@ from ...versions import fold_versions, release_fields
 from .. import Family
 from .defaults import resolve
 from .examples import EXAMPLES
-from .layout import LAYOUT, derive
+from .examples_build import EXAMPLES as BUILD_EXAMPLES
+from .layout import LAYOUT
+from .memory import estimate as memory_estimate
 from .precision import device_checks
+from .quantities import derive
 from .rules import RULES
+from .rules_build import RULES as BUILD_RULES
 
 SCHEMAS = schema_dir() / "kempnerforge"
 
@@ -90,8 +94,8 @@ FAMILY = Family(
     description="KempnerForge JobConfig: TOML training-run configs (dense, MoE and VLM).",
     **release_fields(SCHEMAS),
     model="trainspec.generated.kempnerforge:JobConfig",
-    rules=RULES,
-    examples=EXAMPLES,
+    rules=(*RULES, *BUILD_RULES),
+    examples={**EXAMPLES, **BUILD_EXAMPLES},
     schema_rule_docs=SCHEMA_RULE_DOCS,
     file_globs=("**/configs/train/*.toml", "**/configs/model/*.toml"),
     checks_file_before_overrides=True,
@@ -103,6 +107,7 @@ FAMILY = Family(
     layout=LAYOUT,
     derive=derive,
     device_checks=device_checks,
+    memory=memory_estimate,
 )
 
 FAMILIES = fold_versions(FAMILY, SCHEMAS)

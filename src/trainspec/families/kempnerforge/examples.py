@@ -65,10 +65,10 @@ EXAMPLES: dict[str, Example] = {
         "[profiling]\nstart_step = 10\nend_step = 10\n", "[profiling]\nstart_step = 10\nend_step = 15\n"
     ),
     "vlm-freeze-schedule-increasing": _pair(
-        VLM + '[vlm]\n\n[[vlm.freeze_schedule]]\nstart_step = 500\nspecs = [{module = "vision_encoder", '
+        VLM + '[vlm]\n\n[[vlm.freeze_schedule]]\nstart_step = 500\nspecs = [{module = "adapter", '
         'frozen = false}]\n\n[[vlm.freeze_schedule]]\nstart_step = 100\nspecs = [{module = "adapter"}]\n',
         VLM + '[vlm]\n\n[[vlm.freeze_schedule]]\nstart_step = 100\nspecs = [{module = "adapter"}]\n\n'
-        '[[vlm.freeze_schedule]]\nstart_step = 500\nspecs = [{module = "vision_encoder", frozen = false}]\n',
+        '[[vlm.freeze_schedule]]\nstart_step = 500\nspecs = [{module = "adapter", frozen = false}]\n',
     ),
     "vlm-hf-encoder-override": _pair(
         VLM.replace('"random"', '"siglip2"\npath = "google/siglip2-base-patch16-224"') + "[vlm]\n",
@@ -91,7 +91,7 @@ EXAMPLES: dict[str, Example] = {
     ),
     "tied-embeddings-no-pp": _pair(
         "[model]\ntie_embeddings = true\n\n[distributed]\npp = 2\n",
-        "[model]\ntie_embeddings = false\n\n[distributed]\npp = 2\n",
+        "[model]\ntie_embeddings = false\n\n[train]\ngrad_accum_steps = 2\n\n[distributed]\npp = 2\n",
     ),
     "eval-needs-source": _pair(
         "[eval]\nenabled = true\n",
@@ -120,7 +120,7 @@ EXAMPLES: dict[str, Example] = {
         VLM256 + "[vlm]\nmax_text_len = 512\n\n[train]\nseq_len = 700\n",
         VLM256 + "[vlm]\nmax_text_len = 512\n\n[train]\nseq_len = 768\n",
     ),
-    "vlm-no-pp": _pair(VLM + "[vlm]\n\n[distributed]\npp = 2\n", VLM + "[vlm]\n\n[distributed]\ntp = 2\n"),
+    "vlm-no-pp": _pair(VLM + "[vlm]\n\n[distributed]\npp = 2\n", VLM + "[vlm]\n\n[distributed]\npp = 1\n"),
     "vlm-needs-hf-data": _pair(VLM.replace('hf_dataset_name = "coco"\n', "") + "[vlm]\n", VLM + "[vlm]\n"),
     "hf-data-needs-tokenizer": _pair(
         '[data]\nhf_dataset_name = "wikitext"\n', '[data]\nhf_dataset_name = "wikitext"\ntokenizer_path = "gpt2"\n'

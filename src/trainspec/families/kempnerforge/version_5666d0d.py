@@ -13,6 +13,7 @@ from ...versions import Changes, Delta, by_id
 from . import rules as base
 from .defaults import resolve
 from .examples import CHANGED_5666D0D, EXAMPLES_5666D0D
+from .examples_build import EXAMPLES_5666D0D as BUILD_EXAMPLES_5666D0D
 from .rules_5666d0d import (
     dyn_window_range,
     max_seq_len_budget,
@@ -29,6 +30,7 @@ from .rules_5666d0d import (
     video_frames_order,
     vlm_needs_hf_data,
 )
+from .rules_build import pool_heads_divide_width
 
 POOLING_DEFAULTS = {"pool_window": 2, "pool_heads": 16}
 
@@ -78,9 +80,9 @@ CHANGES = Changes(
             base.vlm_needs_hf_data.id: by_id(moma_no_moe, moma_no_ep, moma_compile, moma_ac_full),
         },
         replace=by_id(max_seq_len_budget, train_seq_len_budget, vlm_needs_hf_data),
-        add=by_id(moma_expert_ffn_multiplier),
+        add=by_id(moma_expert_ffn_multiplier, pool_heads_divide_width),
     ),
-    examples=Delta(replace=CHANGED_5666D0D, add=EXAMPLES_5666D0D),
+    examples=Delta(replace=CHANGED_5666D0D, add={**EXAMPLES_5666D0D, **BUILD_EXAMPLES_5666D0D}),
     schema_rule_docs=Delta(replace=SCHEMA_RULE_DOCS_CHANGED, add=SCHEMA_RULE_DOCS_ADDED),
     hooks={"model": "trainspec.generated.kempnerforge_5666d0d:JobConfig", "resolve": resolve_5666d0d},
 )

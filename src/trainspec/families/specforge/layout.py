@@ -48,6 +48,7 @@ LAYOUT = LayoutSpace(
     rank=rank,
     heuristic="processes per node equal to --gpus-per-node, then the fewest nodes, then the least sequence "
     "parallelism (Ulysses before ring); ties go to the layout that changes the fewest of the file's values",
+    per_node="deployment.trainer.nproc_per_node",
 )
 
 

@@ -52,8 +52,28 @@ def _apply(family: Any, config: dict[str, Any], path: Path, value: str) -> str:
         except yaml.YAMLError as exc:
             return f"SpecForge cannot read the value as YAML ({exc.__class__.__name__})"
         return ""
+    if value.strip() in NULL_SPELLINGS:
+        why = _null_refused(family, config, path, value.strip())
+        if why:
+            return why
     node[key] = _as_validation_converts(family, config, path, value)
     return ""
+
+
+NULL_SPELLINGS = frozenset({"null", "Null", "NULL", "~"})
+"""YAML's spellings of null, which `--set` reads as null; SpecForge's overrides keep each as text (§6.2)."""
+
+
+def _null_refused(family: Any, config: dict[str, Any], path: Path, text: str) -> str:
+    """Why `text` meant as null fails a field that takes null but not that text: SpecForge never reads null."""
+    field = family.schema.node_at(path, config)
+    types = frozenset(family.schema.types(field)) if field is not None else frozenset()
+    if "null" not in types or pydantic_lax(types, text)[0]:
+        return ""
+    return (
+        f'SpecForge keeps an override\'s value as text, so `{text}` is the string "{text}", not null, and the field '
+        f"refuses it; SpecForge's overrides cannot set null: write `{path[-1]}: null` in the file instead"
+    )
 
 
 def _as_validation_converts(family: Any, config: dict[str, Any], path: Path, text: str) -> Any:

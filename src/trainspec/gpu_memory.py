@@ -1,0 +1,73 @@
+"""A GPU's memory as a check: the family's estimate of one rank's memory (`Family.memory`) against the
+memory of the GPUs the job runs on (`--gpu-memory 80GiB`, or `gpu-memory` in the project configuration;
+`layout.parse_size` reads both).
+
+`check` reports `gpu-memory-exceeded` when the estimate at a world size is above the budget, naming
+its largest part; `plan` drops the layouts that do not fit and ranks the rest by headroom. The engine
+knows no family's memory model: a family without one is not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .codes import GPU_MEMORY_EXCEEDED
+from .diagnostics import Diagnostic, Severity
+from .families import Family
+from .layout import MemoryEstimate
+from .result import Result
+
+RULE = GPU_MEMORY_EXCEEDED.id
+
+
+def gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def estimate(family: Family, config: Mapping[str, Any], world_size: int) -> MemoryEstimate | None:
+    """The family's estimate, or None: no memory model, a layout that does not resolve, or a hook that fails
+    (a family hook must not take the command down)."""
+    if family.memory is None:
+        return None
+    try:
+        return family.memory(config, world_size)
+    except Exception:
+        return None
+
+
+def fitting(
+    family: Family, config: Mapping[str, Any], world_size: int, budget: int | None
+) -> tuple[int, int | None] | None:
+    """(sort key: less headroom later, the estimated bytes per rank) of a candidate layout, or None when it
+    does not fit the budget. Without a budget or an estimate every layout fits, unranked by memory."""
+    if budget is None:
+        return 0, None
+    found = estimate(family, config, world_size)
+    if found is None:
+        return 0, None
+    if found.total > budget:
+        return None
+    return found.total - budget, found.total
+
+
+def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnostic]:
+    """`gpu-memory-exceeded` for each world size whose estimate is above the budget, for a config without errors."""
+    if result.family is None or result.config is None or any(d.is_error for d in result.diagnostics):
+        return []
+    sizes = list(sizes)
+    out = []
+    for size in sizes:
+        found = estimate(result.family, result.config, size)
+        if found is None or found.total <= budget:
+            continue
+        largest = found.largest
+        at = f"at world size {size}: " if len(sizes) > 1 else ""
+        message = (
+            f"{at}the estimated memory per rank, {gib(found.total)}, exceeds --gpu-memory {gib(budget)}; the largest "
+            f"part is {largest.name} ({gib(int(largest.value or 0))}: {largest.how}). The estimate assumes "
+            f"{found.assumptions}; "
+            f"`trainspec show --world-size {size}` lists every part"
+        )
+        out.append(Diagnostic(result.file, None, None, (), RULE, Severity.ERROR, message, world_size=size))
+    return out
