@@ -47,11 +47,14 @@ def cp_not_wired(cp: int, dp_replicate: int, dp_shard: int, tp: int, pp: int, ep
             f"device mesh has no cp dimension), so the mesh covers only 1/{cp} of the ranks and the job fails when "
             "it builds the mesh; set distributed.cp = 1",
             at=("distributed", "cp"),
+            related=tuple(("distributed", name) for name, value in others.items() if value > 1),
         )
 
 
 @rule("cp-becomes-data-parallel", "warning", "distributed.cp", *_OTHER_DEGREES, at_launch=True)
-def cp_becomes_data_parallel(cp: int, dp_replicate: int, dp_shard: int, tp: int, pp: int, ep: int) -> Iterator[str]:
+def cp_becomes_data_parallel(
+    cp: int, dp_replicate: int, dp_shard: int, tp: int, pp: int, ep: int
+) -> Iterator[Violation]:
     """With context parallelism as the only degree, KempnerForge runs plain FSDP data parallelism, or fails.
 
     No cp dimension survives in the mesh: at world size = cp the flat fallback shards over every rank
@@ -60,9 +63,10 @@ def cp_becomes_data_parallel(cp: int, dp_replicate: int, dp_shard: int, tp: int,
     """
     if cp > 1 and dp_shard in (-1, 1) and max(dp_replicate, tp, pp, ep) == 1:
         larger = "; at a larger world size dp_shard = -1 resolves above 1 and the mesh fails" if dp_shard == -1 else ""
-        yield (
+        yield Violation(
             f"distributed.cp = {cp} is not wired in KempnerForge: at world size {cp} it runs as plain data "
-            f"parallelism (sequences are not split){larger}; set distributed.cp = 1"
+            f"parallelism (sequences are not split){larger}; set distributed.cp = 1",
+            related=(("distributed", "dp_shard"),) if larger else (),
         )
 
 
@@ -95,12 +99,13 @@ def pp_schedule_interleaved(schedule: str, pp: int) -> Iterator[str]:
     "distributed.pp_schedule",
     at_launch=True,
 )
-def pp_1f1b_microbatches(accum: int, pp: int, schedule: str) -> Iterator[str]:
+def pp_1f1b_microbatches(accum: int, pp: int, schedule: str) -> Iterator[Violation]:
     """The 1F1B schedule needs at least as many micro-batches as stages; they are train.grad_accum_steps."""
     if pp > 1 and schedule == "1f1b" and accum < pp:
-        yield (
+        yield Violation(
             f"train.grad_accum_steps = {accum} gives {accum} micro-batch(es) for distributed.pp = {pp} stages: "
-            f'the 1F1B schedule needs at least {pp}; raise train.grad_accum_steps or use "gpipe"'
+            f'the 1F1B schedule needs at least {pp}; raise train.grad_accum_steps or use "gpipe"',
+            related=(("train", "grad_accum_steps"), ("distributed", "pp")),
         )
 
 
@@ -141,6 +146,7 @@ def hf_encoder_needs_path(kind: str | None, path: str, vlm: Any) -> Iterator[Vio
             f'vision_encoder.type = "{kind}" loads a Hugging Face model, but vision_encoder.path is empty; '
             'set it (for example "google/siglip2-base-patch16-224")',
             at=("vision_encoder", "path"),
+            related=(("vision_encoder", "type"),),
         )
 
 
@@ -170,7 +176,7 @@ def random_encoder_budget(
     frames: int | None,
     max_text_len: int | None,
     arch: str | None,
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """With `vision_encoder.num_tokens = 0` the random encoder gives 16 tokens, and the model must hold them.
 
     The config-time budget rules skip a token count of 0 (the encoder decides it); KempnerForge checks the
@@ -183,11 +189,12 @@ def random_encoder_budget(
         return  # a pool window that does not divide the 4×4 grid: the adapter fails first
     visual = (frames or 1) * per_frame
     if max_seq_len < visual + max_text_len:
-        yield (
+        yield Violation(
             f"model.max_seq_len = {max_seq_len} is too small for this VLM: the random encoder gives "
             f"{RANDOM_ENCODER_TOKENS} tokens (vision_encoder.num_tokens = 0), {visual} visual tokens in the residual "
             f"stream + vlm.max_text_len = {max_text_len} = {visual + max_text_len}; KempnerForge raises when it "
-            "builds the model"
+            "builds the model",
+            related=(("model", "max_seq_len"), ("vision_encoder", "num_tokens"), ("vlm", "max_text_len")),
         )
 
 
@@ -208,6 +215,7 @@ def freeze_module_alias(freeze: Any, schedule: Any, patterns: Any) -> Iterator[V
                 "freezes by it when it builds the model, then raises after the first step; add it to "
                 "vlm.module_patterns or use an alias",
                 at=at,
+                related=(where[:2], ("vlm", "module_patterns")),
             )
 
 
@@ -232,7 +240,7 @@ def _specs(freeze: Any, schedule: Any) -> Iterator[tuple[Path, dict[str, Any]]]:
     "model.ffn_dim_multiplier",
     at_launch=True,
 )
-def fp8_dims(precision: str, dim: int, vocab: int, ffn: int | None, multiplier: float) -> Iterator[str]:
+def fp8_dims(precision: str, dim: int, vocab: int, ffn: int | None, multiplier: float) -> Iterator[Violation]:
     """FP8 matmuls need every dimension divisible by 16; KempnerForge converts the output head and every
     other Linear without checking.
 
@@ -246,9 +254,11 @@ def fp8_dims(precision: str, dim: int, vocab: int, ffn: int | None, multiplier: 
         widths["the FFN width"] = ffn_hidden({"dim": dim, "ffn_hidden_dim": ffn, "ffn_dim_multiplier": multiplier})
     odd = [f"{name} = {show(n)}" for name, n in widths.items() if n % 16]
     if odd:
-        yield (
+        named = [("model", key) for key, n in (("dim", dim), ("vocab_size", vocab)) if n % 16]
+        yield Violation(
             f'train.mixed_precision = "fp8" converts Linears whose dimensions must be divisible by 16, but '
-            f"{', '.join(odd)} is not; expect the first FP8 matmul to fail (pad it to a multiple of 16)"
+            f"{', '.join(odd)} is not; expect the first FP8 matmul to fail (pad it to a multiple of 16)",
+            related=(("train", "mixed_precision"), *named),
         )
 
 
@@ -268,12 +278,13 @@ def mot_ac_no_effect(mode: str, arch: str | None) -> Iterator[Violation]:
 
 
 @rule("moe-shared-experts-one", "warning", "model.moe_shared_experts", "model.num_experts", at_launch=True)
-def shared_experts_one(shared: int, num_experts: int) -> Iterator[str]:
+def shared_experts_one(shared: int, num_experts: int) -> Iterator[Violation]:
     """KempnerForge builds one shared expert whenever model.moe_shared_experts > 0, whatever the count."""
     if num_experts > 0 and shared > 1:
-        yield (
+        yield Violation(
             f"model.moe_shared_experts = {shared} builds one shared expert, not {shared} (KempnerForge builds a "
-            "single one for any count above 0); set it to 1"
+            "single one for any count above 0); set it to 1",
+            related=(),
         )
 
 
@@ -337,4 +348,5 @@ def pool_heads_divide_width(heads: int, kind: str, feature_dim: int, encoder: st
             f"{'' if feature_dim else ' = 0: the random encoder reports 768'}); attentional_pool raises when "
             "the model is built",
             at=("adapter", "pool_heads"),
+            related=(("vision_encoder", "feature_dim"),),
         )
