@@ -60,12 +60,13 @@ def test_family_page_documents_every_field_and_rule():
     tool = load_tool()
     from trainspec.catalogue import family_rules
     from trainspec.families import get_family
+    from trainspec.paths import format_path
 
     family = get_family("kempnerforge")
     page = tool.family_page(family)
     assert "| `model.dim` | integer | `4096` | >= 1 | Hidden (model) width." in page
     assert '| `vlm.cross_attention_every_n_layers` (when arch = "cross_attention") |' in page
-    for path in family.schema.paths:
+    for path in map(format_path, family.schema.paths):
         if "[0]" not in path:
             assert f"`{path}`" in page, path
     for info in family_rules(family):
@@ -76,8 +77,9 @@ def test_family_page_documents_every_field_and_rule():
 @pytest.mark.parametrize("name", ["kempnerforge", "specforge"])
 def test_every_field_of_every_family_is_documented(name):
     from trainspec.families import get_family
+    from trainspec.paths import format_path
 
     family = get_family(name)
     page = load_tool().family_page(family)
-    missing = [p for p in family.schema.paths if "[0]" not in p and f"`{p}`" not in page]
+    missing = [p for p in map(format_path, family.schema.paths) if "[0]" not in p and f"`{p}`" not in page]
     assert not missing, missing

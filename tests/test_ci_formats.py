@@ -22,7 +22,7 @@ SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\nn_head = 3\n\n[optimizer]\neps = 0.0\n"
 CLEAN = "[model]\ndim = 4096\n"
 NOTE = (
-    "world-size rules not checked (world-size-auto-shard-divisible, world-size-product): "
+    "world-size rules not checked (world-size-auto-shard-divisible, world-size-product, cp-mesh-smaller-than-world): "
     "no world size known; pass --world-size N"
 )
 
@@ -62,7 +62,7 @@ def test_github_escaping():
     assert escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
     d = Diagnostic(
-        "x.toml", None, None, "", "override-syntax", Severity.ERROR, "bad: 50%\nof it", origin="override #1 (--set a)"
+        "x.toml", None, None, (), "override-syntax", Severity.ERROR, "bad: 50%\nof it", origin="override #1 (--set a)"
     )
     assert format_command(d) == (
         "::error file=x.toml,title=trainspec [override-syntax]::override #1 (--set a): bad: 50%25%0Aof it"
@@ -95,7 +95,7 @@ job.toml: note[world-size-unknown] {NOTE}</system-out>
 
 
 def test_junit_escapes_xml():
-    d = Diagnostic("a<b>.toml", 1, 1, "", "syntax-error", Severity.ERROR, 'invalid "x" & <y>')
+    d = Diagnostic("a<b>.toml", 1, 1, (), "syntax-error", Severity.ERROR, 'invalid "x" & <y>')
     out = io.StringIO()
     get_reporter("junit")([Result("a<b>.toml", None, [d])], out)
     assert 'name="a&lt;b&gt;.toml"' in out.getvalue()
@@ -161,7 +161,7 @@ def test_sarif_help_uri_follows_the_family_docs_url(monkeypatch):
     monkeypatch.setattr(sarif, "_documentation_url", lambda: "")
     assert sarif.docs_page("kempnerforge", family) == "https://example.org/docs/reference/kempnerforge.md"
     assert sarif.docs_page("engine", family) == "https://example.org/docs/reference/engine.md"
-    d = Diagnostic("job.toml", 2, 1, "model.dim", "model-heads-divide-dim", Severity.ERROR, "m")
+    d = Diagnostic("job.toml", 2, 1, ("model", "dim"), "model-heads-divide-dim", Severity.ERROR, "m")
     log = sarif.build([Result("job.toml", family, [d])])
     assert sarif_validator().is_valid(log)
     rule = log["runs"][0]["tool"]["driver"]["rules"][0]
@@ -196,7 +196,7 @@ class Terminal(io.StringIO):
 
 
 def test_caret_sits_under_the_column_tabs_included(monkeypatch, tmp_path):
-    d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, "model.dim", "r", Severity.ERROR, "m")
+    d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, ("model", "dim"), "r", Severity.ERROR, "m")
     monkeypatch.setenv("NO_COLOR", "1")
     tty = Terminal()
     result = Result(d.file, None, [d], lines={2: "dim =\t4100"})
@@ -211,7 +211,7 @@ def test_caret_sits_under_the_column_tabs_included(monkeypatch, tmp_path):
 
 
 def test_no_color_keeps_excerpts_without_colour(monkeypatch, tmp_path):
-    d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, "model.dim", "r", Severity.ERROR, "m")
+    d = Diagnostic(str(tmp_path / "c.toml"), 2, 7, ("model", "dim"), "r", Severity.ERROR, "m")
     monkeypatch.setenv("NO_COLOR", "1")
     tty = Terminal()
     get_reporter("text")([Result(d.file, None, [d], lines={2: "dim = 4100"})], tty)

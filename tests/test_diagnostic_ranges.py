@@ -13,7 +13,7 @@ from trainspec.result import Result
 from trainspec.rules import passing_divisors, rule
 from trainspec.runner import Options, check_file
 from trainspec.suppressions import apply
-from trainspec.validation import closest
+from trainspec.wording import closest
 
 
 def _errors(path, **kwargs):
@@ -92,8 +92,8 @@ def test_an_optional_path_must_be_one_of_the_rules_paths():
 
 
 def test_a_suppression_on_a_related_line_suppresses_the_diagnostic():
-    d = Diagnostic("job.toml", 7, 1, "distributed.tp", "tp-divides-heads", Severity.ERROR, "m")
-    d = Diagnostic(**{**d.__dict__, "related": (Related("model.n_heads", 3, 1),)})
+    d = Diagnostic("job.toml", 7, 1, ("distributed", "tp"), "tp-divides-heads", Severity.ERROR, "m")
+    d = Diagnostic(**{**d.__dict__, "related": (Related(("model", "n_heads"), 3, 1),)})
     text = "\n\nn_heads = 40  # trainspec: ignore[tp-divides-heads]\n\n\n\ntp = 3\n"
     assert apply([d], text, "job.toml", known=lambda i: True, checked=lambda i: True) == []
 
@@ -167,11 +167,11 @@ def test_text_shows_every_place_with_gaps_and_a_multi_line_range_to_its_line_end
         "c.toml",
         5,
         7,
-        "x",
+        ("x",),
         "r",
         Severity.ERROR,
         "m",
-        related=(Related("y", 1, 1, 1, 6, "y = 1"),),
+        related=(Related(("y",), 1, 1, 1, 6, "y = 1"),),
         end_line=6,
         end_column=3,
     )

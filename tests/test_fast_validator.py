@@ -28,7 +28,8 @@ from trainspec.fast_validation import COMPILE_AFTER, fast_validator, is_plain, w
 from trainspec.readers import parse
 from trainspec.readers.toml import _loads
 from trainspec.schema import Schema
-from trainspec.validation import Where, build_validator, findings
+from trainspec.schema_walk import Where, build_validator
+from trainspec.validation import findings
 
 CORPUS = Path(__file__).parent / "corpus"
 FAMILIES = sorted(every_version().values(), key=lambda f: f.id)

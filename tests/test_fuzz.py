@@ -39,6 +39,7 @@ from trainspec.api import check_path
 from trainspec.escaping import terminal
 from trainspec.families import get_family
 from trainspec.overrides import Override
+from trainspec.paths import format_path
 from trainspec.reporters.github import format_command
 from trainspec.reporters.junit import report as junit_report
 from trainspec.result import Result
@@ -364,7 +365,7 @@ def test_random_overrides_end_in_diagnostics(tmp_path):
         (".yaml", YAML_FILES[0].read_text(), "specforge"),
         (".yaml", (CORPUS / "specforge" / "qwen3-8b-dflash-disaggregated.yaml").read_text(), "specforge"),
     ]
-    known = {family: get_family(family).schema.paths for _, _, family in kinds}
+    known = {family: [format_path(p) for p in get_family(family).schema.paths] for _, _, family in kinds}
     failures = []
     for i in range(CASES):
         rng = random.Random(f"{SEED}-override-{i}")

@@ -16,7 +16,9 @@ from trainspec.cli import main
 from trainspec.document import Document
 from trainspec.overrides import Override, apply_overrides
 from trainspec.schema import Schema
-from trainspec.validation import build_validator, findings, show
+from trainspec.schema_walk import build_validator
+from trainspec.validation import findings
+from trainspec.wording import show
 
 from .conftest import ROOT
 

@@ -374,3 +374,13 @@ def test_device_checks_need_no_torch(precision, device, rules):
     found = device_checks({"train": {"mixed_precision": precision}}, device)
     assert [d.rule for d in found] == rules
     assert all(d.config_path == "train.mixed_precision" and d.is_error for d in found)
+
+
+def test_a_finding_shows_the_keys_its_rule_declares_not_words_its_message_happens_to_use():
+    """ "is not a registered name" is about model.model_type; the written optimizer.name is no related place."""
+    from trainspec.pipeline import check_path
+
+    text = '[model]\nmodel_type = "llama"\n\n[optimizer]\nname = "adamw"\n'
+    found = check_path("job.toml", text=text, family="kempnerforge").diagnostics
+    (unknown,) = [d for d in found if d.rule == "registry-name-known"]
+    assert unknown.path == ("model", "model_type") and unknown.related == ()

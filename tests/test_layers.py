@@ -46,6 +46,8 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
     (("layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
     (("pipeline.py", "checker.py"), "one file > one document"),
+    (("rule_engine.py",), "a family's rules on a resolved config"),
+    (("placement.py",), "where a diagnostic points, and the keys beside it"),
     (("reporters/",), "format Results; never produce them"),
     (("catalogue.py", "schema_diff.py"), "every id with its documentation and example; what changes between versions"),
     (
@@ -67,6 +69,7 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
             "detect.py",
             "overrides.py",
             "validation.py",
+            "schema_walk.py",
             "fast_validation.py",
             "schema.py",
             "fields.py",
@@ -99,10 +102,13 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
         "the types every stage shares, and small helpers",
     ),
     (
-        ("diagnostics.py", "paths.py", "formats.py", "examples.py", "layout.py", "device.py", "world_sizes.py"),
-        "plain data (their text escaped by the floor below)",
+        ("diagnostics.py", "formats.py", "examples.py", "layout.py", "device.py", "world_sizes.py", "wording.py"),
+        "plain data, keyed by config paths; values in words (their text escaped by the floor below)",
     ),
-    (("escaping.py",), "text made safe for each output medium, importing nothing of trainspec"),
+    (
+        ("paths.py", "escaping.py"),
+        "config paths as tuples, and text made safe for each output medium; importing nothing of trainspec",
+    ),
 )
 """The floors, top first: (the files on the floor, relative to src/trainspec, what they are). A name ending
 in `/` stands for everything in that folder; `*` matches any name."""
@@ -120,12 +126,13 @@ FAMILY_API = (
     "document.py",
     "schema.py",
     "validation.py",
+    "wording.py",
     "overrides.py",
     "dialect.py",
     "resources.py",
 )
 """What a family may import of the engine: the `Family` and `Notice` it declares, the rule API, examples,
-layouts and devices, the values it reads (diagnostics, paths, documents, schema lookups, `show`),
+layouts and devices, the values it reads (diagnostics, paths, documents, schema lookups, values in words),
 override handling and the loader's conversions, and where its schema files are. Also its own modules and
 its own generated models (`generated/<name>.py`, `generated/<name>_<version>.py`)."""
 
@@ -346,7 +353,8 @@ def test_a_module_imported_from_its_package_is_an_edge_to_the_module():
         ("trainspec.runner", "trainspec.cli", "a higher floor (argument parsing"),
         ("trainspec.runner", "trainspec.planner", "a higher floor (plan, show, sweep"),
         ("trainspec.reporters.text", "trainspec.pipeline", "a higher floor (one file > one document)"),
-        ("trainspec.escaping", "trainspec.paths", "its floor is text made safe"),
+        ("trainspec.paths", "trainspec.formats", "its floor is config paths"),
+        ("trainspec.escaping", "trainspec.paths", "its floor is config paths as tuples"),
         ("trainspec.families.specforge.layout", "trainspec.families.kempnerforge.layout", "imports no other family"),
         ("trainspec.checker", "trainspec.families.kempnerforge", "the engine imports no family"),
         ("trainspec.families.kempnerforge.rules", "trainspec.checker", "outside the family API"),
@@ -371,3 +379,8 @@ def test_a_module_on_two_floors_is_caught(monkeypatch):
 
 if __name__ == "__main__":
     print(drawing())
+
+
+def test_the_architecture_page_draws_the_layers_as_they_are():
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert f"```\n{drawing()}\n```" in page, "docs/architecture.md: paste the output of `python tests/test_layers.py`"

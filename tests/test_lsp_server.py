@@ -357,3 +357,38 @@ def test_without_pygls_the_command_says_how_to_install_it():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 2 and out.stdout == ""  # stdout belongs to the protocol
     assert "pip install 'trainspec[lsp]'" in out.stderr
+
+
+def test_rules_only_still_offers_the_rename_and_move_fixes(tmp_path):
+    """The schema servers publish the unknown key; the fix for it is trainspec's to offer all the same."""
+    c = start(tmp_path, {"rulesOnly": True})
+    try:
+        uri = (tmp_path / "job.toml").as_uri()
+        source = '[train]\nseq_lenn = 2048\nlr = 3e-4\n\n[optimizer]\nname = "adamw"\n'
+        assert by_code(c.check(uri, "toml", source), "unknown-key") == []  # left to taplo
+        actions = c.code_actions(uri, rng(1, 0, 8), [])
+        rename = next(a for a in actions if a["title"] == "Rename `seq_lenn` to `seq_len`")
+        assert "diagnostics" not in rename or not rename["diagnostics"]  # about nothing this server published
+        text, _ = apply_action(c, uri, source, rename)
+        assert text.startswith("[train]\nseq_len = 2048\n")
+        titles = [a["title"] for a in c.code_actions(uri, rng(2, 0, 2), [])]
+        assert "Move `train.lr` to `optimizer.lr`" in titles
+    finally:
+        c.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("source", "code", "title", "fixed"),
+    [
+        ('[model]\nnorm_type = "rmsnrm"\n', "not-allowed-value", 'Set model.norm_type = "rmsnorm"', '= "rmsnorm"\n'),
+        ('[train]\nmax_steps = "4"\n', "wrong-type", "Set train.max_steps = 4", "max_steps = 4\n"),
+        ("[train]\nmax_steps = 0\n", "out-of-range", "Set train.max_steps = 1", "max_steps = 1\n"),
+    ],
+)
+def test_a_value_the_message_names_is_one_fix_away(client, tmp_path, source, code, title, fixed):
+    uri = (tmp_path / "job.toml").as_uri()
+    (found,) = by_code(client.check(uri, "toml", source), code)
+    fix = next(a for a in client.code_actions(uri, found["range"], [found]) if a["title"] == title)
+    assert fix["isPreferred"] is True and fix["diagnostics"][0]["code"] == code
+    text, after = apply_action(client, uri, source, fix)
+    assert fixed in text and by_code(after, code) == []

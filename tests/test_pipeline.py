@@ -296,8 +296,8 @@ def test_check_document_reports_every_stage_at_once():
 
 def test_diagnostics_read_as_one_line_wherever_they_have_no_line():
     d = Diagnostic(
-        "job.toml", None, None, "", "world-size-unknown", Severity.NOTE, "m", origin="override #1 (--set a=1)"
+        "job.toml", None, None, (), "world-size-unknown", Severity.NOTE, "m", origin="override #1 (--set a=1)"
     )
     assert d.one_line() == "job.toml: override #1 (--set a=1): note[world-size-unknown] m"
-    bare = Diagnostic("job.toml", None, None, "", "x", Severity.ERROR, "m")
+    bare = Diagnostic("job.toml", None, None, (), "x", Severity.ERROR, "m")
     assert str(ConfigError([bare])).splitlines()[1] == "job.toml: error[x] m"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from trainspec.families import get_family
+from trainspec.paths import format_path
 from trainspec.schema import Schema, SchemaError
 
 
@@ -39,7 +40,7 @@ def test_fill_defaults_does_not_touch_its_input():
 
 
 def test_path_index_knows_every_section_and_variant_key():
-    paths = set(get_family("kempnerforge").schema.paths)
+    paths = {format_path(p) for p in get_family("kempnerforge").schema.paths}
     assert {
         "model.dim",
         "data.datasets[0].weight",

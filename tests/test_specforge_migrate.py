@@ -398,7 +398,7 @@ def test_migrate_is_generic_over_families(write, capsys, monkeypatch):
                     doc.file,
                     3,
                     3,
-                    "training.lr",
+                    ("training", "lr"),
                     "legacy-key-migrated",
                     trainspec.Severity.WARNING,
                     "training.lr is now training.learning_rate",

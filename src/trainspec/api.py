@@ -160,7 +160,7 @@ def to_model(result: Result) -> BaseModel:
                     result.file,
                     None,
                     None,
-                    ".".join(str(p) for p in err["loc"]),
+                    tuple(err["loc"]),
                     MODEL_MISMATCH.id,
                     Severity.ERROR,
                     f"the typed model refused a value the schema accepts: {err['msg']}",

@@ -180,4 +180,4 @@ def _annotations(
 
 def _show(path: Path) -> str:
     """A schema location as a config path; list items show as `[]`."""
-    return format_path(path).replace("[0]", "[]")
+    return format_path(path, pattern=True)

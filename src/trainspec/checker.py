@@ -1,15 +1,13 @@
 """The pipeline for one document: migrate -> override -> normalize -> schema ->
 defaults -> rules. Every stage adds diagnostics; none stops the others, so one
-run reports every problem it can see. A family's hooks and rules are guarded:
-one that raises becomes a diagnostic, never a stopped run.
+run reports every problem it can see. A family's hooks are guarded (its rules
+too, in `rule_engine`): one that raises becomes a diagnostic, never a stopped run.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -18,11 +16,9 @@ from .codes import (
     NON_FINITE_NUMBER,
     NOT_A_MAPPING,
     OUT_OF_RANGE,
-    WORLD_SIZE_CHECKED,
     WORLD_SIZE_DERIVED,
-    WORLD_SIZE_UNKNOWN,
 )
-from .diagnostics import Diagnostic, Related, Severity
+from .diagnostics import Diagnostic, Severity
 from .dialect import adopt_loader_readings, loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
 from .document import Document
@@ -30,11 +26,12 @@ from .families import Family
 from .fast_validation import is_plain, where_invalid
 from .other_versions import Selection, note_other_versions
 from .overrides import Override, apply_overrides
-from .paths import Path, format_path, parse_path
+from .paths import Path, format_path
+from .placement import place
 from .result import Outcome, Result
-from .rules import ABSENT, Rule, Violation
-from .schema import get
-from .validation import findings, show
+from .rule_engine import disagreeing_sizes, run_rules, world_size_rules
+from .validation import findings
+from .wording import show
 
 
 def check_document(
@@ -58,7 +55,7 @@ def check_document(
     if not isinstance(doc.data, dict):
         got = "an empty document" if doc.data is None else f"a {type(doc.data).__name__}"
         message = f"a config must be a table/mapping of sections at the top level, got {got}"
-        stopped = Diagnostic(doc.file, 1, 1, "", NOT_A_MAPPING.id, Severity.ERROR, message)
+        stopped = Diagnostic(doc.file, 1, 1, (), NOT_A_MAPPING.id, Severity.ERROR, message)
         return Result.not_checked(Outcome.NOT_A_MAPPING, stopped, out, doc, family=family)
     for migration in family.migrations if migrate else ():
         found, failed = _guarded(doc, family, "migration", partial(migration, doc))
@@ -69,7 +66,7 @@ def check_document(
     for path, rule_id, severity, message in list(adopt_loader_readings(doc, family)):
         out.append(place(doc, path, rule_id, severity, message, at_key=False))
 
-    broken: list[Path] = [_path_of(d) for d in out if d.is_error and d.config_path]
+    broken: list[Path] = [d.path for d in out if d.is_error and d.path]
     plain = is_plain(doc.data)  # then no number is unusable, and the compiled validator may answer
     for path, value in () if plain else _unusable_numbers(doc.data, ()):
         broken.append(path)
@@ -99,6 +96,7 @@ def check_document(
                 finding.message,
                 at_key=finding.at_key,
                 anchor=finding.anchor,
+                suggestion=finding.suggestion,
             )
         )
     loader_conversions(doc, family, out)
@@ -123,13 +121,13 @@ def check_document(
             unused = [str(s) for s in world_sizes if s != derived[0]]
             said = f"sizes {', '.join(unused)} given are" if len(unused) > 1 else f"size {''.join(unused)} given is"
             aside = f"; the world {said} for configs that state none" if unused else ""
-            out.append(Diagnostic(doc.file, None, None, "", WORLD_SIZE_DERIVED.id, Severity.NOTE, derived[1] + aside))
+            out.append(Diagnostic(doc.file, None, None, (), WORLD_SIZE_DERIVED.id, Severity.NOTE, derived[1] + aside))
     registries = family.registries
     out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken, None, registries))
     world_rules = [r for r in family.rules if r.needs_world_size]
-    out.extend(_world_size_rules(doc, world_rules, config, broken, sizes, registries))
+    out.extend(world_size_rules(doc, world_rules, config, broken, sizes, registries))
     if others:
-        out.extend(_disagreeing_sizes(doc, world_rules, config, broken, others, registries, sizes[0]))
+        out.extend(disagreeing_sizes(doc, world_rules, config, broken, others, registries, sizes[0]))
     return Result(doc.file, family, out, config, sizes[0] if len(sizes) == 1 else None, doc)
 
 
@@ -142,7 +140,7 @@ def _guarded(doc: Document, family: Family, what: str, call: Callable[[], Any]) 
             f"the {what} of family {family.name} failed on this config ({type(exc).__name__}: {exc}); "
             "this is a bug in the family, please report it"
         )
-        return None, [Diagnostic(doc.file, None, None, "", HOOK_FAILED.id, Severity.ERROR, message)]
+        return None, [Diagnostic(doc.file, None, None, (), HOOK_FAILED.id, Severity.ERROR, message)]
 
 
 def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, str] | None:
@@ -160,275 +158,6 @@ def _states_world_size(doc: Document, family: Family, derived: tuple[int, str]) 
     return derived != _derived_world_size(family, family.schema.fill_defaults({})) or (
         _derived_world_size(family, doc.data) is not None
     )
-
-
-def _world_size_rules(
-    doc: Document,
-    rules: Sequence[Rule],
-    config: dict[str, Any],
-    broken: list[Path],
-    sizes: Sequence[int],
-    registries: Mapping[str, tuple[str, ...]],
-) -> Iterator[Diagnostic]:
-    """World-size rules at each size: plain at one size; at several, each diagnostic says its size and a
-    size where all pass gets a note. Without a size they are skipped, with a note."""
-    if not rules:
-        return
-    if not sizes:
-        skipped = ", ".join(r.id for r in rules)
-        message = f"world-size rules not checked ({skipped}): no world size known; pass --world-size N"
-        yield Diagnostic(doc.file, None, None, "", WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)
-        return
-    if len(sizes) == 1:
-        yield from run_rules(doc, rules, config, broken, sizes[0], registries)
-        return
-    for size in sizes:
-        found = [
-            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
-            for d in run_rules(doc, rules, config, broken, size, registries)
-        ]
-        yield from found or [
-            Diagnostic(
-                doc.file,
-                None,
-                None,
-                "",
-                WORLD_SIZE_CHECKED.id,
-                Severity.NOTE,
-                f"at world size {size}: every world-size rule passes",
-                world_size=size,
-            )
-        ]
-
-
-def _disagreeing_sizes(
-    doc: Document,
-    rules: Sequence[Rule],
-    config: dict[str, Any],
-    broken: list[Path],
-    sizes: Sequence[int],
-    registries: Mapping[str, tuple[str, ...]],
-    own: int,
-) -> list[Diagnostic]:
-    """Given sizes other than the one the config states for itself: each rule they break, once.
-
-    The config's own size is the one its launcher starts, so the rules ran there; a size given
-    for the file that differs is one mistake however many such sizes there are.
-    """
-    passing = {(d.rule, d.config_path) for d in run_rules(doc, rules, config, broken, own, registries)}
-    first: dict[tuple[str, str], Diagnostic] = {}
-    also: dict[tuple[str, str], list[int]] = {}
-    for size in sizes:
-        for d in run_rules(doc, rules, config, broken, size, registries):
-            key = (d.rule, d.config_path)
-            if key in passing:
-                continue
-            if key in first:
-                also[key].append(size)
-            else:
-                first[key], also[key] = replace(d, world_size=size), []
-    out = []
-    for key, d in first.items():
-        more = f" (the same at world size {', '.join(map(str, also[key]))})" if also[key] else ""
-        out.append(replace(d, message=d.message + more))
-    return out
-
-
-def run_rules(
-    doc: Document,
-    rules: Iterable[Rule],
-    config: dict[str, Any],
-    broken: list[Path],
-    world_size: int | None = None,
-    registries: Mapping[str, tuple[str, ...]] | None = None,
-) -> Iterator[Diagnostic]:
-    """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
-    seen: dict[Path, Any] = {}  # rules share paths: look each up once
-    touches = _touches_any(broken) if broken else None
-    sections = {b[0] if b else None for b in broken}
-    for rule in rules:
-        stopped: set[Path] | frozenset[Path] = frozenset()
-        if touches is not None and (
-            None in sections or None in rule.sections or not sections.isdisjoint(rule.sections)
-        ):
-            stopped = {p for p in rule.parsed_paths if touches(p)}
-            if stopped - rule.optional:
-                continue
-        if rule.raw:
-            values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
-        else:
-            values = [seen[p] if p in seen else seen.setdefault(p, get(config, p)) for p in rule.parsed_paths]
-        if stopped:
-            values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
-        try:
-            violations = rule.run(values, world_size, registries)
-        except Exception as exc:  # a rule must not take the whole report down
-            yield Diagnostic(
-                doc.file,
-                None,
-                None,
-                "",
-                rule.id,
-                Severity.ERROR,
-                f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it",
-            )
-            continue
-        if violations:
-            by_path = dict(zip(rule.parsed_paths, values, strict=True))
-            for violation in violations:
-                yield _rule_diagnostic(doc, rule, by_path, violation)
-
-
-def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:
-    """Whether a path is one of `broken`, inside one or above one (two set lookups per step, not a scan)."""
-    exact = set(broken)
-    above = {b[:n] for b in exact for n in range(len(b) + 1)}
-    return lambda path: path in above or any(path[:n] in exact for n in range(len(path)))
-
-
-def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violation: Violation) -> Diagnostic:
-    """A violation placed at its key, with the other keys it names as related locations (each labelled
-    with its value) and, for values that came from overrides, which override set them."""
-    first = _first_written(doc, rule.parsed_paths)
-    at = parse_path(violation.at) if violation.at else first
-    if violation.related is not None:
-        named = [parse_path(p) for p in violation.related]
-    else:
-        named = [p for p in rule.parsed_paths if _mentions(violation.message, p)]
-    related = tuple(
-        _related(doc, p, values.get(p, ABSENT)) for p in named if p != at and (doc.is_written(p) or doc.origin(p))
-    )
-    here = doc.origin(at)
-    overridden = [
-        f"{format_path(p)} = {show(values[p])} comes from {origin}"
-        for p in rule.parsed_paths
-        if (origin := doc.origin(p)) and origin != here and values[p] is not ABSENT and _mentions(violation.message, p)
-    ]
-    message = violation.message + (f" ({'; '.join(overridden)})" if overridden else "")
-    return place(doc, at, rule.id, rule.severity, message, related=related, fallback=first, entry=True)
-
-
-def _mentions(message: str, path: Path) -> bool:
-    """Whether `message` names `path`, in full or by its last key (`tp` in `dp_shard·tp·pp`)."""
-    last = path[-1] if path else ""
-    return format_path(path) in message or (
-        isinstance(last, str) and re.search(rf"(?<![\w.]){re.escape(last)}(?!\w)", message) is not None
-    )
-
-
-def _related(doc: Document, path: Path, value: Any) -> Related:
-    """`path` as a related location, labelled `key = value`, or with the override that set it."""
-    origin = doc.origin(path)
-    found = None if origin else doc.range_of(path, "entry")
-    key = path[-1] if path else ""
-    label = f"{key} = {show(value)}" if not isinstance(value, (dict, list)) and value is not ABSENT else str(key)
-    if origin:
-        label += f", from {origin}"
-    start, end = (found.start, found.end) if found else (None, None)
-    return Related(
-        format_path(path),
-        start.line if start else None,
-        start.column if start else None,
-        end.line if end else None,
-        end.column if end else None,
-        label,
-    )
-
-
-def _first_written(doc: Document, paths: tuple[Path, ...]) -> Path:
-    """The first of a rule's paths the user wrote (or overrode); else its first path."""
-    for path in paths:
-        if doc.is_written(path) or doc.origin_within(path):
-            return path
-    return paths[0]
-
-
-def _path_of(diagnostic: Diagnostic) -> Path:
-    try:
-        return parse_path(diagnostic.config_path)
-    except ValueError:
-        return ()
-
-
-def _written(source: Any, part: str | int) -> Any:
-    if isinstance(source, dict):
-        return source.get(part, ABSENT)
-    if isinstance(source, list) and isinstance(part, int) and part < len(source):
-        return source[part]
-    return ABSENT
-
-
-def _value(source: Any, path: Path, raw: bool) -> Any:
-    if raw:
-        for part in path:
-            source = _written(source, part)
-            if source is ABSENT:
-                break
-        return source
-    return get(source, path)
-
-
-def place(
-    doc: Document,
-    path: Path,
-    rule: str,
-    severity: Severity,
-    message: str,
-    *,
-    at_key: bool = True,
-    related: tuple[Related, ...] = (),
-    anchor: Path | None = None,
-    fallback: Path | None = None,
-    entry: bool = False,
-) -> Diagnostic:
-    """A diagnostic about `path`, placed where the user can see the cause.
-
-    In order: the override `path` came from; `path` itself; `anchor` (for a
-    missing key, the key whose value requires it); the nearest written
-    ancestor of `path`; `fallback` (another key the rule read); where a new
-    top-level entry goes (`where_to_add`).
-    The range covers the key (`at_key`), the value, or with `entry` both.
-    """
-    part = "entry" if entry else "key" if at_key else "value"
-    origin = doc.origin(path)
-    pos = None
-    if origin is None and not doc.is_written(path):
-        for other in (anchor, None, fallback):
-            if other is None:  # the nearest written ancestor
-                pos = doc.range_of(path, part)
-            elif doc.is_written(other) or doc.origin_within(other):
-                origin = doc.origin_within(other)
-                pos = None if origin else doc.range_of(other, part)
-            if origin or pos:
-                break
-    elif origin is None:
-        pos = doc.range_of(path, part)
-    line, column = (pos.start.line, pos.start.column) if pos else (None, None) if origin else where_to_add(doc)
-    end = pos.end if pos else None
-    return Diagnostic(
-        doc.file,
-        line,
-        column,
-        format_path(path) if path else "",
-        rule,
-        severity,
-        message,
-        origin=origin,
-        related=related,
-        end_line=end.line if end else None,
-        end_column=end.column if end else None,
-    )
-
-
-def where_to_add(doc: Document) -> tuple[int, int]:
-    """Where a key none of whose sections the file has would be written: just after the file's last
-    line of content (TOML, YAML), or at the closing brace of a JSON object; line 1 of an empty file."""
-    lines = doc.text.splitlines()
-    last = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), 0)
-    if not last:
-        return 1, 1
-    text = lines[last - 1].rstrip()
-    return last, (len(text) if doc.format == "json" and text.endswith("}") else len(text) + 1)
 
 
 def _set(data: Any, path: Path, value: Any) -> None:

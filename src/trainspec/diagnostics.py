@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from .escaping import terminal
+from .paths import Path, format_path, parse_path
 
 
 class Severity(enum.StrEnum):
@@ -21,6 +23,34 @@ class Severity(enum.StrEnum):
     NOTE = "note"
 
 
+class Move(NamedTuple):
+    """The key a diagnostic is about belongs at `to` (a rename when only its last key differs)."""
+
+    to: Path
+
+
+class SetValue(NamedTuple):
+    """The value at `path` should be `value`: the allowed value a typo meant, the number a quoted number
+    holds, the nearest value within a bound."""
+
+    path: Path
+    value: Any
+
+
+Suggestion = Move | SetValue
+"""What a message proposes, as data: an editor offers it as a fix without reading the English."""
+
+
+def shown_path(path: Path) -> str:
+    """A diagnostic's path as reports print it: the dotted path, or nothing for the whole document."""
+    return format_path(path) if path else ""
+
+
+def read_shown_path(text: str) -> Path:
+    """A path as `shown_path` printed it (a report read back, e.g. another rank's)."""
+    return parse_path(text) if text else ()
+
+
 @dataclass(frozen=True)
 class Related:
     """Another place a diagnostic involves (e.g. the second key of a rule).
@@ -29,12 +59,17 @@ class Related:
     beside the place. The end is exclusive, as in `Diagnostic`.
     """
 
-    config_path: str
+    path: Path
     line: int | None
     column: int | None
     end_line: int | None = None
     end_column: int | None = None
     label: str = ""
+
+    @property
+    def config_path(self) -> str:
+        """The path as text, as every report prints it."""
+        return shown_path(self.path)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -57,12 +92,14 @@ class Diagnostic:
     range the diagnostic covers (the key or value it is about), exclusive: the
     position just after its last character. `world_size` is set when a check
     ran at several world sizes and this diagnostic holds at one of them.
+    `path` is the config path it is about (empty: the whole document);
+    `suggestion` is the change its message proposes, if any.
     """
 
     file: str
     line: int | None
     column: int | None
-    config_path: str
+    path: Path
     rule: str
     severity: Severity
     message: str
@@ -71,6 +108,12 @@ class Diagnostic:
     world_size: int | None = None
     end_line: int | None = None
     end_column: int | None = None
+    suggestion: Suggestion | None = field(default=None, compare=False)  # what the message says, as data
+
+    @property
+    def config_path(self) -> str:
+        """The path as text, as every report prints it."""
+        return shown_path(self.path)
 
     @property
     def is_error(self) -> bool:

@@ -36,9 +36,9 @@ from .codes import NON_FINITE_NUMBER, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REF
 from .diagnostics import Diagnostic, Severity
 from .document import Document, Unreadable
 from .families import Family
-from .paths import Path, format_path, parse_path
+from .paths import Path, format_path
 from .schema import get, json_type
-from .validation import show
+from .wording import show
 
 _PYTHON_TYPES: dict[str, Any] = {
     "string": str,
@@ -58,7 +58,7 @@ def loader_readings(
     a scalar get the loader's reading added to their message."""
     if family.loader_yaml != "1.1" or not doc.yaml_1_1:
         return
-    errors = {d.config_path: i for i, d in enumerate(found) if d.is_error}
+    errors = {d.path: i for i, d in enumerate(found) if d.is_error}
     for path, older in doc.yaml_1_1.items():
         node = family.schema.node_at(path, doc.data)
         if node is None:
@@ -66,9 +66,9 @@ def loader_readings(
         where = format_path(path)
         written = get(doc.data, path)
         accepted, converted = _loader_value(family, node, older, doc.data, path)
-        if where in errors:
+        if path in errors:
             if accepted:
-                i = errors[where]
+                i = errors[path]
                 found[i] = replace(
                     found[i], message=f"{found[i].message} ({family.name}'s loader reads it as {_loader(older)})"
                 )
@@ -173,14 +173,9 @@ def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -
     if family.loader_conversion is None and family.loader_yaml == "1.2":
         return  # a family that states nothing about its loader
     for i, d in enumerate(found):
-        if d.rule not in (WRONG_TYPE.id, NON_FINITE_NUMBER.id) or not d.config_path:
-            continue
-        try:
-            path = parse_path(d.config_path)
-        except ValueError:
-            continue
-        if path in doc.yaml_1_1:
-            continue  # `loader_readings` says what the loader reads there
+        path = d.path
+        if d.rule not in (WRONG_TYPE.id, NON_FINITE_NUMBER.id) or not path or path in doc.yaml_1_1:
+            continue  # where YAML 1.1 reads another value, `loader_readings` says what the loader reads
         node = family.schema.node_at(path, doc.data)
         value = get(doc.data, path)
         if node is None:

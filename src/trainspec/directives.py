@@ -76,4 +76,4 @@ def _invalid(file: str, line: int, column: int, why: str) -> Diagnostic:
         f"file directive: {why}; write `# trainspec: world-size=8,16 family=NAME[@VERSION]` "
         "(either setting alone is fine) on a line of its own"
     )
-    return Diagnostic(file, line, column, "", INVALID_DIRECTIVE.id, Severity.ERROR, message)
+    return Diagnostic(file, line, column, (), INVALID_DIRECTIVE.id, Severity.ERROR, message)

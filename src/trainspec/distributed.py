@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .api import check_config, check_path, family_of_model, to_model
 from .codes import CONFIG_DIFFERS_ACROSS_RANKS, DEVICE_COUNT_PER_NODE, VERIFY_FAILED
 from .device import Device
-from .diagnostics import Diagnostic, Related, Severity
+from .diagnostics import Diagnostic, Related, Severity, read_shown_path
 from .errors import ConfigError, TrainspecError
 from .families import Family, get_family
 from .paths import Path, format_path
@@ -140,7 +140,7 @@ def device_diagnostics(
                 "per device"
             )
             rule = DEVICE_COUNT_PER_NODE.id
-            out.append(Diagnostic(source, None, None, "", rule, Severity.ERROR, message, origin=f"device {dev}"))
+            out.append(Diagnostic(source, None, None, (), rule, Severity.ERROR, message, origin=f"device {dev}"))
     return out
 
 
@@ -273,7 +273,7 @@ def _check_locally(
         return (
             None,
             source,
-            [Diagnostic(source, None, None, "", VERIFY_FAILED.id, Severity.ERROR, f"{type(exc).__name__}: {exc}")],
+            [Diagnostic(source, None, None, (), VERIFY_FAILED.id, Severity.ERROR, f"{type(exc).__name__}: {exc}")],
         )
     return model, source, errors
 
@@ -401,7 +401,7 @@ def _differences(loaded: list[tuple[int, str, Any]]) -> Iterator[Diagnostic]:
             ref_source,
             None,
             None,
-            format_path(diffs[0][0]),
+            diffs[0][0],
             CONFIG_DIFFERS_ACROSS_RANKS.id,
             Severity.ERROR,
             f"{_ranks(others)} loaded a different config than rank {ref_rank}{read}: {len(diffs)} value(s) differ: "
@@ -433,12 +433,12 @@ def _ranks(ranks: Iterable[int]) -> str:
 
 
 def _diagnostic(d: Mapping[str, Any], prefix: str) -> Diagnostic:
-    related = tuple(Related(r["config_path"], r["line"], r["column"]) for r in d["related"])
+    related = tuple(Related(read_shown_path(r["config_path"]), r["line"], r["column"]) for r in d["related"])
     return Diagnostic(
         d["file"],
         d["line"],
         d["column"],
-        d["config_path"],
+        read_shown_path(d["config_path"]),
         d["rule"],
         Severity(d["severity"]),
         prefix + d["message"],

@@ -24,7 +24,7 @@ from typing import Any
 
 from .paths import Path
 from .schema import Schema
-from .validation import Where, _python_pattern
+from .schema_walk import Where, python_pattern
 
 _STRICT_INTEGER = "trainspec-strict-integer"
 _PATTERN = "trainspec-pattern"
@@ -103,10 +103,10 @@ class _StrictInteger:
 
 
 class _Pattern:
-    """`pattern` through Python's `re`, with `$` the end of the text (see `validation._python_pattern`)."""
+    """`pattern` through Python's `re`, with `$` the end of the text (see `schema_walk.python_pattern`)."""
 
     def __init__(self, parent_schema: dict[str, Any], value: str, schema_path: list[str | int]) -> None:
-        self.search = re.compile(_python_pattern(value)).search
+        self.search = re.compile(python_pattern(value)).search
 
     def validate(self, instance: Any) -> None:
         if isinstance(instance, str) and not self.search(instance):

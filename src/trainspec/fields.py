@@ -10,7 +10,11 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .paths import Path, format_path
 from .schema import Node, Schema
+
+MAP_KEY = "<name>"
+"""The step standing for any key of a map whose values are tables (`data.anneal_weights.<name>`)."""
 
 BOUNDS = (
     ("minimum", ">="),
@@ -38,10 +42,10 @@ class Field:
 
 def fields(schema: Schema) -> list[Field]:
     """Every field, in schema order, nested ones after their section."""
-    return list(_walk(schema, schema.root, "", "", 0))
+    return list(_walk(schema, schema.root, (), "", 0))
 
 
-def _walk(schema: Schema, node: Node, path: str, variant: str, depth: int) -> Iterator[Field]:
+def _walk(schema: Schema, node: Node, path: Path, variant: str, depth: int) -> Iterator[Field]:
     if depth > 12:
         return
     node = schema.deref(node)
@@ -50,7 +54,7 @@ def _walk(schema: Schema, node: Node, path: str, variant: str, depth: int) -> It
         for name, spec in sub.get("properties", {}).items():
             props.setdefault(name, spec)
     for name, spec in props.items():
-        here = f"{path}.{name}" if path else name
+        here = (*path, name)
         yield _field(schema, spec, here, variant)
         yield from _children(schema, spec, here, variant, depth)
     disc = node.get("discriminator")
@@ -62,7 +66,7 @@ def _walk(schema: Schema, node: Node, path: str, variant: str, depth: int) -> It
                 yield from _walk(schema, member, path, f"{prop} = {json.dumps(value)}", depth + 1)
 
 
-def _children(schema: Schema, spec: Node, path: str, variant: str, depth: int) -> Iterator[Field]:
+def _children(schema: Schema, spec: Node, path: Path, variant: str, depth: int) -> Iterator[Field]:
     target = schema.deref(spec)
     if "properties" in target or "discriminator" in target or "allOf" in target:
         yield from _walk(schema, target, path, variant, depth + 1)
@@ -72,13 +76,13 @@ def _children(schema: Schema, spec: Node, path: str, variant: str, depth: int) -
                 yield from _walk(schema, schema.deref(member), path, variant, depth + 1)
     items = target.get("items")
     if isinstance(items, dict) and "properties" in schema.deref(items):
-        yield from _walk(schema, items, path + "[]", variant, depth + 1)
+        yield from _walk(schema, items, (*path, 0), variant, depth + 1)
     extra = target.get("additionalProperties")
     if isinstance(extra, dict) and "properties" in schema.deref(extra):
-        yield from _walk(schema, extra, path + ".<name>", variant, depth + 1)
+        yield from _walk(schema, extra, (*path, MAP_KEY), variant, depth + 1)
 
 
-def _field(schema: Schema, spec: Node, path: str, variant: str) -> Field:
+def _field(schema: Schema, spec: Node, path: Path, variant: str) -> Field:
     node = schema.deref(spec)
     types = sorted(schema.types(spec)) or ["any"]
     default = next((json.dumps(s["default"]) for s in schema.branches(spec) if "default" in s), "")
@@ -92,4 +96,4 @@ def _field(schema: Schema, spec: Node, path: str, variant: str) -> Field:
     if node.get("uniqueItems"):
         bounds.append("no repeated items")
     description = str(spec.get("description") or node.get("description", ""))
-    return Field(path, variant, " or ".join(types), default, "; ".join(bounds), description)
+    return Field(format_path(path, pattern=True), variant, " or ".join(types), default, "; ".join(bounds), description)

@@ -60,7 +60,7 @@ def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnost
     sizes = list(sizes)
     if not sizes and result.family.memory is not None:
         message = "--gpu-memory not checked: the memory per rank depends on the world size; pass --world-size N"
-        return [Diagnostic(result.file, None, None, "", WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)]
+        return [Diagnostic(result.file, None, None, (), WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)]
     out = []
     for size in sizes:
         try:
@@ -71,7 +71,7 @@ def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnost
                 f"({type(exc).__name__}: {exc}), so --gpu-memory was not checked; this is a bug in the family, "
                 "please report it"
             )
-            out.append(Diagnostic(result.file, None, None, "", HOOK_FAILED.id, Severity.ERROR, message))
+            out.append(Diagnostic(result.file, None, None, (), HOOK_FAILED.id, Severity.ERROR, message))
             continue
         if found is None or found.total <= budget:
             continue
@@ -83,5 +83,5 @@ def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnost
             f"{found.assumptions}; "
             f"`trainspec show --world-size {size}` lists every part"
         )
-        out.append(Diagnostic(result.file, None, None, "", RULE, Severity.ERROR, message, world_size=size))
+        out.append(Diagnostic(result.file, None, None, (), RULE, Severity.ERROR, message, world_size=size))
     return out

@@ -139,7 +139,7 @@ def _nothing_found(arg: str, extensions: frozenset[str]) -> Result:
     where = "in this directory" if os.path.isdir(arg) else "match this pattern"
     message = f"no config files ({', '.join(sorted(extensions))}) {where}"
     return Result.not_checked(
-        Outcome.UNREADABLE, Diagnostic(arg, None, None, "", FILE_NOT_FOUND.id, Severity.ERROR, message)
+        Outcome.UNREADABLE, Diagnostic(arg, None, None, (), FILE_NOT_FOUND.id, Severity.ERROR, message)
     )
 
 
@@ -147,7 +147,7 @@ def _unlisted(problem: tuple[str, str]) -> Result:
     """A folder a walk or glob could not list: the files in it were not checked, which a clean run must not hide."""
     folder, reason = problem
     message = f"cannot list this directory ({reason}); the config files in it, if any, were not checked"
-    unlisted = Diagnostic(folder, None, None, "", FILE_NOT_READABLE.id, Severity.ERROR, message)
+    unlisted = Diagnostic(folder, None, None, (), FILE_NOT_READABLE.id, Severity.ERROR, message)
     return Result.not_checked(Outcome.UNREADABLE, unlisted)
 
 

@@ -53,14 +53,14 @@ def for_installed(family: Family, file: str) -> tuple[Family, Diagnostic | None]
     pin = f"pin another with --family {family.name}@VERSION or in the project configuration"
     if match is not None:
         message = f"checked as {match.id}, the release of `{family.distribution}` installed here ({release}); {pin}"
-        return match, Diagnostic(file, None, None, "", INSTALLED_RELEASE.id, Severity.NOTE, message)
+        return match, Diagnostic(file, None, None, (), INSTALLED_RELEASE.id, Severity.NOTE, message)
     nearest = ", ".join(v.id for v in nearest_releases(release, versions)) or ", ".join(v.id for v in versions)
     message = (
         f"`{family.distribution}` {release} is installed here, a release no version of {family.name} follows; "
         f"checked as {family.id}, the newest; the nearest known: {nearest} (select one with --family, or pin it "
         "in the project configuration)"
     )
-    return family, Diagnostic(file, None, None, "", INSTALLED_RELEASE_UNKNOWN.id, Severity.WARNING, message)
+    return family, Diagnostic(file, None, None, (), INSTALLED_RELEASE_UNKNOWN.id, Severity.WARNING, message)
 
 
 def nearest_releases(release: str, versions: list[Family]) -> list[Family]:

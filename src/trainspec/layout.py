@@ -14,8 +14,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
+
+from .paths import Path, parse_path
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,11 @@ class LayoutSpace:
     heuristic: str
     auto: Mapping[str, Any] = field(default_factory=dict)
     per_node: str | None = None
+
+    @cached_property
+    def parsed_paths(self) -> tuple[Path, ...]:
+        """`paths` as tuples: a family declares them as text, read once."""
+        return tuple(parse_path(p) for p in self.paths)
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .checker import run_rules
 from .diagnostics import Diagnostic
 from .errors import TrainspecError
 from .families import Family
 from .layout import LayoutSpace
 from .limits import LAYOUT_WORLD_SIZE, LAYOUTS
-from .paths import Path, format_path, is_prefix, parse_path
+from .paths import Path, format_path, is_prefix
 from .result import Result
+from .rule_engine import run_rules
 from .rules import Rule
 from .schema import get
-from .validation import show
+from .wording import show
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ Judged = tuple[tuple[Rule, tuple[int, ...]], ...]
 def layout_rules(family: Family, space: LayoutSpace) -> tuple[tuple[Path, ...], Judged]:
     """(the layout paths, each rule a candidate layout is judged by with the indexes of the layout paths
     it reads): the same for every file of a family, so worked out once."""
-    paths = tuple(parse_path(p) for p in space.paths)
+    paths = space.parsed_paths
     rules = [r for r in family.rules if r.needs_world_size or reads_any(r, paths)]
     return paths, tuple((r, tuple(i for i, p in enumerate(paths) if reads_any(r, (p,)))) for r in rules)
 
@@ -200,13 +200,9 @@ def _reads(reads: tuple[Path, ...], path: Path) -> bool:
 def _under(diagnostic: Diagnostic, paths: tuple[Path, ...]) -> bool:
     """A diagnostic about a layout path (a schema error there): a layout sets that value anew.
     Not one about a value an override gave (`--set distributed.tp=abc`): that is the command's error."""
-    if not diagnostic.config_path or diagnostic.origin:
+    if not diagnostic.path or diagnostic.origin:
         return False
-    try:
-        where = parse_path(diagnostic.config_path)
-    except ValueError:
-        return False
-    return any(is_prefix(p, where) for p in paths)
+    return any(is_prefix(p, diagnostic.path) for p in paths)
 
 
 def copied_along(config: dict[str, Any], paths: tuple[Path, ...]) -> dict[str, Any]:

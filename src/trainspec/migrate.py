@@ -28,7 +28,7 @@ from .document import Document
 from .errors import TrainspecError
 from .families import Family, all_families, get_family
 from .formats import format_of
-from .paths import parse_path
+from .paths import format_path
 from .readers import parse, read_text
 from .safe_write import line_ending
 
@@ -82,8 +82,8 @@ def migrate(file: str, family_name: str | None = None, text: str | None = None) 
             raise MigrateError(f"{file}: cannot read for rewriting: {exc}") from exc
     if yaml is not None:
         plain = parse(file, text)  # the migrations on plain data say which keys they move
-        moved = {d.config_path for migration in family.migrations for d in migration(plain)}
-        shared = sorted(p for p in moved if merged(doc.data, parse_path(p)))
+        moved = {d.path for migration in family.migrations for d in migration(plain) if d.path}
+        shared = sorted(format_path(p) for p in moved if merged(doc.data, p))
         if shared:
             note = (
                 f"not migrated: {', '.join(f'`{p}`' for p in shared)} sits in a mapping shared through a YAML "

@@ -16,7 +16,6 @@ from .diagnostics import Diagnostic
 from .document import Document
 from .families import Family
 from .formats import FORMATS
-from .paths import parse_path
 from .schema import get
 
 Selection = Literal["directive", "project", "flag", "detected"]
@@ -30,17 +29,14 @@ def note_other_versions(doc: Document, family: Family, found: list[Diagnostic], 
     if not others:
         return
     for i, d in enumerate(found):
-        if not d.is_error or not d.config_path:
-            continue
-        try:
-            path = parse_path(d.config_path)
-        except ValueError:
+        path = d.path
+        if not d.is_error or not path:
             continue
         if not _knows(family, path, doc.data):
             having = [o for o in others if _knows(o, path, doc.data)]
             if having:
-                exists = _exists(doc, family, having, selected_by)
-                found[i] = replace(d, message=f"`{d.config_path}` is not in {family.id}; it {exists}")
+                said = f"`{d.config_path}` is not in {family.id}; it {_exists(doc, family, having, selected_by)}"
+                found[i] = replace(d, message=said, suggestion=None)  # not a typo: no key to rename it to
             continue
         value = get(doc.data, path)
         if value is not None and not isinstance(value, (dict, list)) and value not in _allowed(family, path, doc.data):

@@ -26,7 +26,7 @@ from .document import Document
 from .paths import Path, format_path, parse_path
 from .readers import ReadError
 from .schema import Node, Schema, get
-from .validation import closest, show
+from .wording import closest, show
 
 
 @dataclass(frozen=True)
@@ -60,26 +60,27 @@ def from_command_line(sets: Sequence[str], flags: Sequence[str]) -> tuple[Overri
 
 
 class _Refused(Exception):
-    def __init__(self, rule: str, message: str, path: str = "") -> None:
+    def __init__(self, rule: str, message: str) -> None:
         super().__init__(message)
         self.rule = rule
         self.message = message
-        self.path = path
 
 
 def apply_overrides(doc: Document, overrides: list[Override], schema: Schema) -> list[Diagnostic]:
     """Apply each override in order to `doc.data`; problems come back as diagnostics."""
     problems = []
     for override in overrides:
+        path: Path = ()  # a refusal after the path is read is about that path
         try:
-            _apply(doc, override, schema)
+            path, value_text = _read(override)
+            _apply(doc, override, schema, path, value_text)
         except _Refused as refused:
             problems.append(
                 Diagnostic(
                     doc.file,
                     None,
                     None,
-                    refused.path,
+                    path,
                     refused.rule,
                     Severity.ERROR,
                     refused.message,
@@ -89,7 +90,8 @@ def apply_overrides(doc: Document, overrides: list[Override], schema: Schema) ->
     return problems
 
 
-def _apply(doc: Document, override: Override, schema: Schema) -> None:
+def _read(override: Override) -> tuple[Path, str]:
+    """The path an override sets (text entering from the command line or a project file) and its value's text."""
     path_text, eq, value_text = override.text.partition("=")
     if not eq:
         raise _Refused(OVERRIDE_SYNTAX.id, f"`{override.text}` has no `=`; write PATH=VALUE, e.g. model.dim=4096")
@@ -103,12 +105,16 @@ def _apply(doc: Document, override: Override, schema: Schema) -> None:
         path = parse_path(path_text)
     except ValueError as exc:
         raise _Refused(OVERRIDE_SYNTAX.id, str(exc)) from None
+    return path, value_text
+
+
+def _apply(doc: Document, override: Override, schema: Schema, path: Path, value_text: str) -> None:
+    path_text = override.text.partition("=")[0]
     if override.python and any(isinstance(part, int) for part in path):
         raise _Refused(
             OVERRIDE_UNKNOWN_PATH.id,
             f"`{path_text}`: KempnerForge's own command line splits keys at '.' and has no [N] list indices, "
             "so it refuses this path; write the whole list, or use --set",
-            path_text,
         )
     node = _resolve(doc.data, path, schema, path_text)
     _refuse_scalars_on_the_way(doc.data, path, path_text)
@@ -129,14 +135,13 @@ def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
                 OVERRIDE_UNKNOWN_PATH.id,
                 f"`{format_path(path[: n + 1])}`: index {part} is out of range "
                 f"(the list has {size} item{'s' if size != 1 else ''})",
-                format_path(path),
             )
         parent, node = node, schema.child(node, part, value)
         if node is None and isinstance(part, str):
             # a key of another variant of a union: the variant the merged config selects decides
             node = schema.properties(parent, value, every=True).get(part)
         if node is None:
-            raise _Refused(OVERRIDE_UNKNOWN_PATH.id, _unknown(path_text, schema), format_path(path))
+            raise _Refused(OVERRIDE_UNKNOWN_PATH.id, _unknown(path_text, schema))
         value = (
             value.get(part)
             if isinstance(value, dict) and isinstance(part, str)
@@ -149,14 +154,15 @@ def _resolve(data: Any, path: Path, schema: Schema, path_text: str) -> Node:
 def _unknown(path_text: str, schema: Schema) -> str:
     plain = re.sub(r"\[\d+\]", "[0]", path_text)
     parent, _, last = plain.rpartition(".")
-    siblings = {p.rpartition(".")[2]: p for p in schema.paths if p.rpartition(".")[0] == parent}
+    known = [format_path(p) for p in schema.paths]  # compared as written: a typo is in the text
+    siblings = {p.rpartition(".")[2]: p for p in known if p.rpartition(".")[0] == parent}
     key = closest(last, sorted(siblings))  # a typo in the key (`model.n_head`)
     close = siblings[key] if key is not None else None
     if close is None:  # the same key in another section (`train.lr` for `optimizer.lr`)
-        homes = [p for p in schema.paths if p.rpartition(".")[2] == last]
+        homes = [p for p in known if p.rpartition(".")[2] == last]
         close = homes[0] if len(homes) == 1 else None
     if close is None:  # the whole path misread, sections and all (`training.deployment_mode`)
-        others = [p for p in schema.paths if not plain.startswith(p + ".") and p not in siblings.values()]
+        others = [p for p in known if not plain.startswith(p + ".") and p not in siblings.values()]
         scores = {p: difflib.SequenceMatcher(None, plain, p).ratio() for p in others}
         best = max(scores, key=lambda p: scores[p], default=None)
         close = best if best is not None and scores[best] >= PATH_SIMILAR else None
@@ -187,7 +193,6 @@ def _typed_value(
         raise _Refused(
             OVERRIDE_INVALID_VALUE.id,
             f"`{path_text}` needs a value; an empty value is only allowed for text fields",
-            path_text,
         )
     value = literal if literal is not _NOT_A_LITERAL else _parse(text, path_text)
     if value is None and not nullable and optional:
@@ -216,7 +221,7 @@ def _python_literal(text: str, path_text: str) -> Any:
     except TypeError:
         return _NOT_A_LITERAL
     except ValueError:
-        raise _Refused(OVERRIDE_INVALID_VALUE.id, f"`{path_text}`: {too_many_digits()}", path_text) from None
+        raise _Refused(OVERRIDE_INVALID_VALUE.id, f"`{path_text}`: {too_many_digits()}") from None
 
 
 def _plain(value: Any) -> Any:
@@ -240,10 +245,9 @@ def _parse(text: str, path_text: str) -> Any:
         raise _Refused(
             OVERRIDE_INVALID_VALUE.id,
             f"`{path_text}`: cannot read the value {text!r}: {exc.diagnostic.message}",
-            path_text,
         ) from None
     if doc.problems:
-        raise _Refused(OVERRIDE_INVALID_VALUE.id, f"`{path_text}`: {doc.problems[0].message}", path_text)
+        raise _Refused(OVERRIDE_INVALID_VALUE.id, f"`{path_text}`: {doc.problems[0].message}")
     return doc.data
 
 
@@ -264,7 +268,6 @@ def _refuse_scalars_on_the_way(data: Any, path: Path, path_text: str) -> None:
                 OVERRIDE_UNKNOWN_PATH.id,
                 f"`{where}` is {show(value)} in the file, not a table, so `{path_text}` cannot be set inside it; "
                 f"fix `{where}` first",
-                path_text,
             )
 
 

@@ -16,12 +16,15 @@ _SEGMENT = re.compile(r'([^.\[\]"]+)|\[(\d+)\]|(\.)|\[("(?:[^"\\]|\\.)*")\]')
 _PLAIN_KEY = re.compile(r'[^.\[\]"]+')
 
 
-def format_path(path: Path) -> str:
-    """Render a path the way users write it: dots between keys, [i] for items."""
+def format_path(path: Path, *, pattern: bool = False) -> str:
+    """Render a path the way users write it: dots between keys, [i] for items.
+
+    As a `pattern` (a schema location, which every item of a list shares) each index is `[]`.
+    """
     out = []
     for part in path:
         if isinstance(part, int):
-            out.append(f"[{part}]")
+            out.append("[]" if pattern else f"[{part}]")
         elif not _PLAIN_KEY.fullmatch(part):
             out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
         else:

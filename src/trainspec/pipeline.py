@@ -82,7 +82,7 @@ def check_path(
         return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from)
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
-        return Result.not_checked(Outcome.SYNTAX, Diagnostic(file, 1, 1, "", SYNTAX_ERROR.id, Severity.ERROR, message))
+        return Result.not_checked(Outcome.SYNTAX, Diagnostic(file, 1, 1, (), SYNTAX_ERROR.id, Severity.ERROR, message))
     except Exception as exc:
         return Result.not_checked(Outcome.CRASHED, internal_error(file, exc))
 
@@ -95,7 +95,7 @@ def internal_error(file: str, exc: BaseException) -> Diagnostic:
         f"trainspec failed while checking this file ({type(exc).__name__}: {exc}{at}); "
         "this is a bug in trainspec, please report it with the file"
     )
-    return Diagnostic(file, None, None, "", INTERNAL_ERROR.id, Severity.ERROR, message)
+    return Diagnostic(file, None, None, (), INTERNAL_ERROR.id, Severity.ERROR, message)
 
 
 def _check(
@@ -130,13 +130,13 @@ def _check(
         try:
             fam = get_family(family)
         except UnknownFamily as exc:
-            unknown = Diagnostic(file, None, None, "", UNKNOWN_FAMILY.id, Severity.ERROR, str(exc))
+            unknown = Diagnostic(file, None, None, (), UNKNOWN_FAMILY.id, Severity.ERROR, str(exc))
             return Result.not_checked(Outcome.UNKNOWN_FAMILY, unknown)
         unversioned = not version_given(family)
     elif family is None:
         found, why = detect(doc, all_families())
         if found is None:
-            unknown = Diagnostic(file, 1, 1, "", UNKNOWN_FAMILY.id, Severity.ERROR, why)
+            unknown = Diagnostic(file, 1, 1, (), UNKNOWN_FAMILY.id, Severity.ERROR, why)
             return Result.not_checked(Outcome.UNCLAIMED, unknown, doc.problems, doc)
         fam, family_from = found, "detected"
         unversioned = not version_given(schema_reference(doc) or "")
@@ -148,7 +148,7 @@ def _check(
     if doc.format not in fam.formats:
         formats = " or ".join(sorted(f.upper() for f in fam.formats))
         message = f"{fam.name} reads {formats} files, not {doc.format.upper()}; its loader refuses this file"
-        wrong = Diagnostic(file, 1, 1, "", WRONG_FORMAT.id, Severity.ERROR, message)
+        wrong = Diagnostic(file, 1, 1, (), WRONG_FORMAT.id, Severity.ERROR, message)
         return Result.not_checked(Outcome.WRONG_FORMAT, wrong, doc.problems, doc)
     read_as = fam.loader_format(file) if fam.loader_format is not None else doc.format
     if read_as != doc.format:
@@ -159,7 +159,7 @@ def _check(
                 f"{fam.name}'s loader reads this file by its exact extension as {read_as.upper()}, which it is not, "
                 f"and refuses it (trainspec read it as {doc.format.upper()}); give it a lower-case extension"
             )
-            doc.problems.append(Diagnostic(file, 1, 1, "", LOADER_FORMAT.id, Severity.ERROR, message))
+            doc.problems.append(Diagnostic(file, 1, 1, (), LOADER_FORMAT.id, Severity.ERROR, message))
     try:
         alone = (
             check_document(doc.snapshot(), fam, (), sizes) if overrides and fam.checks_file_before_overrides else None
@@ -167,7 +167,7 @@ def _check(
         return check_overridden(doc, fam, overrides, sizes, fallback_sizes, alone, selected_by=family_from)
     except _schema_errors() as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
-        unusable = Diagnostic(file, None, None, "", INVALID_FAMILY_SCHEMA.id, Severity.ERROR, message)
+        unusable = Diagnostic(file, None, None, (), INVALID_FAMILY_SCHEMA.id, Severity.ERROR, message)
         return Result.not_checked(Outcome.UNUSABLE_SCHEMA, unusable, family=fam)
 
 
@@ -203,7 +203,7 @@ def _directive_family_problem(file: str, doc: Document, name: str, at: tuple[int
         formats = " or ".join(sorted(f.upper() for f in named.formats))
         why = f"{named.name} reads {formats} files, not {doc.format.upper()}"
     message = f"file directive: family={name}: {why}"
-    return Diagnostic(file, at[0], at[1], "", INVALID_DIRECTIVE.id, Severity.ERROR, message)
+    return Diagnostic(file, at[0], at[1], (), INVALID_DIRECTIVE.id, Severity.ERROR, message)
 
 
 def _schema_errors() -> tuple[type[Exception], ...]:
@@ -215,7 +215,7 @@ def _schema_errors() -> tuple[type[Exception], ...]:
 
 def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> list[Diagnostic]:
     """Errors of the file alone that the overrides hide: the family's own loader refuses the launch on them."""
-    still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
+    still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
     launch = {r.id for r in family.rules if r.at_launch}  # applied to the final config anyway
     return [
         replace(
@@ -225,7 +225,7 @@ def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> lis
             "file before it applies command-line overrides, so it refuses the launch: fix the file itself",
         )
         for d in alone.diagnostics
-        if d.is_error and d.rule not in launch and (d.rule, d.config_path) not in still
+        if d.is_error and d.rule not in launch and (d.rule, d.path) not in still
     ]
 
 
@@ -241,16 +241,16 @@ def _as_the_loader_overrides(
     final, refusals = family.loader_overrides(family, copy.deepcopy(loaded), overrides)
     origin = "the overrides as " + family.name + " applies them"
     out = [
-        Diagnostic(merged.file, None, None, "", OVERRIDE_REFUSED_BY_LOADER.id, Severity.ERROR, why, origin=o.origin)
+        Diagnostic(merged.file, None, None, (), OVERRIDE_REFUSED_BY_LOADER.id, Severity.ERROR, why, origin=o.origin)
         for o, why in refusals
     ]
     if final is None:
         return out
-    still = {(d.rule, d.config_path) for d in merged.diagnostics if d.is_error}
+    still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
     doc = Document(merged.file, "data", "", final, dict)
     doc.mark_origin((), origin)
     for d in check_document(doc, family, (), sizes, migrate=False).diagnostics:
-        if d.is_error and (d.rule, d.config_path) not in still:
+        if d.is_error and (d.rule, d.path) not in still:
             message = (
                 f"{family.name} applies the overrides to the config it loaded, and refuses the result: {d.message}"
             )

@@ -31,7 +31,7 @@ def as_data(config: Mapping[Any, Any], source: str) -> tuple[dict[str, Any], lis
     problems: list[Diagnostic] = []
 
     def refuse(path: Path, rule: str, message: str) -> None:
-        problems.append(Diagnostic(source, None, None, format_path(path), rule, Severity.ERROR, message))
+        problems.append(Diagnostic(source, None, None, path, rule, Severity.ERROR, message))
 
     def name(path: Path) -> str:
         return f"`{format_path(path)}`" if path else "the config"

@@ -50,7 +50,10 @@ def write_layout(found: Plan, rank: int, overrides: Sequence[str]) -> dict[str, 
         )
     layout = found.layouts[rank - 1]
     changes = file_changes(found, layout)
-    paths = [parse_path(p) for p in layout.values]
+    space = found.family.layout
+    assert space is not None  # a plan has layouts only for a family that declares them
+    parsed = dict(zip(space.paths, space.parsed_paths, strict=True))
+    paths = [parsed[p] for p in layout.values]
     kept = [o for o in overrides if not _sets_layout(o, paths)]
     try:
         text = read_text(FsPath(found.file))
@@ -59,7 +62,7 @@ def write_layout(found: Plan, rank: int, overrides: Sequence[str]) -> dict[str, 
     if text is None:
         raise NotWritten(f"{found.file}: no longer exists; nothing was written", usage=True)
     try:
-        new = set_values(found.file, text, {parse_path(path): value for path, value in changes.items()})
+        new = set_values(found.file, text, {parsed[path]: value for path, value in changes.items()})
     except RewriteError as exc:
         raise NotWritten(f"{found.file}: {exc}", usage=True) from exc
     if "\r\n" in text:  # keep the file's line endings (write_text keeps a byte-order mark)

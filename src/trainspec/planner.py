@@ -112,7 +112,7 @@ def _file_values(base: Result, space: LayoutSpace, family: str | Family | None, 
             base.file, Options(family=base.family or family, texts={base.file: base.document.text}, as_found=True)
         )
         config = alone.config if alone.config is not None else base.document.data
-    return {p: get(config, parse_path(p)) for p in space.paths}
+    return {p: get(config, path) for p, path in zip(space.paths, space.parsed_paths, strict=True)}
 
 
 def _pinned(base: Result) -> tuple[int, ...]:

@@ -28,7 +28,7 @@ from .paths import format_path
 from .readers import ReadError, parse, read_text
 from .resources import schema_dir
 from .schema import Schema
-from .validation import build_validator
+from .schema_walk import build_validator
 from .world_sizes import parse_world_sizes
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ def problem_at(source: Path, text: str, needle: str, message: str) -> Diagnostic
         str(source),
         at.line if at else None,
         at.column if at else None,
-        "",
+        (),
         INVALID_PROJECT_CONFIG.id,
         Severity.ERROR,
         message,
@@ -226,7 +226,7 @@ def _as_project_problem(problem: Diagnostic) -> Diagnostic:
         problem.file,
         problem.line,
         problem.column,
-        problem.config_path,
+        problem.path,
         INVALID_PROJECT_CONFIG.id,
         Severity.ERROR,
         f"the project configuration cannot be read: {problem.message}",
@@ -325,7 +325,7 @@ def _at(source: Path, doc: Document, path: tuple[str | int, ...], message: str) 
         str(source),
         where.line if where else None,
         where.column if where else None,
-        format_path(path),
+        path,
         INVALID_PROJECT_CONFIG.id,
         Severity.ERROR,
         message + " (docs/project.md describes every setting)",

@@ -11,9 +11,10 @@ the keys involved, and list every rule with what it touches.
         if tp > 1 and n_heads % tp:
             yield f"model.n_heads = {n_heads} is not divisible by distributed.tp = {tp}"
 
-A rule yields messages (placed at its first path) or `Violation`s that name
-their own place. The other paths a message names become its related
-locations. World-size rules take the world size as a keyword argument
+A rule yields messages (placed at the first of its paths the file writes,
+with its other paths as related locations) or `Violation`s that name their
+own place and the paths they involve: the engine never reads the message to
+find them. World-size rules take the world size as a keyword argument
 `world_size` and are skipped, with a note, when none is known. A path
 declared `optional` does not stop the rule when it failed the schema: the
 rule receives ABSENT for it and checks the rest.
@@ -38,14 +39,16 @@ ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__":
 
 @dataclass(frozen=True)
 class Violation:
-    """A rule's finding; `at` names the config path to point at (default: the rule's first path).
+    """A rule's finding; `at` is the config path to point at (default: the first of the rule's paths
+    the file writes).
 
-    `related` names the other paths to show beside it; by default, the rule's paths the message names.
+    `related` are the other paths it involves, shown beside it (and named when an override set
+    them); by default, every path the rule reads. A finding about some of its inputs says which.
     """
 
     message: str
-    at: str | None = None
-    related: tuple[str, ...] | None = None
+    at: Path | None = None
+    related: tuple[Path, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,7 @@ def check_file(file: str, options: Options) -> Result:
     if result.outcome is Outcome.SYNTAX and options.skip_unknown and options.family is None:
         return result.skip(f"unreadable: {result.reason}")
     if options.set_aside:
-        note = Diagnostic(file, None, None, "", WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
+        note = Diagnostic(file, None, None, (), WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])
     return result if options.as_found else as_reported(result, options)
 
@@ -232,14 +232,14 @@ def capped(file: str, found: list[Diagnostic]) -> list[Diagnostic]:
     also = ", and more schema problems were not explained" if len(shown) < len(found) else ""
     message = DIAGNOSTICS.exceeded(f"{len(rest):,} more diagnostics ({errors:,} errors) not shown{also}")
     severity = Severity.ERROR if errors or also else Severity.NOTE
-    return [*shown[:limit], Diagnostic(file, None, None, "", DIAGNOSTICS_TRUNCATED.id, severity, message)]
+    return [*shown[:limit], Diagnostic(file, None, None, (), DIAGNOSTICS_TRUNCATED.id, severity, message)]
 
 
 def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
     """A project configuration (or an overlay it names) that cannot be used: reported on the file it governs."""
     if isinstance(exc, ProjectError):
         return exc.diagnostics
-    return [Diagnostic(file, None, None, "", INVALID_PROJECT_CONFIG.id, Severity.ERROR, str(exc))]
+    return [Diagnostic(file, None, None, (), INVALID_PROJECT_CONFIG.id, Severity.ERROR, str(exc))]
 
 
 def reported_anyway(rule_id: str) -> bool:

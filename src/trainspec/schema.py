@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from .errors import TrainspecError
-from .paths import Path
+from .paths import Path, format_path
 
 Node = dict[str, Any]
 
@@ -29,7 +29,8 @@ class Schema:
         self._check_refs(contents)
         self._plans: dict[tuple[int, Any], tuple[list[tuple[str, Any]], dict[str, Node], Node | None]] = {}
         self._discriminators: dict[int, str | None] = {}
-        self.paths = sorted(set(self._walk_paths(contents, ())))
+        self.paths: list[Path] = sorted(set(self._walk_paths(contents, ())), key=format_path)
+        """Every path the schema describes; an item of a list is step 0 (`data.datasets[0].path`)."""
 
     @classmethod
     def from_text(cls, text: str, source: str) -> Schema:
@@ -303,20 +304,20 @@ class Schema:
 
     # -- index for suggestions ------------------------------------------------------
 
-    def _walk_paths(self, node: Node, prefix: tuple[str, ...], depth: int = 0) -> Iterator[str]:
+    def _walk_paths(self, node: Node, prefix: Path, depth: int = 0) -> Iterator[Path]:
         if depth > 12:
             return
         for sub in self.branches(node, every=True):
             for name, spec in sub.get("properties", {}).items():
                 here = (*prefix, name)
-                yield ".".join(here)
+                yield here
                 yield from self._walk_paths(spec, here, depth + 1)
             items = sub.get("items")
             if isinstance(items, dict) and prefix:
-                yield from self._walk_paths(items, (*prefix[:-1], prefix[-1] + "[0]"), depth + 1)
+                yield from self._walk_paths(items, (*prefix, 0), depth + 1)
 
-    def paths_ending_in(self, key: str) -> list[str]:
-        return [p for p in self.paths if p == key or p.endswith("." + key)]
+    def paths_ending_in(self, key: str) -> list[Path]:
+        return [p for p in self.paths if p[-1] == key]
 
 
 _MISSING = object()

@@ -128,7 +128,7 @@ def apply(
                     file,
                     s.comment_line,
                     s.column,
-                    "",
+                    (),
                     UNUSED_SUPPRESSION.id,
                     Severity.WARNING,
                     message,

@@ -1,26 +1,14 @@
-"""Schema validation with jsonschema, and its errors as located diagnostics.
-
-The validator is built once per schema and reused. Integers are strict (a
-float such as 2.0 is not an integer, a boolean is not a number), matching
-the generated models. A `pattern`'s `$` is the end of the text, as in JSON
-Schema's regex dialect (ECMA-262) and in the models' Rust regex engine.
-Each error becomes a diagnostic at the offending key, with an id taken from
-the schema (`x-trainspec-rule`) where the schema names the constraint, else
-from the failing keyword.
+"""Schema errors explained: each error of the validator (`schema_walk`) becomes a finding about one
+config path, in words, with an id taken from the schema (`x-trainspec-rule`) where the schema names
+the constraint, else from the failing keyword, and the change it suggests where there is one.
 """
 
 from __future__ import annotations
 
-import datetime
-import difflib
 import itertools
-import json
-import re
+import math
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .codes import (
     DIAGNOSTICS_TRUNCATED,
@@ -32,14 +20,15 @@ from .codes import (
     UNKNOWN_KEY,
     WRONG_TYPE,
 )
-from .diagnostics import Severity
+from .diagnostics import Move, SetValue, Severity, Suggestion
 from .limits import DIAGNOSTICS
 from .paths import Path, format_path
 from .schema import Node, Schema
+from .schema_walk import Where, errors_along, strict_validator
+from .wording import MOST_LISTED, closest, listed, show, type_name
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
-    from referencing import Resource
 
 
 RULE_ANNOTATION = "x-trainspec-rule"
@@ -71,146 +60,6 @@ _TYPE_NAMES = {
 }
 
 
-def _is_integer(checker: Any, value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-_DOLLAR_OR_SKIPPED = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\$", re.DOTALL)
-"""An escape, a character class (skipped: `$` means itself there) or a `$` anchor."""
-
-
-@lru_cache(maxsize=256)
-def _python_pattern(pattern: str) -> str:
-    """`pattern` for Python's `re`, with each `$` anchor written `\\Z` (the end of the text).
-
-    Python's `$` also matches before a final newline, so `^[a-z]+$` would take
-    "text\\n". No anchor means "end of text" to both Python's `re` (before 3.14)
-    and Rust's regex (which has no `\\Z` and no lookaround), so the schemas keep the
-    portable `$` and Python reads it here as the other engines do.
-    """
-    return _DOLLAR_OR_SKIPPED.sub(lambda m: r"\Z" if m[0] == "$" else m[0], pattern)
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    from jsonschema.exceptions import ValidationError
-
-    if validator.is_type(instance, "string") and not re.search(_python_pattern(pattern), instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-class Where(NamedTuple):
-    """Where a document may be invalid, by the compiled validator (`fast_validation`): its error paths,
-    and the values it could not judge."""
-
-    errors: list[Path]
-    unjudged: list[Path]
-
-
-class _Look(NamedTuple):
-    """Where a walk goes: (id(object), key) of each step to an error or an unjudged value, and the
-    id of each object holding an unjudged value (its `if` may hold otherwise than the compiled
-    validator found)."""
-
-    steps: frozenset[tuple[int, str | int]]
-    unjudged_in: frozenset[int]
-
-
-_LOOK: ContextVar[_Look | None] = ContextVar("trainspec_look", default=None)
-"""None: look everywhere."""
-
-
-@contextmanager
-def _looking(look: _Look | None) -> Iterator[None]:
-    """Walks started (and run to the end) inside go where `look` says."""
-    token = _LOOK.set(look)
-    try:
-        yield
-    finally:
-        _LOOK.reset(token)
-
-
-def _properties(validator: Any, properties: dict[str, Any], instance: Any, schema: Any) -> Iterator[ValidationError]:
-    """`properties`, walking only the keys on the way to a known error (when those are known)."""
-    look = _LOOK.get()
-    if look is not None and isinstance(instance, dict):
-        key = id(instance)
-        properties = {name: spec for name, spec in properties.items() if (key, name) in look.steps}
-    yield from _KEYWORDS["properties"](validator, properties, instance, schema)
-
-
-def _everywhere(keyword: str) -> Any:
-    """A keyword that tests subschemas for validity (`anyOf`...): a branch that fails only in a part
-    the compiled validator found clean must still fail, so nothing is skipped below it."""
-
-    def run(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-        with _looking(None):
-            errors = list(_KEYWORDS[keyword](validator, value, instance, schema))
-        yield from errors
-
-    return run
-
-
-def _if(validator: Any, condition: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    """`if`, tested everywhere; its `then`/`else` report errors, so they skip what is clean, unless the
-    condition read a value the compiled validator could not judge (it may have taken the other branch)."""
-    look = _LOOK.get()
-    with _looking(None):
-        holds = validator.evolve(schema=condition).is_valid(instance)
-    branch = "then" if holds else "else"
-    if branch not in schema:
-        return
-    whole = look is not None and id(instance) in look.unjudged_in
-    with _looking(None if whole else look):
-        errors = list(validator.descend(instance, schema[branch], schema_path=branch))
-    yield from errors
-
-
-_KEYWORDS: dict[str, Any] = {}
-
-
-@cache
-def _strict_validator() -> Any:
-    """Draft 2020-12 with strict integers and `$` as the end of the text, able to skip the parts of a
-    document known to be clean; jsonschema is imported here, when a document first needs
-    explaining, so a check the compiled validator confirms never pays for it."""
-    from jsonschema import Draft202012Validator, validators
-
-    _KEYWORDS.update(Draft202012Validator.VALIDATORS)
-    return validators.extend(
-        Draft202012Validator,
-        validators={
-            "pattern": _pattern,
-            "properties": _properties,
-            "if": _if,
-            **{keyword: _everywhere(keyword) for keyword in ("anyOf", "oneOf", "not", "contains")},
-        },
-        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
-    )
-
-
-def _refuse(uri: str) -> Resource[Any]:
-    from referencing.exceptions import NoSuchResource
-
-    raise NoSuchResource(uri)
-
-
-def build_validator(schema: Schema, check: bool = True) -> Any:
-    """A validator for `schema` that never looks anything up outside it.
-
-    With `check`, the schema is first validated against the Draft 2020-12
-    meta-schema (jsonschema's SchemaError says what is wrong).
-    """
-    from referencing import Registry, Resource
-
-    strict = _strict_validator()
-    if check:
-        strict.check_schema(schema.root)
-    registry: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
-    if schema.id:
-        registry = registry.with_resource(schema.id, Resource.from_contents(schema.inlined))
-    return strict(schema.inlined, registry=registry)
-
-
 class Finding:
     """One schema problem, before it is placed in a file."""
 
@@ -225,8 +74,10 @@ class Finding:
         wrong_type: bool = False,
         missing: bool = False,
         headerless: bool = False,
+        suggestion: Suggestion | None = None,
     ):
         self.path = path
+        self.suggestion = suggestion
         self.anchor = anchor
         self.wrong_type = wrong_type
         self.missing = missing
@@ -235,37 +86,6 @@ class Finding:
         self.message = message
         self.at_key = at_key
         self.severity = severity
-
-
-def show(value: Any) -> str:
-    """A value as the user would write it in a config.
-
-    Never raises: a value a rule computed may hold an integer too long for Python to write
-    in decimal (`sys.get_int_max_str_digits()`); it is described instead.
-    """
-    try:
-        text = json.dumps(value, default=str)
-    except ValueError:
-        return "(a number too long to show)"
-    return text if len(text) <= 60 or not isinstance(value, (dict, list)) else text[:57] + "..."
-
-
-def type_name(value: Any) -> str:
-    if isinstance(value, (datetime.date, datetime.time)):
-        return "date/time"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    return "table/mapping"
 
 
 def _type_names(types: str | list[str]) -> str:
@@ -287,7 +107,7 @@ def findings(schema: Schema, validator: Any, data: Any, where: Where | None = No
     (Explaining an error of `required` names every missing key, and jsonschema reports one such
     error per missing key.)
     """
-    errors = _errors(validator, data, where) if where is not None else None
+    errors = errors_along(validator, data, where) if where is not None else None
     if errors is None:
         errors = list(validator.iter_errors(data))
     explained = (f for error in errors for f in _explain(schema, error, data))
@@ -303,26 +123,6 @@ def findings(schema: Schema, validator: Any, data: Any, where: Where | None = No
         for f in found
         if (f.wrong_type or f.at_key or f.path not in mistyped) and not (f.missing and f.path in headerless)
     ]
-
-
-def _errors(validator: Any, data: Any, where: Where) -> list[ValidationError] | None:
-    """The validator's errors, walking only the way `where` shows; None when that cannot be trusted (a step
-    is not in `data`, or the compiled validator's errors are not found)."""
-    steps: set[tuple[int, str | int]] = set()
-    unjudged_in: set[int] = set()
-    for path, unjudged in [*((p, False) for p in where.errors), *((p, True) for p in where.unjudged)]:
-        node = data
-        for part in path:
-            steps.add((id(node), part))
-            if unjudged:
-                unjudged_in.add(id(node))
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return None
-    with _looking(_Look(frozenset(steps), frozenset(unjudged_in))):
-        errors = list(validator.iter_errors(data))
-    return None if where.errors and not errors else errors
 
 
 def _rule_for(schema: Schema, error: ValidationError) -> str | None:
@@ -376,9 +176,8 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
             yield Finding((*path, section), rule, message, at_key=True, anchor=(*path, keys[0]), headerless=True)
             unknown = [key for key in unknown if key not in keys]
         for key in unknown:
-            yield Finding(
-                (*path, key), rule, _unknown_key(schema, path, key, sorted(allowed), value, node), at_key=True
-            )
+            message, target = _unknown_key(schema, path, key, sorted(allowed), value, node)
+            yield Finding((*path, key), rule, message, at_key=True, suggestion=Move(target) if target else None)
         return
     condition = _condition(schema, error)
     said = _describe_condition(*condition) if condition else ""
@@ -405,15 +204,28 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         hint = ""
         if isinstance(value, str) and value.lower() in ("yes", "no", "on", "off") and "boolean" in expected:
             hint = "; write true or false"
+        number = _quoted_number(value, expected)
         yield Finding(
-            path, rule, f"`{where}` must be {wanted}, got {_described(value)}{hint}", at_key=False, wrong_type=True
+            path,
+            rule,
+            f"`{where}` must be {wanted}, got {_described(value)}{hint}",
+            at_key=False,
+            wrong_type=True,
+            suggestion=None if number is None else SetValue(path, number),
         )
         return
     if keyword == "enum":
-        options = _listed([show(v) for v in error.validator_value])
+        options = listed([show(v) for v in error.validator_value])
         close = closest(str(value), [str(v) for v in error.validator_value])
+        meant = next((v for v in error.validator_value if str(v) == close), None) if close else None
         hint = f"; did you mean {show(close)}?" if close else ""
-        yield Finding(path, rule, f"`{where}` = {show(value)} is not one of {options}{hint}", at_key=False)
+        yield Finding(
+            path,
+            rule,
+            f"`{where}` = {show(value)} is not one of {options}{hint}",
+            at_key=False,
+            suggestion=None if meant is None else SetValue(path, meant),
+        )
         return
     if keyword == "const":
         yield Finding(
@@ -421,15 +233,18 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
             rule,
             f"`{where}` = {show(value)} is not allowed; the only accepted value is {show(error.validator_value)}",
             at_key=False,
+            suggestion=SetValue(path, error.validator_value),
         )
         return
     if keyword in _BOUNDS:
         why = f" (this applies{because})" if because else ""
+        nearest = _nearest_in_bound(keyword, error.validator_value, value)
         yield Finding(
             path,
             rule,
             f"`{where}` = {show(value)} must be {_BOUNDS[keyword]} {show(error.validator_value)}{why}",
             at_key=False,
+            suggestion=None if nearest is None else SetValue(path, nearest),
         )
         return
     if keyword == "pattern":
@@ -461,6 +276,33 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
         yield Finding(path, rule, f"`{where}` must not be empty", at_key=False)
         return
     yield Finding(path, rule, f"`{where}`: {error.message}", at_key=False)
+
+
+def _quoted_number(value: Any, expected: list[str]) -> int | float | None:
+    """The number a string holds (`"4"`), where the field wants a number; else None."""
+    if not isinstance(value, str) or not {"integer", "number"} & set(expected):
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        pass
+    if "number" not in expected:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _nearest_in_bound(keyword: str, bound: Any, value: Any) -> int | float | None:
+    """The allowed value nearest to `value` beyond a bound it breaks: the bound itself, or the next integer past
+    an exclusive one (none for a fractional value past an exclusive bound: there is no nearest)."""
+    if keyword in ("minimum", "maximum"):
+        return bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and isinstance(bound, int):
+        return bound + 1 if keyword == "exclusiveMinimum" else bound - 1
+    return None
 
 
 def _condition(schema: Schema, error: ValidationError) -> tuple[Node, Path] | None:
@@ -563,7 +405,7 @@ def _no_variant(schema: Schema, members: list[Node], at: Path, value: Any, disc:
     specs = [m.get("properties", {}).get(at[-1], {}) for m in members]
     names = ", ".join(show(s["const"]) for s in specs if s.get("const") is not None)
     types = sorted({t for s in specs for t in schema.types(s)})
-    checker = _strict_validator().TYPE_CHECKER
+    checker = strict_validator().TYPE_CHECKER
     if types and value is not _ABSENT and not any(checker.is_type(value, t) for t in types):
         message = f"`{format_path(at)}` must be {_type_names(types)} (one of {names}), got {_described(value)}"
         return Finding(at, WRONG_TYPE.id, message, at_key=False, wrong_type=True)
@@ -605,44 +447,14 @@ def _union_summary(schema: Schema, node: Node, value: Any) -> str:
     return "must be " + " or ".join(parts) if parts else ""
 
 
-SIMILAR = 0.75
-"""How alike (difflib's ratio) a written name and a known one must be for a "did you mean"."""
-
-MOST_LISTED = 8
-"""Names listed inline at most; a longer list is cut, and a message points to where all are."""
-
-
-def closest(name: str, known: list[str]) -> str | None:
-    """The known name `name` most likely misspells: one at least SIMILAR to it, else one it starts
-    (`warmup` for `warmup_steps`, from four characters on); else None."""
-    score = {}
-    for k in known:
-        matcher = difflib.SequenceMatcher(None, name, k)
-        if matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR:  # cheap upper bounds
-            score[k] = matcher.ratio()
-    candidates = [k for k in known if score.get(k, 0.0) >= SIMILAR]
-    if not candidates:
-        candidates = [k for k in known if len(name) >= 4 and k.startswith(name)]
-        score = {k: difflib.SequenceMatcher(None, name, k).ratio() for k in candidates}
-    return max(candidates, key=lambda k: score[k]) if candidates else None
-
-
-def _listed(names: list[str]) -> str:
-    """`a, b, c`; past MOST_LISTED names, the first few and how many more."""
-    if len(names) <= MOST_LISTED:
-        return ", ".join(names)
-    return ", ".join(names[: MOST_LISTED - 2]) + f" and {len(names) - MOST_LISTED + 2} more"
-
-
 def _headerless(schema: Schema, path: Path, unknown: list[str], value: Any) -> Iterator[tuple[str, list[str]]]:
     """Sections whose keys are written (two or more of them) in the table above, without their header.
 
     A key that could belong to several such sections goes with the one that gathers the most keys.
     """
-    prefix = format_path(path) + "." if path else ""
     known = set(schema.paths)
     sections = _sections(schema, path, value)
-    homes = {key: {s for s in sections if f"{prefix}{format_path((s, key))}" in known} for key in unknown}
+    homes = {key: {s for s in sections if (*path, s, key) in known} for key in unknown}
     while True:
         counts: dict[str, int] = {}
         for candidates in homes.values():
@@ -659,16 +471,16 @@ def _headerless(schema: Schema, path: Path, unknown: list[str], value: Any) -> I
 
 def _sections(schema: Schema, path: Path, value: Any) -> list[str]:
     """The sections (keys with keys of their own) the schema allows at `path` and the config does not write."""
-    prefix = format_path(path) + "." if path else ""
-    names = {p[len(prefix) :].split(".")[0] for p in schema.paths if p.startswith(prefix) and "." in p[len(prefix) :]}
-    return sorted(n for n in names if n not in value and "[" not in n)
+    n = len(path)
+    names = {p[n] for p in schema.paths if len(p) > n + 1 and p[:n] == path and isinstance(p[n + 1], str)}
+    return sorted(name for name in names if isinstance(name, str) and name not in value)
 
 
 def _without_header(path: Path, section: str, keys: list[str]) -> str:
     """One error for the keys of `section` written without its header."""
     where = f"directly in `{format_path(path)}`" if path else "at the top level"
     header = format_path((*path, section))
-    named = _listed([f"`{k}`" for k in keys])
+    named = listed([f"`{k}`" for k in keys])
     return (
         f"{len(keys)} keys of the `{header}` section ({named}) are written {where}, without the section's "
         f"header; add the header on the line before `{keys[0]}` (`[{header}]` in TOML; in YAML, "
@@ -684,37 +496,43 @@ SCHEMA_KEY_HINT = (
 """Editors honour a `$schema` key, but the trainers' loaders refuse it (docs/versions.md)."""
 
 
-def _unknown_key(schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node) -> str:
+def _unknown_key(
+    schema: Schema, path: Path, key: str, allowed: list[str], value: Any, node: Node
+) -> tuple[str, Path | None]:
+    """The message about an unknown key, and the path it names as the key's place (if it names one)."""
     where = format_path(path) if path else "the top level"
     close = closest(key, allowed)
-    exact = [p for p in schema.paths_ending_in(key) if "[0]" not in p and p != format_path((*path, key))]
+    here = (*path, key)
+    elsewhere = [p for p in schema.paths_ending_in(key) if not any(isinstance(step, int) for step in p)]
+    exact = [p for p in elsewhere if p != here]
+    target: Path | None = None
     if key == "$schema" and not path:
         hint = SCHEMA_KEY_HINT
-    elif len(exact) == 1 and "." not in exact[0]:
-        hint = f"it belongs at the top level (`{exact[0]}`), not in {where}"
     elif len(exact) == 1:
-        hint = f"did you mean `{exact[0]}`?"
+        target = exact[0]
+        hint = (
+            f"it belongs at the top level (`{format_path(target)}`), not in {where}"
+            if len(target) == 1
+            else f"did you mean `{format_path(target)}`?"
+        )
     elif close:
+        target = (*path, close)
         hint = f"did you mean `{close}`?"
+    elif here in elsewhere:
+        hint = "that key belongs to another variant; " + _valid_keys(schema, path, allowed, "valid keys here: ")
+    elif len(elsewhere) == 1:
+        target = elsewhere[0]
+        hint = f"did you mean `{format_path(target)}`?"
+    elif elsewhere:
+        hint = "it belongs in " + ", ".join(f"`{format_path(p)}`" for p in elsewhere[:3])
     else:
-        elsewhere = [p for p in schema.paths_ending_in(key) if "[0]" not in p]
-        here = format_path((*path, key))
-        if here in elsewhere:
-            hint = "that key belongs to another variant; " + _valid_keys(schema, path, allowed, "valid keys here: ")
-        elif elsewhere:
-            hint = (
-                f"did you mean `{elsewhere[0]}`?"
-                if len(elsewhere) == 1
-                else "it belongs in " + ", ".join(f"`{p}`" for p in elsewhere[:3])
-            )
-        else:
-            hint = _valid_keys(schema, path, allowed, "valid keys: ") if allowed else "this table takes no keys"
+        hint = _valid_keys(schema, path, allowed, "valid keys: ") if allowed else "this table takes no keys"
     variant = ""
     found = schema.discriminated(node, value)
     if found:
         prop, _branch = found
         variant = f" (for {prop} = {show(value.get(prop, _default_disc(schema, node, prop)))})"
-    return f"unknown key `{key}` in {where}{variant}; {hint}"
+    return f"unknown key `{key}` in {where}{variant}; {hint}", target
 
 
 def _valid_keys(schema: Schema, path: Path, allowed: list[str], lead: str) -> str:

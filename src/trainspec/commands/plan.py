@@ -161,7 +161,7 @@ def _nearest_rank(found: Plan) -> int | None:
 def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
     """Write the `rank`-th layout into the file (see `plan_apply`); say what was written, or why not."""
     from ..plan_apply import NotWritten, write_layout
-    from ..validation import show
+    from ..wording import show
 
     if found.blocking or not found.layouts:
         sys.stderr.write(as_text(found, None))

@@ -176,7 +176,7 @@ class Family:
 
     @cached_property
     def validator(self) -> Any:
-        from ..validation import build_validator
+        from ..schema_walk import build_validator
 
         return build_validator(self.schema, check=not self.trusted_schema)
 

@@ -3,9 +3,14 @@ the fix is shown only when the problem it is for is gone (and, for a changed val
 appears).
 
 - an unknown key renamed to the one its message suggests, or moved to the section it belongs to;
+- a value set to the one its message suggests (an enum value a typo meant, the number a quoted
+  number holds, the nearest value within a bound);
 - a value a rule reads (a parallel degree, a width) set to the nearest value that passes;
 - a family's legacy keys migrated, as `trainspec migrate` would;
 - a `# trainspec: ignore[rule]` comment, in formats with comments.
+
+Fixes come from what a diagnostic carries (`Diagnostic.suggestion`), never from its English, and
+from everything `trainspec check` reports, whatever `rulesOnly` leaves for other servers to publish.
 """
 
 from __future__ import annotations
@@ -17,22 +22,21 @@ from dataclasses import dataclass
 
 from lsprotocol import types as lsp
 
-from ..catalogue import lookup
-from ..codes import UNKNOWN_KEY, UNUSED_SUPPRESSION, Flag, has_flag
-from ..diagnostics import Diagnostic, Severity
+from ..codes import UNUSED_SUPPRESSION, Flag, has_flag
+from ..diagnostics import Diagnostic, Move, SetValue, Severity
 from ..document import Document
 from ..formats import FORMATS, JSON
 from ..layout import divisors
 from ..migrate import MigrateError, migrate
-from ..paths import Path, format_path, parse_path
+from ..paths import Path, format_path
 from ..readers import ReadError
 from ..schema import get
+from ..wording import show
 from .analysis import Analysis
 from .convert import to_lsp
 from .text import Edit, apply, line_edits
 
 LEGACY_RULE = "legacy-key-migrated"
-_HINT = re.compile(r"it belongs at the top level \(`([^`]+)`\)|did you mean `([^`]+)`\?")
 _DIRECTIVE_END = re.compile(r"#\s*trainspec:\s*ignore\[[^\]]*(\])")
 MAX_TRIES = 10
 """Values tried per config path for one diagnostic (each try is one check of the buffer)."""
@@ -48,15 +52,17 @@ class Fix:
 
 
 def code_actions(analysis: Analysis, uri: str, first_line: int, last_line: int) -> list[lsp.CodeAction]:
-    """The proven fixes for the diagnostics on lines `first_line`..`last_line` (0-based)."""
+    """The proven fixes for the diagnostics on lines `first_line`..`last_line` (0-based): for every one
+    `trainspec check` reports, published here or left to a schema server (`rulesOnly`)."""
     out: list[lsp.CodeAction] = []
     offered: set[tuple[str, tuple[Edit, ...]]] = set()
     migrated = False
-    for d in analysis.diagnostics:
+    published = set(map(id, analysis.diagnostics))
+    for d in analysis.reported:
         line = (d.line or 1) - 1
         if not first_line <= line <= last_line:
             continue
-        shown = to_lsp(d, analysis.source, uri, analysis.family)
+        shown = [to_lsp(d, analysis.source, uri, analysis.family)] if id(d) in published else None
         fixes = list(_fixes(analysis, d))
         if d.rule == LEGACY_RULE and not migrated:
             fixes[:0] = _migration(analysis)
@@ -69,7 +75,7 @@ def code_actions(analysis: Analysis, uri: str, first_line: int, last_line: int) 
                     lsp.CodeAction(
                         title=fix.title,
                         kind=lsp.CodeActionKind.QuickFix,
-                        diagnostics=[shown],
+                        diagnostics=shown,
                         edit=edit,
                         is_preferred=fix.preferred or None,
                     )
@@ -80,8 +86,10 @@ def code_actions(analysis: Analysis, uri: str, first_line: int, last_line: int) 
 def _fixes(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
     if d.line is None or has_flag(d.rule, Flag.FILE_NOT_CHECKED) or d.severity is Severity.NOTE:
         return
-    if d.rule == UNKNOWN_KEY.id:
-        yield from _rename(analysis, d)
+    if isinstance(d.suggestion, Move):
+        yield from _rename(analysis, d, d.suggestion.to)
+    elif isinstance(d.suggestion, SetValue):
+        yield from _suggested_value(analysis, d, d.suggestion)
     yield from _values(analysis, d)
     if d.rule != UNUSED_SUPPRESSION.id:
         yield from _suppression(analysis, d)
@@ -90,31 +98,23 @@ def _fixes(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
 def _proven(analysis: Analysis, d: Diagnostic, fix: Fix) -> bool:
     """The problem is gone from the buffer the fix produces, and nothing broke."""
     after = analysis.recheck(apply(analysis.text, fix.edits))
-    problem = (d.rule, d.config_path)
-    if sum((x.rule, x.config_path) == problem for x in after) >= sum(
-        (x.rule, x.config_path) == problem for x in analysis.reported
-    ):
+    problem = (d.rule, d.path)
+    if sum((x.rule, x.path) == problem for x in after) >= sum((x.rule, x.path) == problem for x in analysis.reported):
         return False
-    before = {(x.rule, x.config_path) for x in analysis.reported}
-    new = [x for x in after if (x.rule, x.config_path) not in before]
+    before = {(x.rule, x.path) for x in analysis.reported}
+    new = [x for x in after if (x.rule, x.path) not in before]
     return not any(has_flag(x.rule, Flag.BREAKS_DOCUMENT) or (fix.strict and x.is_error) for x in new)
 
 
 # -- unknown keys --------------------------------------------------------------------------------
 
 
-def _rename(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
+def _rename(analysis: Analysis, d: Diagnostic, target: Path) -> Iterator[Fix]:
+    """The key at the diagnostic's path renamed (a sibling) or moved (elsewhere) to `target`."""
     doc = analysis.resolved.document
-    m = _HINT.search(d.message)
-    if doc is None or m is None:
+    path = d.path
+    if doc is None or not path or not target:
         return
-    try:
-        path = parse_path(d.config_path)
-        target = (m.group(1),) if m.group(1) else parse_path(m.group(2))
-    except ValueError:
-        return
-    if m.group(2) and len(target) == 1 and "." not in m.group(2):
-        target = (*path[:-1], *target)  # a sibling of the unknown key
     span = doc.positions.get(path)
     if span is None or span.key is None or not isinstance(target[-1], str):
         return
@@ -188,18 +188,29 @@ def _ending(text: str, at: int) -> str:
     return "\n" if at == len(text) and text and not text.endswith("\n") else ""
 
 
-# -- values a rule reads ---------------------------------------------------------------------------
+# -- values ------------------------------------------------------------------------------------------
+
+
+def _suggested_value(analysis: Analysis, d: Diagnostic, suggested: SetValue) -> Iterator[Fix]:
+    """The value the diagnostic suggests, written in place of the one there."""
+    doc = analysis.resolved.document
+    if doc is None or suggested.path not in doc.positions:
+        return
+    text = show(suggested.value)
+    edit = _set_value(analysis, doc, suggested.path, text)
+    if edit is not None:
+        yield Fix(f"Set {format_path(suggested.path)} = {text}", (edit,), strict=True, preferred=True)
 
 
 def _values(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
     """The nearest values, per integer the rule reads, that make the rule pass."""
-    info = lookup(d.rule, analysis.family)
     resolved = analysis.resolved
-    if info is None or info.source != "rule" or resolved.config is None or resolved.document is None:
+    family = analysis.family
+    rule = next((r for r in family.rules if r.id == d.rule), None) if family is not None else None
+    if rule is None or resolved.config is None or resolved.document is None:
         return
     ints: dict[Path, int] = {}
-    for text in info.paths:
-        path = parse_path(text)
+    for path in rule.parsed_paths:
         value = get(resolved.config, path)
         if isinstance(value, int) and not isinstance(value, bool):
             ints[path] = value

@@ -77,7 +77,7 @@ def _fields(family: Family) -> dict[str, Field]:
 
 
 def _row_path(path: Path) -> str:
-    return format_path(tuple(0 if isinstance(p, int) else p for p in path)).replace("[0]", "[]")
+    return format_path(path, pattern=True)
 
 
 def describe(analysis: Analysis, family: Family, path: Path) -> str:

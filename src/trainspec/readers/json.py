@@ -17,7 +17,7 @@ from ..codes import DUPLICATE_KEY, SYNTAX_ERROR
 from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import too_many_digits
 from ..document import Document, LineIndex, Pos, Positions
-from ..paths import Path, format_path
+from ..paths import Path
 from . import ReadError, file_error, syntax
 
 
@@ -68,7 +68,7 @@ def _duplicate_diagnostics(file: str, text: str) -> list[Diagnostic]:
             file,
             pos.line,
             pos.column,
-            format_path(path),
+            path,
             DUPLICATE_KEY.id,
             Severity.ERROR,
             f"duplicate key `{path[-1]}` (first written at line {first.line}); keep one of them",
@@ -85,7 +85,7 @@ def _first_written(out: Positions, path: Path) -> Related:
     span = out[path]
     assert span.key is not None
     end = span.key_end or span.key
-    return Related(format_path(path), span.key.line, span.key.column, end.line, end.column, "first written here")
+    return Related(path, span.key.line, span.key.column, end.line, end.column, "first written here")
 
 
 def locate(text: str) -> Positions:

@@ -21,7 +21,7 @@ from ..codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
 from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import in_digit_limit, too_many_digits
 from ..document import Document, Pos, Positions, Span, Unreadable
-from ..paths import Path, format_path
+from ..paths import Path
 from ..result import Outcome
 from . import ReadError, file_error, syntax
 
@@ -226,7 +226,7 @@ class _Builder:
                         self.file,
                         key_node.start_mark.line + 1,
                         key_node.start_mark.column + 1,
-                        format_path((*path, key)),
+                        (*path, key),
                         DUPLICATE_KEY.id,
                         Severity.ERROR,
                         f"duplicate key `{key}` (first written at line {first.line + 1}); keep one of them",
@@ -249,9 +249,7 @@ class _Builder:
     def first_written(key_node: Any, path: Path) -> Related:
         """Where a key that is written again was first written."""
         start, end = key_node.start_mark, key_node.end_mark
-        return Related(
-            format_path(path), start.line + 1, start.column + 1, end.line + 1, end.column + 1, "first written here"
-        )
+        return Related(path, start.line + 1, start.column + 1, end.line + 1, end.column + 1, "first written here")
 
     def key_text(self, key_node: Any, key: Any, path: Path) -> str | None:
         """Scalar keys that read as numbers or booleans are kept as the text written."""
@@ -262,7 +260,7 @@ class _Builder:
                 self.file,
                 key_node.start_mark.line + 1,
                 key_node.start_mark.column + 1,
-                format_path(path),
+                path,
                 SYNTAX_ERROR.id,
                 Severity.ERROR,
                 "a mapping key must be a plain string, not a list or mapping",
@@ -309,6 +307,4 @@ class _Builder:
 
     def refuse(self, node: Any, path: Path, message: str, rule: str = UNSUPPORTED_YAML.id) -> None:
         mark = node.start_mark
-        self.problems.append(
-            Diagnostic(self.file, mark.line + 1, mark.column + 1, format_path(path), rule, Severity.ERROR, message)
-        )
+        self.problems.append(Diagnostic(self.file, mark.line + 1, mark.column + 1, path, rule, Severity.ERROR, message))

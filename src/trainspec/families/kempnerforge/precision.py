@@ -41,7 +41,7 @@ def device_checks(config: Mapping[str, Any], device: Device) -> list[Diagnostic]
     out = []
 
     def error(rule: str, message: str) -> None:
-        out.append(Diagnostic("", None, None, "train.mixed_precision", rule, Severity.ERROR, message))
+        out.append(Diagnostic("", None, None, ("train", "mixed_precision"), rule, Severity.ERROR, message))
 
     bf16_weights = MASTER_DTYPES.get(precision) == "bfloat16" if isinstance(precision, str) else False
     if capability is not None and not device.rocm and bf16_weights and capability < (8, 0):

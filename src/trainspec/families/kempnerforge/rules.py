@@ -10,16 +10,16 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...paths import format_path
+from ...paths import Path, format_path
 from ...rules import ABSENT, Violation, passing_divisors, rule
-from ...validation import show
+from ...wording import show
 
 HF_ENCODERS = ("siglip2", "clip")
-REGISTRIES = {
-    "model.model_type": ("transformer",),
-    "optimizer.name": ("adamw", "lion", "muon", "schedule_free_adamw"),
-    "train.loss_fn": ("chunked_cross_entropy", "cross_entropy"),
-    "model.moe_router": ("sigmoid_topk", "softmax_topk"),
+REGISTRIES: dict[Path, tuple[str, ...]] = {
+    ("model", "model_type"): ("transformer",),
+    ("optimizer", "name"): ("adamw", "lion", "muon", "schedule_free_adamw"),
+    ("train", "loss_fn"): ("chunked_cross_entropy", "cross_entropy"),
+    ("model", "moe_router"): ("sigmoid_topk", "softmax_topk"),
 }
 
 
@@ -70,21 +70,21 @@ def top_k_le_experts(top_k: int, num_experts: int) -> Iterator[str]:
         yield f"model.moe_top_k = {top_k} exceeds model.num_experts = {num_experts}"
 
 
-def _increasing(items: list[dict[str, Any]], where: str) -> Iterator[Violation]:
+def _increasing(items: list[dict[str, Any]], where: Path) -> Iterator[Violation]:
     for i in range(1, len(items)):
         before, after = items[i - 1].get("start_step"), items[i].get("start_step")
         if isinstance(before, int) and isinstance(after, int) and after <= before:
+            at, previous = format_path((*where, i, "start_step")), format_path((*where, i - 1, "start_step"))
             yield Violation(
-                f"{where}[{i}].start_step = {after} must be greater than {where}[{i - 1}].start_step = {before}"
-                " (start steps must strictly increase)",
-                at=f"{where}[{i}].start_step",
+                f"{at} = {after} must be greater than {previous} = {before} (start steps must strictly increase)",
+                at=(*where, i, "start_step"),
             )
 
 
 @rule("data-phases-increasing", "error", "data.phases")
 def phases_increasing(phases: list[dict[str, Any]]) -> Iterator[Violation]:
     """Training phases take effect in order, so their start steps must strictly increase."""
-    yield from _increasing(phases, "data.phases")
+    yield from _increasing(phases, ("data", "phases"))
 
 
 @rule("profiling-window", "error", "profiling.end_step", "profiling.start_step")
@@ -97,7 +97,7 @@ def profiling_window(end: int, start: int) -> Iterator[str]:
 @rule("vlm-freeze-schedule-increasing", "error", "vlm.freeze_schedule")
 def freeze_schedule_increasing(stages: list[dict[str, Any]] | None) -> Iterator[Violation]:
     """Freeze stages apply in order, so their start steps must strictly increase."""
-    yield from _increasing(stages or [], "vlm.freeze_schedule")
+    yield from _increasing(stages or [], ("vlm", "freeze_schedule"))
 
 
 # -- §6: cross-section, VLM -----------------------------------------------------------
@@ -111,16 +111,22 @@ def freeze_schedule_increasing(stages: list[dict[str, Any]] | None) -> Iterator[
     "vision_encoder.num_tokens",
     "vlm",
 )
-def hf_encoder_override(kind: str | None, feature_dim: int, num_tokens: int, vlm: Any) -> Iterator[str]:
+def hf_encoder_override(kind: str | None, feature_dim: int, num_tokens: int, vlm: Any) -> Iterator[Violation]:
     """SigLIP2 and CLIP encoders report their own width and token count; setting them overrides that."""
     if vlm is None or kind not in HF_ENCODERS:
         return
-    set_ = [f"vision_encoder.{n} = {v}" for n, v in (("feature_dim", feature_dim), ("num_tokens", num_tokens)) if v > 0]
+    set_ = [(n, v) for n, v in (("feature_dim", feature_dim), ("num_tokens", num_tokens)) if v > 0]
     if set_:
-        yield (
-            f'vision_encoder.type = "{kind}" reports its own dimensions, but {" and ".join(set_)} '
-            "overrides them and may not match the loaded model; leave them at 0 to use the reported values"
+        named = " and ".join(f"vision_encoder.{n} = {v}" for n, v in set_)
+        yield Violation(
+            f'vision_encoder.type = "{kind}" reports its own dimensions, but {named} '
+            "overrides them and may not match the loaded model; leave them at 0 to use the reported values",
+            related=(("vision_encoder", "type"), *(("vision_encoder", n) for n, _ in set_)),
         )
+
+
+_TEXT_BUDGET = (("vlm", "max_text_len"), ("vlm", "arch"))
+"""What a sequence-budget finding names besides the length it is about."""
 
 
 def _budget(arch: str, num_tokens: int, max_text_len: int) -> tuple[int, int]:
@@ -133,15 +139,16 @@ def _budget(arch: str, num_tokens: int, max_text_len: int) -> tuple[int, int]:
 )
 def max_seq_len_budget(
     max_seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """The model's positions must hold the image tokens in the residual stream plus the text."""
     if arch is None or not num_tokens or max_text_len is None:
         return
     r, need = _budget(arch, num_tokens, max_text_len)
     if max_seq_len < need:
-        yield (
+        yield Violation(
             f"model.max_seq_len = {max_seq_len} is too small for this VLM: {r} image tokens in the residual "
-            f'stream (vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}'
+            f'stream (vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}',
+            related=(("model", "max_seq_len"), *_TEXT_BUDGET),
         )
 
 
@@ -168,7 +175,7 @@ def auto_shard_divisible(
             f"world size {world_size} is not divisible by dp_replicate·tp·pp·cp·ep = "
             f"{dp_replicate}·{tp}·{pp}·{cp}·{ep} = {show(other)}, so distributed.dp_shard = -1 cannot be resolved; "
             f"products of these degrees that pass: {passing_divisors(world_size)}",
-            at="distributed.dp_shard",
+            at=("distributed", "dp_shard"),
         )
 
 
@@ -189,7 +196,7 @@ def world_size_product(
         yield Violation(
             f"dp_replicate·dp_shard·tp·pp·cp·ep = {dp_replicate}·{shard}·{tp}·{pp}·{cp}·{ep} = {show(product)}{note} "
             f"but the world size is {world_size}; set distributed.dp_shard = -1 or adjust the degrees",
-            at="distributed.dp_shard",
+            at=("distributed", "dp_shard"),
         )
 
 
@@ -256,7 +263,8 @@ def tp_divides_heads(n_heads: int, tp: int, n_kv_heads: Any) -> Iterator[Violati
         yield Violation(
             f"distributed.tp = {tp} must divide model.n_heads = {n_heads}{also} (tensor parallelism splits the "
             f"heads across ranks); {_tp_fits(n_heads, n_kv_heads)}",
-            at="distributed.tp",
+            at=("distributed", "tp"),
+            related=(("model", "n_heads"), ("distributed", "tp"), *([("model", "n_kv_heads")] if kv_fails else [])),
         )
 
 
@@ -280,7 +288,8 @@ def tp_divides_kv_heads(n_kv_heads: int, tp: int, n_heads: Any) -> Iterator[Viol
         yield Violation(
             f"distributed.tp = {tp} must divide model.n_kv_heads = {n_kv_heads} (tensor parallelism splits the "
             f"kv heads across ranks); {_tp_fits(n_kv_heads, n_heads)}",
-            at="distributed.tp",
+            at=("distributed", "tp"),
+            related=(("model", "n_kv_heads"), ("distributed", "tp")),
         )
 
 
@@ -318,7 +327,7 @@ def ep_divides_experts(ep: int, num_experts: int) -> Iterator[Violation]:
         yield Violation(
             f"distributed.ep = {ep} must divide model.num_experts = {num_experts} (each expert-parallel rank "
             f"holds the same number of experts); distributed.ep values that pass: {passing_divisors(num_experts)}",
-            at="distributed.ep",
+            at=("distributed", "ep"),
         )
 
 
@@ -333,15 +342,16 @@ def ep_divides_experts(ep: int, num_experts: int) -> Iterator[Violation]:
 )
 def train_seq_len_budget(
     seq_len: int, num_tokens: int | None, max_text_len: int | None, arch: str | None
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """Training sequences must hold the image tokens in the residual stream plus the text."""
     if arch is None or not num_tokens or max_text_len is None:
         return
     r, need = _budget(arch, num_tokens, max_text_len)
     if seq_len < need:
-        yield (
+        yield Violation(
             f"train.seq_len = {seq_len} is too small for this VLM: {r} image tokens in the residual stream "
-            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}'
+            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}',
+            related=(("train", "seq_len"), *_TEXT_BUDGET),
         )
 
 
@@ -363,22 +373,27 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any) -> Iterator
     if not hf_name:
         yield Violation(
             "a VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name is not set",
-            at="data.hf_dataset_name",
+            at=("data", "hf_dataset_name"),
+            related=(),
         )
     if not tokenizer:
-        yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at="data.tokenizer_path")
+        yield Violation("a VLM run needs data.tokenizer_path (it is empty)", at=("data", "tokenizer_path"), related=())
 
 
 @rule(
     "hf-data-needs-tokenizer", "error", "data.tokenizer_path", "data.hf_dataset_name", "data.datasets", at_launch=True
 )
-def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[dict[str, Any]]) -> Iterator[str]:
+def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[dict[str, Any]]) -> Iterator[Violation]:
     """Raw text from Hugging Face datasets must be tokenized, which needs data.tokenizer_path."""
     sources = ([f'data.hf_dataset_name = "{hf_name}"'] if hf_name else []) + [
         f'data.datasets[{i}].hf_name = "{d["hf_name"]}"' for i, d in enumerate(datasets) if d.get("hf_name")
     ]
     if sources and not tokenizer:
-        yield f"{sources[0]} is raw text and needs data.tokenizer_path, which is empty"
+        source = ("data", "hf_dataset_name" if hf_name else "datasets")
+        yield Violation(
+            f"{sources[0]} is raw text and needs data.tokenizer_path, which is empty",
+            related=(("data", "tokenizer_path"), source),
+        )
 
 
 @rule(
@@ -392,11 +407,14 @@ def hf_data_needs_tokenizer(tokenizer: str, hf_name: str | None, datasets: list[
 )
 def packing_needs_tokenizer(
     pack: bool, tokenizer: str, dataset_path: str, datasets: list[dict[str, Any]]
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """Packing pre-tokenized data needs the tokenizer's end-of-document token."""
     pretokenized = bool(dataset_path) or any(d.get("path") for d in datasets)
     if pack and pretokenized and not tokenizer:
-        yield "data.pack_sequences = true with pre-tokenized data needs data.tokenizer_path, which is empty"
+        yield Violation(
+            "data.pack_sequences = true with pre-tokenized data needs data.tokenizer_path, which is empty",
+            related=(("data", "pack_sequences"), ("data", "tokenizer_path")),
+        )
 
 
 @rule(
@@ -418,16 +436,18 @@ def mot_image_heads_match(
     if img_heads and img_heads != n_heads:
         yield Violation(
             f"vlm.mot_image_n_heads = {img_heads} must equal model.n_heads = {n_heads} (or be 0 to follow it)",
-            at="vlm.mot_image_n_heads",
+            at=("vlm", "mot_image_n_heads"),
+            related=(("vlm", "mot_image_n_heads"), ("model", "n_heads")),
         )
     if img_kv and img_kv != n_kv:
         yield Violation(
             f"vlm.mot_image_n_kv_heads = {img_kv} must equal the model's kv heads = {n_kv} (or be 0 to follow it)",
-            at="vlm.mot_image_n_kv_heads",
+            at=("vlm", "mot_image_n_kv_heads"),
+            related=(),
         )
 
 
-@rule("registry-name-known", "error", *REGISTRIES, "model.num_experts", at_launch=True)
+@rule("registry-name-known", "error", *map(format_path, REGISTRIES), "model.num_experts", at_launch=True)
 def registry_name_known(
     model_type: str, optimizer: str, loss_fn: str, router: str, num_experts: int, registries: Mapping[str, Any]
 ) -> Iterator[Violation]:
@@ -435,11 +455,13 @@ def registry_name_known(
 
     A project whose plug-ins register more names lists them in an overlay (`registries`)."""
     for (path, builtin), value in zip(REGISTRIES.items(), (model_type, optimizer, loss_fn, router), strict=True):
-        if path == "model.moe_router" and num_experts <= 0:
+        if path == ("model", "moe_router") and num_experts <= 0:
             continue
-        names = (*builtin, *registries.get(path, ()))
+        where = format_path(path)
+        names = (*builtin, *registries.get(where, ()))
         if value not in names:
-            yield Violation(f'{path} = "{value}" is not a registered name (registered: {", ".join(names)})', at=path)
+            message = f'{where} = "{value}" is not a registered name (registered: {", ".join(names)})'
+            yield Violation(message, at=path, related=())
 
 
 # -- warnings trainspec adds where KempnerForge would surprise (§12) --------------------------
@@ -466,57 +488,60 @@ def section_without_vlm(encoder: Any, adapter: Any, vlm: Any) -> Iterator[Violat
     if vlm is None:
         for name, value in (("vision_encoder", encoder), ("adapter", adapter)):
             if value is not None:
-                yield Violation(f"[{name}] has no effect without a [vlm] section; add [vlm] or remove it", at=name)
+                message = f"[{name}] has no effect without a [vlm] section; add [vlm] or remove it"
+                yield Violation(message, at=(name,), related=(("vlm",),))
 
 
-POSITIVE = (
-    "model.norm_eps",
-    "model.rope_theta",
-    "model.init_std",
-    "model.ffn_dim_multiplier",
-    "model.ffn_hidden_dim",
-    "optimizer.eps",
-    "optimizer.muon_adam_lr",
-    "scheduler.decay_steps",
-    "data.hf_image_size",
-    "distributed.nccl_timeout_sec",
-    "train.shutdown_timeout_sec",
+POSITIVE: tuple[Path, ...] = (
+    ("model", "norm_eps"),
+    ("model", "rope_theta"),
+    ("model", "init_std"),
+    ("model", "ffn_dim_multiplier"),
+    ("model", "ffn_hidden_dim"),
+    ("optimizer", "eps"),
+    ("optimizer", "muon_adam_lr"),
+    ("scheduler", "decay_steps"),
+    ("data", "hf_image_size"),
+    ("distributed", "nccl_timeout_sec"),
+    ("train", "shutdown_timeout_sec"),
 )
-NON_NEGATIVE = (
-    "model.moe_capacity_factor",
-    "model.moe_shared_experts",
-    "model.moe_aux_loss_weight",
-    "train.z_loss_weight",
-    "train.ce_chunk_size",
-    "train.nccl_health_check_interval",
-    "scheduler.stable_steps",
-    "profiling.start_step",
+NON_NEGATIVE: tuple[Path, ...] = (
+    ("model", "moe_capacity_factor"),
+    ("model", "moe_shared_experts"),
+    ("model", "moe_aux_loss_weight"),
+    ("train", "z_loss_weight"),
+    ("train", "ce_chunk_size"),
+    ("train", "nccl_health_check_interval"),
+    ("scheduler", "stable_steps"),
+    ("profiling", "start_step"),
 )
 
 
-@rule("value-domain", "warning", *POSITIVE, *NON_NEGATIVE, "data.anneal_weights", "vlm.freeze_schedule")
+@rule(
+    "value-domain",
+    "warning",
+    *map(format_path, (*POSITIVE, *NON_NEGATIVE)),
+    "data.anneal_weights",
+    "vlm.freeze_schedule",
+)
 def value_domain(*values: Any) -> Iterator[Violation]:
     """Numbers KempnerForge does not check although only positive (or non-negative) values make sense."""
     *scalars, anneal_weights, freeze_schedule = values
-    found = list(zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True))
-    found += [(format_path(("data", "anneal_weights", name)), w) for name, w in (anneal_weights or {}).items()]
-    found += [
-        (f"vlm.freeze_schedule[{i}].start_step", stage.get("start_step"))
-        for i, stage in enumerate(freeze_schedule or [])
+    found: list[tuple[Path, Any, tuple[Path, ...]]] = [
+        (path, value, ()) for path, value in zip((*POSITIVE, *NON_NEGATIVE), scalars, strict=True)
     ]
-    for path, value in found:
+    weights, stages = ("data", "anneal_weights"), ("vlm", "freeze_schedule")  # an item is shown with its list or map
+    found += [((*weights, name), w, (weights,)) for name, w in (anneal_weights or {}).items()]
+    found += [((*stages, i, "start_step"), s.get("start_step"), (stages,)) for i, s in enumerate(freeze_schedule or [])]
+    for path, value, holder in found:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue  # unset (null) values mean "derive it"
         if isinstance(value, float) and not math.isfinite(value):
             continue  # refused as non-finite already
-        if path in POSITIVE and value <= 0:
-            yield Violation(
-                f"{path} = {show(value)} is not positive; KempnerForge accepts it but the run will misbehave", at=path
-            )
-        elif path not in POSITIVE and value < 0:
-            yield Violation(
-                f"{path} = {show(value)} is negative; KempnerForge accepts it but the run will misbehave", at=path
-            )
+        wrong = "not positive" if path in POSITIVE and value <= 0 else "negative" if value < 0 else ""
+        if wrong:
+            said = f"{format_path(path)} = {show(value)} is {wrong}"
+            yield Violation(f"{said}; KempnerForge accepts it but the run will misbehave", at=path, related=holder)
 
 
 RULES = (

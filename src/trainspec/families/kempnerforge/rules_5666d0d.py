@@ -15,8 +15,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from ...paths import Path
 from ...rules import Violation, rule
-from ...validation import show
+from ...wording import show
 from .rules import residual_image_tokens
 
 POOLING_ADAPTERS = ("avgpool", "attentional_pool")
@@ -49,14 +50,15 @@ def tokens_per_frame(adapter_type: str | None, pool_window: int | None, num_toke
 
 def _visual_tokens(
     arch: str, num_tokens: int, adapter_type: str | None, pool_window: int | None, max_frames: int | None
-) -> tuple[int, str] | None:
-    """(R, how R was counted) for the sequence budget; None when the pooling-grid rules fail."""
+) -> tuple[int, str, tuple[Path, ...]] | None:
+    """(R, how R was counted, the paths that says) for the sequence budget; None when the pooling-grid rules
+    fail."""
     per_frame = tokens_per_frame(adapter_type, pool_window, num_tokens)
     if per_frame is None:
         return None
     frames = max_frames if max_frames is not None else 1
     r = residual_image_tokens(arch, frames * per_frame)
-    parts = []
+    parts, named = [], []
     if max_frames is not None:
         parts.append(f"video.max_frames = {frames} frames × {per_frame} tokens per frame")
     if adapter_type in POOLING_ADAPTERS:
@@ -64,8 +66,11 @@ def _visual_tokens(
             f'adapter.type = "{adapter_type}" pools vision_encoder.num_tokens = {num_tokens} '
             f"with adapter.pool_window = {pool_window or 2} to {per_frame} per frame"
         )
+        named += [("vision_encoder", "num_tokens"), ("adapter", "type"), ("adapter", "pool_window")]
+    if max_frames is not None:
+        named.append(("video", "max_frames"))
     how = f" ({'; '.join(parts)})" if parts else ""
-    return r, f"{show(r)} visual tokens in the residual stream{how}"
+    return r, f"{show(r)} visual tokens in the residual stream{how}", tuple(named)
 
 
 def _needs_budget(arch: str | None, num_tokens: int | None, max_text_len: int | None) -> bool:
@@ -85,12 +90,16 @@ def dyn_window_range(start: int | None, stop: int | None) -> Iterator[Violation]
         yield Violation(
             f"checkpoint.dyn_ckpt_window.stop = {show(stop)} is below checkpoint.dyn_ckpt_window.start = "
             f"{show(start)}; the window needs stop >= start",
-            at="checkpoint.dyn_ckpt_window.stop",
+            at=("checkpoint", "dyn_ckpt_window", "stop"),
         )
 
 
+_MOMA_EXPERTS = (("vlm", "moma_experts_per_modality"), ("vlm", "moma_modalities"))
+"""What the expert-count findings name (not `vlm.arch`, which only says they apply)."""
+
+
 @rule("vlm-moma-experts-missing-modality", "error", "vlm.moma_experts_per_modality", "vlm.moma_modalities", "vlm.arch")
-def moma_experts_missing_modality(experts: Any, modalities: Any, arch: str | None) -> Iterator[str]:
+def moma_experts_missing_modality(experts: Any, modalities: Any, arch: str | None) -> Iterator[Violation]:
     """MoMa builds a group of experts for every modality, so each needs its count.
 
     A table written for `vlm.moma_experts_per_modality` replaces the whole default map
@@ -100,24 +109,26 @@ def moma_experts_missing_modality(experts: Any, modalities: Any, arch: str | Non
         return
     missing = sorted({m for m in modalities if isinstance(m, str) and m not in experts})
     if missing:
-        yield (
+        yield Violation(
             f"vlm.moma_experts_per_modality = {show(experts)} has no expert count for "
             f"{', '.join(show(m) for m in missing)}; every modality of vlm.moma_modalities = {show(modalities)} "
-            "needs one (a written table replaces the whole default map {image = 4, text = 4})"
+            "needs one (a written table replaces the whole default map {image = 4, text = 4})",
+            related=_MOMA_EXPERTS,
         )
 
 
 @rule("vlm-moma-experts-unknown-modality", "error", "vlm.moma_experts_per_modality", "vlm.moma_modalities", "vlm.arch")
-def moma_experts_unknown_modality(experts: Any, modalities: Any, arch: str | None) -> Iterator[str]:
+def moma_experts_unknown_modality(experts: Any, modalities: Any, arch: str | None) -> Iterator[Violation]:
     """Expert counts are only for the modalities listed in vlm.moma_modalities."""
     if arch != "moma" or not isinstance(experts, dict) or not isinstance(modalities, list):
         return
     extra = sorted(k for k in experts if k not in modalities)
     if extra:
         allowed = ", ".join(show(m) for m in sorted(m for m in modalities if isinstance(m, str)))
-        yield (
+        yield Violation(
             f"vlm.moma_experts_per_modality names {', '.join(show(k) for k in extra)}, which "
-            f"vlm.moma_modalities does not list (allowed: {allowed}); remove it or add it to vlm.moma_modalities"
+            f"vlm.moma_modalities does not list (allowed: {allowed}); remove it or add it to vlm.moma_modalities",
+            related=_MOMA_EXPERTS,
         )
 
 
@@ -138,7 +149,7 @@ def video_frames_order(min_frames: int | None, max_frames: int | None) -> Iterat
 
 
 @rule("adapter-pool-square-grid", "error", "vision_encoder.num_tokens", "adapter.type", "vlm")
-def pool_square_grid(num_tokens: int | None, adapter_type: str | None, vlm: Any) -> Iterator[str]:
+def pool_square_grid(num_tokens: int | None, adapter_type: str | None, vlm: Any) -> Iterator[Violation]:
     """Pooling adapters pool a square grid of patches, so the encoder's token count must be a perfect square.
 
     Applies to every VLM arch (also cross_attention); `num_tokens = 0` defers the check to build time.
@@ -147,18 +158,19 @@ def pool_square_grid(num_tokens: int | None, adapter_type: str | None, vlm: Any)
         return
     if square_side(num_tokens) is None:
         below = math.isqrt(num_tokens)
-        yield (
+        yield Violation(
             f'adapter.type = "{adapter_type}" pools a square patch grid, but vision_encoder.num_tokens = '
             f"{show(num_tokens)} is not a perfect square (nearest: {below * below} = {below}×{below}, "
             f"{(below + 1) ** 2} = {below + 1}×{below + 1}); use an encoder that drops any class token, "
-            "or a non-pooling adapter"
+            "or a non-pooling adapter",
+            related=(("vision_encoder", "num_tokens"), ("adapter", "type")),
         )
 
 
 @rule("adapter-pool-divisible-grid", "error", "vision_encoder.num_tokens", "adapter.type", "adapter.pool_window", "vlm")
 def pool_divisible_grid(
     num_tokens: int | None, adapter_type: str | None, pool_window: int | None, vlm: Any
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """attentional_pool needs adapter.pool_window to divide the side of the patch grid (no ragged windows)."""
     if vlm is None or not num_tokens or num_tokens < 0 or adapter_type not in DIVISIBLE_GRID_ADAPTERS:
         return
@@ -166,10 +178,11 @@ def pool_divisible_grid(
     if side is not None and side % window:
         divisors = [w for w in range(2, side + 1) if side % w == 0][:4]
         hint = f" (for example {', '.join(map(str, divisors))})" if divisors else ""
-        yield (
+        yield Violation(
             f"adapter.pool_window = {window} does not divide the {side}×{side} patch grid of "
             f"vision_encoder.num_tokens = {show(num_tokens)}, which attentional_pool needs; "
-            f'use adapter.type = "avgpool" (it pools ragged grids) or a window that divides {side}{hint}'
+            f'use adapter.type = "avgpool" (it pools ragged grids) or a window that divides {side}{hint}',
+            related=(("vision_encoder", "num_tokens"), ("adapter", "type"), ("adapter", "pool_window")),
         )
 
 
@@ -189,7 +202,7 @@ def max_seq_len_budget(
     max_frames: int | None,
     max_text_len: int | None,
     arch: str | None,
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """The model's positions must hold the visual tokens in the residual stream plus the text.
 
     Visual tokens: `video.max_frames` frames (1 without `[video]`) times the tokens per frame the
@@ -201,12 +214,13 @@ def max_seq_len_budget(
     counted = _visual_tokens(arch, num_tokens, adapter_type, pool_window, max_frames)
     if counted is None:
         return  # reported by the pooling-grid rules
-    r, how = counted
+    r, how, named = counted
     need = r + max_text_len
     if max_seq_len < need:
-        yield (
+        yield Violation(
             f"model.max_seq_len = {max_seq_len} is too small for this VLM: {how} "
-            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}'
+            f'(vlm.arch = "{arch}") + vlm.max_text_len = {max_text_len} = {show(need)}',
+            related=(("model", "max_seq_len"), *named, ("vlm", "max_text_len"), ("vlm", "arch")),
         )
 
 
@@ -230,7 +244,7 @@ def train_seq_len_budget(
     max_frames: int | None,
     max_text_len: int | None,
     arch: str | None,
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """Training sequences must hold the visual tokens in the residual stream plus the text.
 
     Visual tokens are counted as for `vlm-max-seq-len-budget` (frames × tokens per frame).
@@ -241,12 +255,13 @@ def train_seq_len_budget(
     counted = _visual_tokens(arch, num_tokens, adapter_type, pool_window, max_frames)
     if counted is None:
         return
-    r, how = counted
+    r, how, named = counted
     need = r + max_text_len
     if seq_len < need:
-        yield (
+        yield Violation(
             f'train.seq_len = {seq_len} is too small for this VLM: {how} (vlm.arch = "{arch}") + '
-            f"vlm.max_text_len = {max_text_len} = {show(need)}"
+            f"vlm.max_text_len = {max_text_len} = {show(need)}",
+            related=(("train", "seq_len"), *named, ("vlm", "max_text_len"), ("vlm", "arch")),
         )
 
 
@@ -257,7 +272,7 @@ def moma_no_moe(arch: str | None, num_experts: int) -> Iterator[Violation]:
         yield Violation(
             f'model.num_experts = {num_experts} with vlm.arch = "moma": MoMa takes its expert counts from '
             "vlm.moma_experts_per_modality, so model.num_experts must be 0",
-            at="model.num_experts",
+            at=("model", "num_experts"),
         )
 
 
@@ -268,7 +283,7 @@ def moma_no_ep(arch: str | None, ep: int) -> Iterator[Violation]:
         yield Violation(
             f'distributed.ep = {ep} with vlm.arch = "moma": MoMa does not support expert parallelism; '
             "set distributed.ep = 1",
-            at="distributed.ep",
+            at=("distributed", "ep"),
         )
 
 
@@ -279,7 +294,7 @@ def moma_compile(arch: str | None, compile_model: bool) -> Iterator[Violation]:
         yield Violation(
             'train.compile_model = true with vlm.arch = "moma": compilation is not validated for MoMa\'s '
             "modality-aware dispatch; set train.compile_model = false",
-            at="train.compile_model",
+            at=("train", "compile_model"),
         )
 
 
@@ -291,7 +306,7 @@ def moma_ac_full(arch: str | None, checkpointing: str) -> Iterator[Violation]:
             'train.activation_checkpointing = "full" with vlm.arch = "moma" currently has no effect (MoMa '
             'blocks are not checkpointed), so memory is not saved; use "selective", or fewer experts per '
             "modality in vlm.moma_experts_per_modality",
-            at="train.activation_checkpointing",
+            at=("train", "activation_checkpointing"),
         )
 
 
@@ -310,11 +325,13 @@ def vlm_needs_hf_data(hf_name: str | None, tokenizer: str, vlm: Any, video: Any)
         yield Violation(
             "an image VLM run reads image-text pairs from a Hugging Face dataset, but data.hf_dataset_name is not "
             "set (a video run reads [video] clips instead)",
-            at="data.hf_dataset_name",
+            at=("data", "hf_dataset_name"),
+            related=(),
         )
     if not tokenizer:
         kind = "a video VLM run" if video is not None else "a VLM run"
-        yield Violation(f"{kind} needs data.tokenizer_path (it is empty)", at="data.tokenizer_path")
+        named = (("video",),) if video is not None else ()
+        yield Violation(f"{kind} needs data.tokenizer_path (it is empty)", at=("data", "tokenizer_path"), related=named)
 
 
 # -- warnings trainspec adds where KempnerForge would surprise (§9) ------------------------------

@@ -12,8 +12,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
 
+from ...paths import Path, format_path
 from ...rules import Violation, rule
-from ...validation import show
+from ...wording import show
 from .build import RANDOM_ENCODER_WIDTH
 from .layout import ffn_hidden
 from .rules import HF_ENCODERS
@@ -45,12 +46,15 @@ def cp_not_wired(cp: int, dp_replicate: int, dp_shard: int, tp: int, pp: int, ep
             f"distributed.cp = {cp} with {', '.join(beside)}: KempnerForge does not wire context parallelism (its "
             f"device mesh has no cp dimension), so the mesh covers only 1/{cp} of the ranks and the job fails when "
             "it builds the mesh; set distributed.cp = 1",
-            at="distributed.cp",
+            at=("distributed", "cp"),
+            related=tuple(("distributed", name) for name, value in others.items() if value > 1),
         )
 
 
 @rule("cp-becomes-data-parallel", "warning", "distributed.cp", *_OTHER_DEGREES, at_launch=True)
-def cp_becomes_data_parallel(cp: int, dp_replicate: int, dp_shard: int, tp: int, pp: int, ep: int) -> Iterator[str]:
+def cp_becomes_data_parallel(
+    cp: int, dp_replicate: int, dp_shard: int, tp: int, pp: int, ep: int
+) -> Iterator[Violation]:
     """With context parallelism as the only degree, KempnerForge runs plain FSDP data parallelism, or fails.
 
     No cp dimension survives in the mesh: at world size = cp the flat fallback shards over every rank
@@ -59,9 +63,10 @@ def cp_becomes_data_parallel(cp: int, dp_replicate: int, dp_shard: int, tp: int,
     """
     if cp > 1 and dp_shard in (-1, 1) and max(dp_replicate, tp, pp, ep) == 1:
         larger = " (at a larger world size the mesh fails: `cp-mesh-smaller-than-world`)" if dp_shard == -1 else ""
-        yield (
+        yield Violation(
             f"distributed.cp = {cp} is not wired in KempnerForge: at world size {cp} it runs as plain data "
-            f"parallelism, sequences not split{larger}; set distributed.cp = 1"
+            f"parallelism, sequences not split{larger}; set distributed.cp = 1",
+            related=(("distributed", "dp_shard"),) if larger else (),
         )
 
 
@@ -82,7 +87,8 @@ def cp_mesh_smaller_than_world(
             f"{world_size // cp}, but KempnerForge does not wire context parallelism (its device mesh has no cp "
             f"dimension), so the mesh covers only {world_size // cp} of the {world_size} ranks and the job fails "
             "when it builds the mesh; set distributed.cp = 1",
-            at="distributed.cp",
+            at=("distributed", "cp"),
+            related=(("distributed", "dp_shard"),),
         )
 
 
@@ -93,7 +99,7 @@ def pp_exceeds_layers(pp: int, n_layers: int) -> Iterator[Violation]:
         yield Violation(
             f"distributed.pp = {pp} exceeds model.n_layers = {n_layers}: every pipeline stage needs a layer "
             f"(KempnerForge raises when it splits the model); use distributed.pp <= {n_layers}",
-            at="distributed.pp",
+            at=("distributed", "pp"),
         )
 
 
@@ -115,12 +121,13 @@ def pp_schedule_interleaved(schedule: str, pp: int) -> Iterator[str]:
     "distributed.pp_schedule",
     at_launch=True,
 )
-def pp_1f1b_microbatches(accum: int, pp: int, schedule: str) -> Iterator[str]:
+def pp_1f1b_microbatches(accum: int, pp: int, schedule: str) -> Iterator[Violation]:
     """The 1F1B schedule needs at least as many micro-batches as stages; they are train.grad_accum_steps."""
     if pp > 1 and schedule == "1f1b" and accum < pp:
-        yield (
+        yield Violation(
             f"train.grad_accum_steps = {accum} gives {accum} micro-batch(es) for distributed.pp = {pp} stages: "
-            f'the 1F1B schedule needs at least {pp}; raise train.grad_accum_steps or use "gpipe"'
+            f'the 1F1B schedule needs at least {pp}; raise train.grad_accum_steps or use "gpipe"',
+            related=(("train", "grad_accum_steps"), ("distributed", "pp")),
         )
 
 
@@ -149,7 +156,7 @@ def vlm_tp_sequence_parallel(tp: int, arch: str | None, tied: bool, num_experts:
             f'distributed.tp = {tp} with vlm.arch = "{arch}": tensor parallelism runs with sequence parallelism '
             f"here (untied embeddings, no MoE), which KempnerForge's VLM path does not support; it fails {when}. "
             "Use distributed.tp = 1 (FSDP only)",
-            at="distributed.tp",
+            at=("distributed", "tp"),
         )
 
 
@@ -160,7 +167,8 @@ def hf_encoder_needs_path(kind: str | None, path: str, vlm: Any) -> Iterator[Vio
         yield Violation(
             f'vision_encoder.type = "{kind}" loads a Hugging Face model, but vision_encoder.path is empty; '
             'set it (for example "google/siglip2-base-patch16-224")',
-            at="vision_encoder.path",
+            at=("vision_encoder", "path"),
+            related=(("vision_encoder", "type"),),
         )
 
 
@@ -190,7 +198,7 @@ def random_encoder_budget(
     frames: int | None,
     max_text_len: int | None,
     arch: str | None,
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """With `vision_encoder.num_tokens = 0` the random encoder gives 16 tokens, and the model must hold them.
 
     The config-time budget rules skip a token count of 0 (the encoder decides it); KempnerForge checks the
@@ -203,11 +211,12 @@ def random_encoder_budget(
         return  # a pool window that does not divide the 4×4 grid: the adapter fails first
     visual = (frames or 1) * per_frame
     if max_seq_len < visual + max_text_len:
-        yield (
+        yield Violation(
             f"model.max_seq_len = {max_seq_len} is too small for this VLM: the random encoder gives "
             f"{RANDOM_ENCODER_TOKENS} tokens (vision_encoder.num_tokens = 0), {visual} visual tokens in the residual "
             f"stream + vlm.max_text_len = {max_text_len} = {visual + max_text_len}; KempnerForge raises when it "
-            "builds the model"
+            "builds the model",
+            related=(("model", "max_seq_len"), ("vision_encoder", "num_tokens"), ("vlm", "max_text_len")),
         )
 
 
@@ -222,23 +231,25 @@ def freeze_module_alias(freeze: Any, schedule: Any, patterns: Any) -> Iterator[V
     for where, spec in _specs(freeze, schedule):
         module = spec.get("module")
         if isinstance(module, str) and module not in aliases:
+            at = (*where, "module")
             yield Violation(
-                f'{where}.module = "{module}" is not a module alias ({", ".join(sorted(aliases))}): KempnerForge '
+                f'{format_path(at)} = "{module}" is not a module alias ({", ".join(sorted(aliases))}): KempnerForge '
                 "freezes by it when it builds the model, then raises after the first step; add it to "
                 "vlm.module_patterns or use an alias",
-                at=f"{where}.module",
+                at=at,
+                related=(where[:2], ("vlm", "module_patterns")),
             )
 
 
-def _specs(freeze: Any, schedule: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+def _specs(freeze: Any, schedule: Any) -> Iterator[tuple[Path, dict[str, Any]]]:
     """Each freeze spec with where it is written."""
     for i, spec in enumerate(freeze or []):
         if isinstance(spec, dict):
-            yield f"vlm.freeze[{i}]", spec
+            yield ("vlm", "freeze", i), spec
     for i, stage in enumerate(schedule or []):
         for j, spec in enumerate(stage.get("specs") or [] if isinstance(stage, dict) else []):
             if isinstance(spec, dict):
-                yield f"vlm.freeze_schedule[{i}].specs[{j}]", spec
+                yield ("vlm", "freeze_schedule", i, "specs", j), spec
 
 
 @rule(
@@ -251,7 +262,7 @@ def _specs(freeze: Any, schedule: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     "model.ffn_dim_multiplier",
     at_launch=True,
 )
-def fp8_dims(precision: str, dim: int, vocab: int, ffn: int | None, multiplier: float) -> Iterator[str]:
+def fp8_dims(precision: str, dim: int, vocab: int, ffn: int | None, multiplier: float) -> Iterator[Violation]:
     """FP8 matmuls need every dimension divisible by 16; KempnerForge converts the output head and every
     other Linear without checking.
 
@@ -265,9 +276,11 @@ def fp8_dims(precision: str, dim: int, vocab: int, ffn: int | None, multiplier: 
         widths["the FFN width"] = ffn_hidden({"dim": dim, "ffn_hidden_dim": ffn, "ffn_dim_multiplier": multiplier})
     odd = [f"{name} = {show(n)}" for name, n in widths.items() if n % 16]
     if odd:
-        yield (
+        named = [("model", key) for key, n in (("dim", dim), ("vocab_size", vocab)) if n % 16]
+        yield Violation(
             f'train.mixed_precision = "fp8" converts Linears whose dimensions must be divisible by 16, but '
-            f"{', '.join(odd)} is not; expect the first FP8 matmul to fail (pad it to a multiple of 16)"
+            f"{', '.join(odd)} is not; expect the first FP8 matmul to fail (pad it to a multiple of 16)",
+            related=(("train", "mixed_precision"), *named),
         )
 
 
@@ -282,17 +295,18 @@ def mot_ac_no_effect(mode: str, arch: str | None) -> Iterator[Violation]:
         yield Violation(
             f'train.activation_checkpointing = "{mode}" with vlm.arch = "mot" has no effect (MoT blocks are not '
             'checkpointed), so no memory is saved; set it to "none", or plan memory without it',
-            at="train.activation_checkpointing",
+            at=("train", "activation_checkpointing"),
         )
 
 
 @rule("moe-shared-experts-one", "warning", "model.moe_shared_experts", "model.num_experts", at_launch=True)
-def shared_experts_one(shared: int, num_experts: int) -> Iterator[str]:
+def shared_experts_one(shared: int, num_experts: int) -> Iterator[Violation]:
     """KempnerForge builds one shared expert whenever model.moe_shared_experts > 0, whatever the count."""
     if num_experts > 0 and shared > 1:
-        yield (
+        yield Violation(
             f"model.moe_shared_experts = {shared} builds one shared expert, not {shared} (KempnerForge builds a "
-            "single one for any count above 0); set it to 1"
+            "single one for any count above 0); set it to 1",
+            related=(),
         )
 
 
@@ -313,10 +327,10 @@ def unfreeze_never_updated(schedule: Any, freeze: Any, vlm: Any) -> Iterator[Vio
         module = spec.get("module")
         if spec.get("frozen", True) is False and isinstance(module, str) and frozen_at_build.get(module):
             yield Violation(
-                f'{where} unfreezes "{module}", which vlm.freeze freezes when the model is built: the optimizer '
-                "holds no state for it, so it gets gradients but is never updated; leave it unfrozen in "
+                f'{format_path(where)} unfreezes "{module}", which vlm.freeze freezes when the model is built: the '
+                "optimizer holds no state for it, so it gets gradients but is never updated; leave it unfrozen in "
                 "vlm.freeze and freeze it in an earlier stage instead",
-                at=f"{where}.frozen",
+                at=(*where, "frozen"),
             )
 
 
@@ -356,5 +370,6 @@ def pool_heads_divide_width(heads: int, kind: str, feature_dim: int, encoder: st
             f"adapter.pool_heads = {heads} does not divide the encoder width {width} (vision_encoder.feature_dim"
             f"{'' if feature_dim else ' = 0: the random encoder reports 768'}); attentional_pool raises when "
             "the model is built",
-            at="adapter.pool_heads",
+            at=("adapter", "pool_heads"),
+            related=(("vision_encoder", "feature_dim"),),
         )

@@ -10,8 +10,8 @@ from typing import Any
 
 from ...paths import format_path
 from ...resources import schema_dir
-from ...validation import show
 from ...versions import fold_versions, release_fields
+from ...wording import show
 from .. import Family
 from .examples import EXAMPLES
 from .layout import LAYOUT, derive

@@ -20,7 +20,7 @@ from ...diagnostics import Diagnostic, Severity
 from ...document import Document
 from ...paths import Path, format_path
 from ...schema import get
-from ...validation import show, type_name
+from ...wording import show, type_name
 from .. import Notice
 
 MIGRATED = "legacy-key-migrated"
@@ -187,7 +187,7 @@ def migrate_legacy(doc: Document) -> list[Diagnostic]:
                 doc.file,
                 pos.line if pos else None,
                 pos.column if pos else None,
-                format_path(step.legacy),
+                step.legacy,
                 step.rule,
                 step.severity,
                 step.message,

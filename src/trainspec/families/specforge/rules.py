@@ -28,14 +28,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ...paths import Path, format_path
 from ...rules import Violation, passing_divisors, rule
-from ...validation import show
+from ...wording import show
 
-DIS = "deployment.disaggregated"
-ML = f"{DIS}.managed_local"
-MC = f"{ML}.mooncake"
-CS = f"{ML}.capture_servers"
-SOURCES = ("data.train_data_path", "data.prompts_path", "data.hidden_states_path")
+DIS_AT: Path = ("deployment", "disaggregated")
+ML_AT: Path = (*DIS_AT, "managed_local")
+MC_AT: Path = (*ML_AT, "mooncake")
+CS_AT: Path = (*ML_AT, "capture_servers")
+DIS, ML, MC, CS = map(format_path, (DIS_AT, ML_AT, MC_AT, CS_AT))
+SOURCE_PATHS: tuple[Path, ...] = (("data", "train_data_path"), ("data", "prompts_path"), ("data", "hidden_states_path"))
+SOURCES = tuple(map(format_path, SOURCE_PATHS))
 MOONCAKE_PORTS = ("rpc_port", "metadata_port", "metrics_port")
 ENDPOINTS = (
     "mooncake_metadata_server",
@@ -58,7 +61,15 @@ def data_mode(train: str, prompts: str, hidden: str) -> str | None:
 
 def online_source(train: str, prompts: str) -> str:
     """The filled online source, as `path = value`."""
-    return f"data.train_data_path = {show(train)}" if train else f"data.prompts_path = {show(prompts)}"
+    return f"{format_path(online_path(train))} = {show(train or prompts)}"
+
+
+def online_path(train: str) -> Path:
+    """The path of the filled online source (`online_source` names it)."""
+    return SOURCE_PATHS[0] if train else SOURCE_PATHS[1]
+
+
+HIDDEN = SOURCE_PATHS[2]
 
 
 def _items(values: list[Any] | None) -> list[dict[str, Any]]:
@@ -71,7 +82,7 @@ def _items(values: list[Any] | None) -> list[dict[str, Any]]:
 @rule("data-exactly-one-source", "error", *SOURCES)
 def exactly_one_source(train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """A run reads exactly one data source; an empty string counts as unset."""
-    filled = [(p, v) for p, v in zip(SOURCES, (train, prompts, hidden), strict=True) if v]
+    filled = [(p, v) for p, v in zip(SOURCE_PATHS, (train, prompts, hidden), strict=True) if v]
     if len(filled) == 1:
         return
     choices = (
@@ -79,9 +90,9 @@ def exactly_one_source(train: str, prompts: str, hidden: str) -> Iterator[Violat
         "(pre-tokenized prompts, online) or data.hidden_states_path (precomputed hidden states, offline)"
     )
     if not filled:
-        yield Violation(f"no data source is set; {choices}", at="data")
+        yield Violation(f"no data source is set; {choices}", at=("data",))
     else:
-        named = " and ".join(f"{p} = {show(v)}" for p, v in filled)
+        named = " and ".join(f"{format_path(p)} = {show(v)}" for p, v in filled)
         yield Violation(f"{len(filled)} data sources are set ({named}); {choices}", at=filled[0][0])
 
 
@@ -120,7 +131,7 @@ def usp_needs_sp(backend: str, ulysses: int, ring: int) -> Iterator[str]:
 def sp_needs_usp(ulysses: int, ring: int, backend: str) -> Iterator[Violation]:
     """Only the usp attention backend implements sequence parallelism."""
     if backend != "usp" and ulysses * ring != 1:
-        at = "training.sp_ulysses_size" if ulysses != 1 else "training.sp_ring_size"
+        at = ("training", "sp_ulysses_size" if ulysses != 1 else "sp_ring_size")
         yield Violation(
             f"training.sp_ulysses_size = {ulysses} and training.sp_ring_size = {ring} ask for sequence "
             f'parallelism, which needs training.attention_backend = "usp" (it is {show(backend)})',
@@ -210,7 +221,8 @@ def mooncake_ports_distinct(rpc: int | None, metadata: int | None, metrics: int 
             yield Violation(
                 f"{' and '.join(f'{MC}.{n}' for n in names)} use the same port {port}; "
                 "the three Mooncake ports must differ",
-                at=f"{MC}.{names[-1]}",
+                at=(*MC_AT, names[-1]),
+                related=tuple((*MC_AT, n) for n in names),
             )
 
 
@@ -223,7 +235,7 @@ def capture_tp_matches_devices(servers: list[dict[str, Any]] | None) -> Iterator
             yield Violation(
                 f"{CS}[{i}].tp_size = {tp} but {CS}[{i}].cuda_visible_devices lists {len(devices)} "
                 f"device{'s' if len(devices) != 1 else ''}; they must match",
-                at=f"{CS}[{i}].tp_size",
+                at=(*CS_AT, i, "tp_size"),
             )
 
 
@@ -237,7 +249,7 @@ def capture_ports_unique(servers: list[dict[str, Any]] | None) -> Iterator[Viola
             yield Violation(
                 f"{CS}[{k}].port = {port} is also the port of capture server {owner[port]} "
                 f"({CS}[{owner[port]}].port); each server needs its own port",
-                at=f"{CS}[{k}].port",
+                at=(*CS_AT, k, "port"),
             )
         elif isinstance(port, int):
             owner[port] = k
@@ -257,7 +269,8 @@ def ports_disjoint(
         yield Violation(
             f"{CS}[{i}].port = {port} is also {MC}.{mooncake[port]}; Mooncake and capture-server ports "
             f"must not overlap (overlapping: {overlapping})",
-            at=f"{CS}[{i}].port",
+            at=(*CS_AT, i, "port"),
+            related=((*MC_AT, mooncake[port]), CS_AT),
         )
 
 
@@ -272,7 +285,7 @@ def capture_devices_unshared(servers: list[dict[str, Any]] | None) -> Iterator[V
                 yield Violation(
                     f"device {show(token)} is used by capture servers {first} and {k} "
                     f"({CS}[{first}].cuda_visible_devices and {CS}[{k}].cuda_visible_devices)",
-                    at=f"{CS}[{k}].cuda_visible_devices",
+                    at=(*CS_AT, k, "cuda_visible_devices"),
                 )
 
 
@@ -327,13 +340,14 @@ def managed_no_server_urls(urls: list[str] | None, managed: Any) -> Iterator[str
 def managed_no_mooncake_endpoints(*values: Any) -> Iterator[Violation]:
     """managed_local configures its own Mooncake endpoints; an empty string counts as unset."""
     *endpoints, managed = values
-    filled = [(f"{DIS}.{e}", v) for e, v in zip(ENDPOINTS, endpoints, strict=True) if v]
+    filled = [((*DIS_AT, e), v) for e, v in zip(ENDPOINTS, endpoints, strict=True) if v]
     if managed is not None and filled:
-        named = ", ".join(f"{p} = {show(v)}" for p, v in filled)
+        named = ", ".join(f"{format_path(p)} = {show(v)}" for p, v in filled)
         yield Violation(
             f"{named} cannot be used with {ML}, which configures its own Mooncake endpoints "
             f"(set them under {MC} instead)",
             at=filled[0][0],
+            related=(*(p for p, _ in filled), ML_AT),
         )
 
 
@@ -350,13 +364,14 @@ def managed_no_producer_segment_size(size: int | None, managed: Any) -> Iterator
 
 
 @rule("online-needs-disaggregated", "error", "deployment.mode", *SOURCES)
-def online_needs_disaggregated(dmode: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def online_needs_disaggregated(dmode: str, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """Online data is captured from a live target by separate servers, which only a disaggregated run has."""
     if data_mode(train, prompts, hidden) == "online" and dmode != "disaggregated":
-        yield (
+        yield Violation(
             f"{online_source(train, prompts)} is an online source, which captures hidden states from capture "
             f'servers and needs deployment.mode = "disaggregated" (it is {show(dmode)}); for a local run '
-            "use precomputed data.hidden_states_path"
+            "use precomputed data.hidden_states_path",
+            related=(("deployment", "mode"), online_path(train), HIDDEN),
         )
 
 
@@ -405,23 +420,24 @@ def eval_source_and_interval(eval_path: str, interval: int) -> Iterator[Violatio
         yield Violation(
             f"data.eval_hidden_states_path = {show(eval_path)} is set but training.eval_interval = "
             f"{interval}; set an interval above 0 to evaluate",
-            at="data.eval_hidden_states_path",
+            at=("data", "eval_hidden_states_path"),
         )
     elif not eval_path and interval > 0:
         yield Violation(
             f"training.eval_interval = {interval} but data.eval_hidden_states_path is "
             f"{show(eval_path)}; set the evaluation features or an interval of 0",
-            at="training.eval_interval",
+            at=("training", "eval_interval"),
         )
 
 
 @rule("eval-source-needs-offline", "error", "data.eval_hidden_states_path", *SOURCES)
-def eval_source_needs_offline(eval_path: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def eval_source_needs_offline(eval_path: str, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """Evaluation reads precomputed features, which only offline runs use."""
     if eval_path and data_mode(train, prompts, hidden) == "online":
-        yield (
+        yield Violation(
             f"data.eval_hidden_states_path = {show(eval_path)} needs an offline run, but "
-            f"{online_source(train, prompts)} is an online source"
+            f"{online_source(train, prompts)} is an online source",
+            related=(("data", "eval_hidden_states_path"), online_path(train)),
         )
 
 
@@ -441,26 +457,30 @@ def chunk_needs_compact_teacher(chunk: int | None, compact: bool) -> Iterator[st
 
 
 @rule("online-disaggregated-needs-mooncake", "error", f"{DIS}.backend", "deployment.mode", *SOURCES)
-def online_needs_mooncake(backend: str | None, dmode: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def online_needs_mooncake(
+    backend: str | None, dmode: str, train: str, prompts: str, hidden: str
+) -> Iterator[Violation]:
     """Online capture streams features through Mooncake."""
     if data_mode(train, prompts, hidden) == "online" and dmode == "disaggregated" and backend != "mooncake":
-        yield (
+        yield Violation(
             f"{DIS}.backend = {show(backend)} but {online_source(train, prompts)} is an online source, "
-            'which streams features through the "mooncake" backend'
+            'which streams features through the "mooncake" backend',
+            related=((*DIS_AT, "backend"), online_path(train)),
         )
 
 
 @rule("consumer-state-dir-online-only", "error", f"{DIS}.consumer_state_dir", *SOURCES)
-def consumer_state_dir_online_only(state_dir: str | None, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def consumer_state_dir_online_only(state_dir: str | None, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """The consumer state database tracks online capture; offline runs have none.
 
     Its other half (a local deployment) cannot fire here: a `disaggregated`
     section under a local mode already fails deployment-disaggregated-needs-mode.
     """
     if state_dir is not None and data_mode(train, prompts, hidden) == "offline":
-        yield (
+        yield Violation(
             f"{DIS}.consumer_state_dir = {show(state_dir)} is only for online runs, but "
-            f"data.hidden_states_path = {show(hidden)} makes this run offline; remove it"
+            f"data.hidden_states_path = {show(hidden)} makes this run offline; remove it",
+            related=((*DIS_AT, "consumer_state_dir"), HIDDEN),
         )
 
 
@@ -475,7 +495,7 @@ def consumer_state_dir_online_only(state_dir: str | None, train: str, prompts: s
 )
 def multinode_needs_state_dir(
     state_dir: str | None, nnodes: int, dmode: str, managed: Any, train: str, prompts: str, hidden: str
-) -> Iterator[str]:
+) -> Iterator[Violation]:
     """Each trainer node keeps the online consumer's SQLite database (WAL mode) on a local disk."""
     if (
         data_mode(train, prompts, hidden) == "online"
@@ -484,19 +504,21 @@ def multinode_needs_state_dir(
         and nnodes > 1
         and state_dir is None
     ):
-        yield (
+        yield Violation(
             f"deployment.trainer.nnodes = {nnodes} with online capture needs {DIS}.consumer_state_dir: each "
-            "trainer node keeps the consumer's SQLite database (WAL mode) in its own node-local directory"
+            "trainer node keeps the consumer's SQLite database (WAL mode) in its own node-local directory",
+            related=((*DIS_AT, "consumer_state_dir"), ("deployment", "trainer", "nnodes"), ("deployment", "mode")),
         )
 
 
 @rule("managed-online-only", "error", ML, *SOURCES)
-def managed_online_only(managed: Any, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def managed_online_only(managed: Any, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """managed_local starts capture servers, which only online runs use."""
     if managed is not None and data_mode(train, prompts, hidden) == "offline":
-        yield (
+        yield Violation(
             f"{ML} starts capture servers for online data, but data.hidden_states_path = {show(hidden)} "
-            "makes this run offline; remove managed_local or use an online source"
+            "makes this run offline; remove managed_local or use an online source",
+            related=(ML_AT, HIDDEN),
         )
 
 
@@ -522,26 +544,26 @@ def managed_no_resume(resume: str | None, managed: Any) -> Iterator[str]:
 
 
 @rule("managed-context-headroom", "error", "model.sglang_context_length", "data.max_length", ML)
-def managed_context_headroom(context: int | None, max_length: int, managed: Any) -> Iterator[str]:
+def managed_context_headroom(context: int | None, max_length: int, managed: Any) -> Iterator[Violation]:
     """A capture server's context must hold a full-length prompt plus SGLang's reserved slots."""
     need = max_length + CONTEXT_HEADROOM
     if managed is not None and context is not None and context < need:
-        yield (
+        yield Violation(
             f"model.sglang_context_length = {context} is too small for data.max_length = {max_length}: the "
-            f"capture servers need at least {show(need)} (max_length + {CONTEXT_HEADROOM} reserved slots)"
+            f"capture servers need at least {show(need)} (max_length + {CONTEXT_HEADROOM} reserved slots)",
+            related=(("model", "sglang_context_length"), ("data", "max_length")),
         )
 
 
 @rule("managed-no-sglang-dp", "error", "model.sglang_enable_dp_attention", "model.sglang_enable_dp_lm_head", ML)
 def managed_no_sglang_dp(dp_attention: bool, dp_lm_head: bool, managed: Any) -> Iterator[Violation]:
     """Managed capture servers run plain tensor parallelism, without SGLang's data-parallel options."""
-    on = [
-        p
-        for p, v in (("model.sglang_enable_dp_attention", dp_attention), ("model.sglang_enable_dp_lm_head", dp_lm_head))
-        if v
-    ]
+    on = [k for k, v in (("sglang_enable_dp_attention", dp_attention), ("sglang_enable_dp_lm_head", dp_lm_head)) if v]
     if managed is not None and on:
-        yield Violation(f"{' and '.join(f'{p} = true' for p in on)} cannot be used with {ML}", at=on[0])
+        named = " and ".join(f"model.{k} = true" for k in on)
+        yield Violation(
+            f"{named} cannot be used with {ML}", at=("model", on[0]), related=(*(("model", k) for k in on), ML_AT)
+        )
 
 
 @rule(
@@ -560,15 +582,16 @@ def trainer_devices_match_nproc(devices: list[str] | None, nproc: int) -> Iterat
 
 
 @rule("managed-ep-divides-tp", "error", "model.sglang_ep_size", CS)
-def ep_divides_tp(ep: int, servers: list[dict[str, Any]] | None) -> Iterator[str]:
+def ep_divides_tp(ep: int, servers: list[dict[str, Any]] | None) -> Iterator[Violation]:
     """Expert parallelism on a capture server splits its tensor-parallel group."""
     bad = [(i, s.get("tp_size", 1)) for i, s in enumerate(_items(servers)) if s.get("tp_size", 1) % ep]
     if bad:
         sizes = ", ".join(str(t) for t in sorted({t for _, t in bad}))
         where = ", ".join(f"{i} (tp_size {t})" for i, t in bad)
-        yield (
+        yield Violation(
             f"model.sglang_ep_size = {ep} must divide the tp_size of every capture server; it does not divide "
-            f"tp_size {sizes} (capture servers {where})"
+            f"tp_size {sizes} (capture servers {where})",
+            related=(),
         )
 
 
@@ -580,29 +603,34 @@ def producer_no_resume(resume: str | None, role: str) -> Iterator[str]:
 
 
 @rule("usp-needs-offline", "error", "training.attention_backend", *SOURCES)
-def usp_needs_offline(backend: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def usp_needs_offline(backend: str, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """Sequence-parallel training is only supported on precomputed features."""
     if backend == "usp" and data_mode(train, prompts, hidden) == "online":
-        yield (
+        yield Violation(
             f'training.attention_backend = "usp" needs an offline run (data.hidden_states_path), but '
-            f"{online_source(train, prompts)} is an online source"
+            f"{online_source(train, prompts)} is an online source",
+            related=(("training", "attention_backend"), online_path(train), HIDDEN),
         )
 
 
 @rule("offline-no-trainer-tp", "error", "training.tp_size", *SOURCES)
-def offline_no_trainer_tp(tp: int, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def offline_no_trainer_tp(tp: int, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """The draft trainer does not shard the draft with tensor parallelism."""
     if tp != 1 and data_mode(train, prompts, hidden) == "offline":
-        yield f"training.tp_size = {tp} must be 1 for an offline run (data.hidden_states_path is set)"
+        yield Violation(
+            f"training.tp_size = {tp} must be 1 for an offline run (data.hidden_states_path is set)",
+            related=(("training", "tp_size"), HIDDEN),
+        )
 
 
 @rule("online-disaggregated-pure-dp", "error", "training.tp_size", "deployment.mode", *SOURCES)
-def online_pure_dp(tp: int, dmode: str, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def online_pure_dp(tp: int, dmode: str, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """Online disaggregated trainers are pure data parallel; target TP belongs on the capture servers."""
     if tp != 1 and dmode == "disaggregated" and data_mode(train, prompts, hidden) == "online":
-        yield (
+        yield Violation(
             f"training.tp_size = {tp} must be 1 for an online disaggregated run: the trainer is pure data "
-            "parallel, and tensor parallelism for the target belongs on the capture servers"
+            "parallel, and tensor parallelism for the target belongs on the capture servers",
+            related=(),
         )
 
 
@@ -628,17 +656,17 @@ def divisible_by_sp(ulysses: int, ring: int, *, world_size: int) -> Iterator[str
     "deployment.trainer.nproc_per_node",
     "training.role",
 )
-def matches_trainer_topology(nnodes: int, nproc: int, role: str, *, world_size: int) -> Iterator[str]:
+def matches_trainer_topology(nnodes: int, nproc: int, role: str, *, world_size: int) -> Iterator[Violation]:
     """SpecForge's launcher refuses a world size other than the trainer topology; a producer is one process."""
     if role == "producer":
         if world_size != 1:
-            yield (
-                f'world size {world_size}: training.role = "producer" runs as a single process, not as a multi-rank job'
-            )
+            said = 'training.role = "producer" runs as a single process, not as a multi-rank job'
+            yield Violation(f"world size {world_size}: {said}", related=(("training", "role"),))
     elif world_size != nnodes * nproc:
-        yield (
+        yield Violation(
             f"world size {world_size} does not match the trainer topology deployment.trainer.nnodes × "
-            f"nproc_per_node = {nnodes} × {nproc} = {show(nnodes * nproc)}"
+            f"nproc_per_node = {nnodes} × {nproc} = {show(nnodes * nproc)}",
+            related=(("deployment", "trainer", "nnodes"), ("deployment", "trainer", "nproc_per_node")),
         )
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ...rules import rule
-from ...validation import show
-from .rules import DIS, SOURCES, data_mode
+from ...rules import Violation, rule
+from ...wording import show
+from .rules import DIS, DIS_AT, HIDDEN, SOURCES, data_mode
 
 INBOX = f"{DIS}.inbox_server_url"
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
@@ -100,12 +100,13 @@ def inbox_server_url_origin(url: str | None) -> Iterator[str]:
 
 
 @rule("inbox-server-url-online-only", "error", INBOX, *SOURCES)
-def inbox_server_url_online_only(url: str | None, train: str, prompts: str, hidden: str) -> Iterator[str]:
+def inbox_server_url_online_only(url: str | None, train: str, prompts: str, hidden: str) -> Iterator[Violation]:
     """The inbox relay serves the inboxes of online capture, which offline runs do not have."""
     if url is not None and data_mode(train, prompts, hidden) == "offline":
-        yield (
+        yield Violation(
             f"{INBOX} = {show(url)} is only for online disaggregated runs, but data.hidden_states_path = "
-            f"{show(hidden)} makes this run offline; remove it"
+            f"{show(hidden)} makes this run offline; remove it",
+            related=((*DIS_AT, "inbox_server_url"), HIDDEN),
         )
 
 

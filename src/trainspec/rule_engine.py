@@ -1,0 +1,184 @@
+"""The rule engine: each rule run on the values at its paths, its findings placed in the file.
+
+A rule whose inputs failed the schema (or sit inside or above a value that did)
+is skipped, unless those inputs are `optional`; world-size rules run once per
+world size, and a size given for a config that states its own is one mistake,
+reported once. A rule that raises becomes a diagnostic, never a stopped run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .codes import WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
+from .diagnostics import Diagnostic, Severity
+from .document import Document
+from .paths import Path, format_path
+from .placement import first_written, place, related_place
+from .rules import ABSENT, Rule, Violation
+from .schema import get
+from .wording import show
+
+
+def world_size_rules(
+    doc: Document,
+    rules: Sequence[Rule],
+    config: dict[str, Any],
+    broken: list[Path],
+    sizes: Sequence[int],
+    registries: Mapping[str, tuple[str, ...]],
+) -> Iterator[Diagnostic]:
+    """World-size rules at each size: plain at one size; at several, each diagnostic says its size and a
+    size where all pass gets a note. Without a size they are skipped, with a note."""
+    if not rules:
+        return
+    if not sizes:
+        skipped = ", ".join(r.id for r in rules)
+        message = f"world-size rules not checked ({skipped}): no world size known; pass --world-size N"
+        yield Diagnostic(doc.file, None, None, (), WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)
+        return
+    if len(sizes) == 1:
+        yield from run_rules(doc, rules, config, broken, sizes[0], registries)
+        return
+    for size in sizes:
+        found = [
+            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
+            for d in run_rules(doc, rules, config, broken, size, registries)
+        ]
+        yield from found or [
+            Diagnostic(
+                doc.file,
+                None,
+                None,
+                (),
+                WORLD_SIZE_CHECKED.id,
+                Severity.NOTE,
+                f"at world size {size}: every world-size rule passes",
+                world_size=size,
+            )
+        ]
+
+
+def disagreeing_sizes(
+    doc: Document,
+    rules: Sequence[Rule],
+    config: dict[str, Any],
+    broken: list[Path],
+    sizes: Sequence[int],
+    registries: Mapping[str, tuple[str, ...]],
+    own: int,
+) -> list[Diagnostic]:
+    """Given sizes other than the one the config states for itself: each rule they break, once.
+
+    The config's own size is the one its launcher starts, so the rules ran there; a size given
+    for the file that differs is one mistake however many such sizes there are.
+    """
+    passing = {(d.rule, d.path) for d in run_rules(doc, rules, config, broken, own, registries)}
+    first: dict[tuple[str, Path], Diagnostic] = {}
+    also: dict[tuple[str, Path], list[int]] = {}
+    for size in sizes:
+        for d in run_rules(doc, rules, config, broken, size, registries):
+            key = (d.rule, d.path)
+            if key in passing:
+                continue
+            if key in first:
+                also[key].append(size)
+            else:
+                first[key], also[key] = replace(d, world_size=size), []
+    out = []
+    for key, d in first.items():
+        more = f" (the same at world size {', '.join(map(str, also[key]))})" if also[key] else ""
+        out.append(replace(d, message=d.message + more))
+    return out
+
+
+def run_rules(
+    doc: Document,
+    rules: Iterable[Rule],
+    config: dict[str, Any],
+    broken: list[Path],
+    world_size: int | None = None,
+    registries: Mapping[str, tuple[str, ...]] | None = None,
+) -> Iterator[Diagnostic]:
+    """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
+    seen: dict[Path, Any] = {}  # rules share paths: look each up once
+    touches = _touches_any(broken) if broken else None
+    sections = {b[0] if b else None for b in broken}
+    for rule in rules:
+        stopped: set[Path] | frozenset[Path] = frozenset()
+        if touches is not None and (
+            None in sections or None in rule.sections or not sections.isdisjoint(rule.sections)
+        ):
+            stopped = {p for p in rule.parsed_paths if touches(p)}
+            if stopped - rule.optional:
+                continue
+        if rule.raw:
+            values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
+        else:
+            values = [seen[p] if p in seen else seen.setdefault(p, get(config, p)) for p in rule.parsed_paths]
+        if stopped:
+            values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
+        try:
+            violations = rule.run(values, world_size, registries)
+        except Exception as exc:  # a rule must not take the whole report down
+            yield Diagnostic(
+                doc.file,
+                None,
+                None,
+                (),
+                rule.id,
+                Severity.ERROR,
+                f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it",
+            )
+            continue
+        if violations:
+            by_path = dict(zip(rule.parsed_paths, values, strict=True))
+            for violation in violations:
+                yield _rule_diagnostic(doc, rule, by_path, violation)
+
+
+def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:
+    """Whether a path is one of `broken`, inside one or above one (two set lookups per step, not a scan)."""
+    exact = set(broken)
+    above = {b[:n] for b in exact for n in range(len(b) + 1)}
+    return lambda path: path in above or any(path[:n] in exact for n in range(len(path)))
+
+
+def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violation: Violation) -> Diagnostic:
+    """A violation placed at its key, with the other keys it involves as related locations (each labelled
+    with its value) and, for values that came from overrides, which override set them."""
+    first = first_written(doc, rule.parsed_paths)
+    at = violation.at if violation.at is not None else first
+    named = rule.parsed_paths if violation.related is None else violation.related
+    related = tuple(
+        related_place(doc, p, values.get(p, ABSENT)) for p in named if p != at and (doc.is_written(p) or doc.origin(p))
+    )
+    here = doc.origin(at)
+    involved = {at, *named}
+    overridden = [
+        f"{format_path(p)} = {show(values[p])} comes from {origin}"
+        for p in rule.parsed_paths
+        if p in involved and (origin := doc.origin(p)) and origin != here and values[p] is not ABSENT
+    ]
+    message = violation.message + (f" ({'; '.join(overridden)})" if overridden else "")
+    return place(doc, at, rule.id, rule.severity, message, related=related, fallback=first, entry=True)
+
+
+def _written(source: Any, part: str | int) -> Any:
+    if isinstance(source, dict):
+        return source.get(part, ABSENT)
+    if isinstance(source, list) and isinstance(part, int) and part < len(source):
+        return source[part]
+    return ABSENT
+
+
+def _value(source: Any, path: Path, raw: bool) -> Any:
+    if raw:
+        for part in path:
+            source = _written(source, part)
+            if source is ABSENT:
+                break
+        return source
+    return get(source, path)
