@@ -22,6 +22,7 @@ from ..pipeline import check_path
 from ..result import Result
 from ..runner import Options, check_file
 from ..world_sizes import MAX_WORLD_SIZES
+from .scope import is_config
 from .text import Source
 
 
@@ -95,8 +96,9 @@ class Analysis:
         self.family: Family | None = result.family
         self.reported = result.diagnostics
         """What `trainspec check` reports."""
-        self.diagnostics = self._shown(result.diagnostics)
-        """What the client is shown (`rulesOnly` leaves out what the schema servers report)."""
+        self.diagnostics = self._shown(result.diagnostics) if is_config(file, text, result) else []
+        """What the client is shown: nothing for a file that is no config, and `rulesOnly` leaves out what
+        the schema servers report."""
 
     def _shown(self, found: list[Diagnostic]) -> list[Diagnostic]:
         if not self.settings.rules_only:
