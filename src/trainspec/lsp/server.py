@@ -286,32 +286,24 @@ def create() -> TrainspecServer:
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     def on_definition(ls: TrainspecServer, params: lsp.DefinitionParams) -> list[lsp.Location] | None:
         """From a key a rule reads to the other keys it reads (the rule's diagnostic's related places)."""
-
-        def work() -> list[lsp.Location] | None:
-            uri = params.text_document.uri
-            found = ls.analysis(uri)
-            if found is None:
-                return None
-            places = related_places(found, *found.source.from_client(params.position))
-            return locations(found, uri, places[1:]) or None
-
-        return guarded(work, None)
+        return guarded(lambda: _related(ls, params.text_document.uri, params.position, own=False), None)
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
     def on_references(ls: TrainspecServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
         """Every key read together with the one at the cursor (itself only if the client asks)."""
-
-        def work() -> list[lsp.Location] | None:
-            uri = params.text_document.uri
-            found = ls.analysis(uri)
-            if found is None:
-                return None
-            places = related_places(found, *found.source.from_client(params.position))
-            return locations(found, uri, places if params.context.include_declaration else places[1:]) or None
-
-        return guarded(work, None)
+        own = params.context.include_declaration
+        return guarded(lambda: _related(ls, params.text_document.uri, params.position, own=own), None)
 
     return server
+
+
+def _related(ls: TrainspecServer, uri: str, position: lsp.Position, own: bool) -> list[lsp.Location] | None:
+    """The keys read together with the one at `position`, that one first when `own`."""
+    found = ls.analysis(uri)
+    if found is None:
+        return None
+    places = related_places(found, *found.source.from_client(position))
+    return locations(found, uri, places if own else places[1:]) or None
 
 
 def _warm_up() -> None:
