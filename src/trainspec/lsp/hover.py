@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from ..catalogue import ENGINE, family_rules, lookup
+from ..catalogue import family_rules, lookup
 from ..diagnostics import Diagnostic
 from ..document import Document
 from ..families import Family
@@ -57,10 +57,10 @@ def _explain(analysis: Analysis, d: Diagnostic) -> str:
     info = lookup(d.rule, analysis.family)
     if info is None:
         return ""
-    family, fmt = analysis.family, analysis.resolved.document.format if analysis.resolved.document else None
+    family, doc = analysis.family, analysis.resolved.document
     example = family.examples.get(d.rule) if family is not None else None
-    if example is None and info.example is not None and info.example.fmt == fmt and info.family != ENGINE:
-        example = info.example
+    if example is not None and (doc is None or example.fmt != doc.format):
+        example = None
     severity = SEVERITY_NAMES[severity_of(d)]
     return f"**{severity}[{info.id}]**\n\n{help_markdown(replace(info, example=example))}"
 
