@@ -37,6 +37,7 @@ class LspClient:
         cwd: Path | None = None,
         timeout: float = 30.0,
         env: dict[str, str] | None = None,
+        snippets: bool = True,
     ) -> None:
         self.settings = settings
         self.timeout = timeout
@@ -71,7 +72,7 @@ class LspClient:
                         "synchronization": {"dynamicRegistration": True},
                         "completion": {
                             "completionItem": {
-                                "snippetSupport": True,
+                                "snippetSupport": snippets,
                                 "documentationFormat": ["markdown", "plaintext"],
                                 "resolveSupport": {"properties": ["documentation", "detail"]},
                             }

@@ -80,7 +80,7 @@ def test_unknown_key_in_the_wrong_section_names_the_right_one(capsys, write):
     ("name", "text", "code", "rule", "line"),
     [
         ("bad.toml", "[model]\ndim = = 3\n", 1, "syntax-error", 2),
-        ("bad.yaml", "model:\n  dim: [1\n", 1, "syntax-error", 3),
+        ("bad.yaml", "model:\n  dim: [1\n", 1, "syntax-error", 2),  # the line of the unclosed `[`
         ("bad.json", '{"model": {"dim": 1,}}', 1, "syntax-error", 1),
         (
             "dup.yaml",

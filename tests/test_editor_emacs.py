@@ -7,7 +7,8 @@ Emacs 28) loadable as an interactive Emacs does by itself; from Emacs 29 eglot i
 call changes nothing. tests/data/emacs/drive.el then visits a KempnerForge config (the corpus 7b
 job with `tp` not dividing `n_heads` and a typo'd key), runs `M-x eglot`, waits for the diagnostics
 in Flymake, picks the rename fix through `M-x eglot-code-actions` and waits for the edited
-buffer's diagnostics, then writes what it saw as JSON.
+buffer's diagnostics, then writes what it saw as JSON. Last it visits a GitHub workflow, which must
+keep its YAML mode and get yaml-language-server (this checkout's, from node_modules), not trainspec.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ TRAINSPEC = Path(sys.executable).parent / "trainspec"
 DOC_COMMAND = '("trainspec" "lsp")'
 RENAME = "Rename `seq_lenn` to `seq_len`"
 SHARDS = "world-size-auto-shard-divisible"
+NODE_BIN = ROOT / "node_modules" / ".bin"
+WORKFLOW = "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make\n"
 PREAMBLE = ";; batch Emacs activates no packages at startup: make a packaged eglot loadable\n(package-initialize)\n\n"
 
 
@@ -48,7 +51,10 @@ def emacs_recipe() -> str:
 def emacs() -> str:
     found = shutil.which("emacs")
     if found is None:
-        pytest.fail("the Emacs test needs `emacs` on PATH (`apt-get install emacs-nox elpa-eglot`)", pytrace=False)
+        pytest.fail(
+            "the Emacs test needs `emacs` on PATH (`apt-get install emacs-nox elpa-eglot elpa-yaml-mode`)",
+            pytrace=False,
+        )
     return found
 
 
@@ -73,6 +79,8 @@ def run_emacs(binary: str, recipe: str, tmp_path: Path) -> dict[str, Any]:
     work = tmp_path / "work"
     (work / "configs").mkdir(parents=True)
     (work / "configs" / "job.toml").write_text(broken_job())
+    (work / ".github" / "workflows").mkdir(parents=True)
+    (work / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
     out = tmp_path / "out.json"
     home = tmp_path / "home"
     env = {
@@ -83,6 +91,8 @@ def run_emacs(binary: str, recipe: str, tmp_path: Path) -> dict[str, Any]:
         "TRAINSPEC_EMACS_OUT": str(out),
         "TRAINSPEC_EMACS_ACTION": RENAME,
         "TRAINSPEC_EMACS_TIMEOUT": "30",
+        "TRAINSPEC_EMACS_OTHER": str(work / ".github" / "workflows" / "ci.yml"),
+        "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     proc = subprocess.run(
         [binary, "--batch", "-l", str(init), "-l", str(DRIVER)],
@@ -99,13 +109,15 @@ def run_emacs(binary: str, recipe: str, tmp_path: Path) -> dict[str, Any]:
     return seen
 
 
-def test_the_emacs_recipe_publishes_both_problems_and_applies_the_rename_fix(tmp_path: Path) -> None:
+def test_the_emacs_recipe_publishes_both_problems_applies_the_rename_fix_and_leaves_workflows_alone(
+    tmp_path: Path,
+) -> None:
     text = broken_job()
 
     seen = run_emacs(emacs(), emacs_recipe(), tmp_path)
 
     # Emacs opened the TOML in a mode the recipe maps, and eglot started this trainspec for it
-    assert seen["mode"] == "conf-toml-mode" and seen["managed"] is True, seen
+    assert seen["mode"] == "trainspec-toml-mode" and seen["managed"] is True, seen
     assert seen["command"] == [str(TRAINSPEC), "lsp"] and seen["flymake"] is True
     published = seen["published"]
     # worldSize = 8 reached the server: the world-size rules ran, and no hint says they were skipped
@@ -128,3 +140,7 @@ def test_the_emacs_recipe_publishes_both_problems_and_applies_the_rename_fix(tmp
         ("tp-divides-heads", tp["line"]),
         (SHARDS, shards["line"]),
     ]
+
+    # a workflow is no training config: it keeps yaml-mode, and eglot gives it yaml-language-server
+    assert seen["other-mode"] == "yaml-mode" and seen["other-managed"] is True, seen
+    assert Path(seen["other-command"][0]).name == "yaml-language-server", seen["other-command"]

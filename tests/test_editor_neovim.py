@@ -5,8 +5,8 @@ text before the block names ("Neovim 0.7 to 0.10", "Neovim 0.11 and later"); onl
 changed, to the absolute path of this environment's `trainspec`. Neovim opens a KempnerForge config
 (the corpus 7b job with `tp` not dividing `n_heads` and a typo'd key), and
 tests/data/neovim/drive.lua waits for the diagnostics, picks the rename fix through
-`vim.lsp.buf.code_action()` and waits for the edited buffer's diagnostics, then writes what it saw
-as JSON.
+`vim.lsp.buf.code_action()` and waits for the edited buffer's diagnostics, then opens a GitHub
+workflow, which must get no diagnostic, and writes what it saw as JSON.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ TRAINSPEC = Path(sys.executable).parent / "trainspec"
 DOC_COMMAND = '{ "trainspec", "lsp" }'
 RENAME = "Rename `seq_lenn` to `seq_len`"
 SHARDS = "world-size-auto-shard-divisible"
+WORKFLOW = "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make\n"
 
 
 def dotted(version: tuple[int, ...]) -> str:
@@ -103,6 +104,8 @@ def run_neovim(binary: str, recipe: Recipe, tmp_path: Path) -> dict[str, Any]:
     (work / "configs").mkdir(parents=True)
     (work / "pyproject.toml").write_text('[project]\nname = "job"\n')
     (work / "configs" / "job.toml").write_text(broken_job())
+    (work / ".github" / "workflows").mkdir(parents=True)
+    (work / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
     out = tmp_path / "out.json"
     home = tmp_path / "home"
     env = {
@@ -112,6 +115,7 @@ def run_neovim(binary: str, recipe: Recipe, tmp_path: Path) -> dict[str, Any]:
         "TRAINSPEC_NVIM_OUT": str(out),
         "TRAINSPEC_NVIM_ACTION": RENAME,
         "TRAINSPEC_NVIM_TIMEOUT_MS": "30000",
+        "TRAINSPEC_NVIM_OTHER": ".github/workflows/ci.yml",
     }
     proc = subprocess.run(
         [binary, "--headless", "-i", "NONE", "-u", str(init), "configs/job.toml", "-S", str(DRIVER)],
@@ -161,6 +165,11 @@ def test_the_recipe_for_this_neovim_publishes_both_problems_and_applies_the_rena
         ("tp-divides-heads", tp["line"]),
         (SHARDS, shards["line"]),
     ]
+
+    # a GitHub workflow: the server is attached (the recipe gives it every YAML buffer) but silent
+    other = seen["other"]
+    assert other["filetype"] == "yaml" and other["clients"] == ["trainspec"] and other["answered"] is True
+    assert other["published"] == []
 
 
 def test_every_neovim_recipe_is_for_a_named_version_and_compiles(tmp_path: Path) -> None:

@@ -287,6 +287,7 @@ EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
         ("ignore", ["unknown-key"]),
         ("rulesOnly", True),
         ("debounceMs", 10),
+        ("inlayHints", True),
     ],
 )
 def test_every_setting_the_vscode_extension_offers_is_read_by_the_server(name, value):
@@ -297,7 +298,7 @@ def test_every_setting_the_vscode_extension_offers_is_read_by_the_server(name, v
 
 def test_the_vscode_extension_offers_no_setting_the_server_ignores():
     offered = json.loads((EXTENSION / "package.json").read_text())["contributes"]["configuration"]["properties"]
-    read = {"family", "worldSize", "set", "select", "ignore", "rulesOnly", "debounceMs"}
+    read = {"family", "worldSize", "set", "select", "ignore", "rulesOnly", "debounceMs", "inlayHints"}
     assert {name.removeprefix("trainspec.") for name in offered} == read | {"path"}  # path: the client's own
 
 

@@ -7,10 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# zsh and fish: the completion tests (tests/test_completion.py); neovim, emacs-nox and
-# elpa-eglot: docs/lsp.md's Neovim and Emacs recipes (tests/test_editor_neovim.py,
+# zsh and fish: the completion tests (tests/test_completion.py); neovim, emacs-nox, elpa-eglot
+# and elpa-yaml-mode: docs/lsp.md's Neovim and Emacs recipes (tests/test_editor_neovim.py,
 # tests/test_editor_emacs.py).
-PACKAGES="zsh fish neovim emacs-nox elpa-eglot"
+PACKAGES="zsh fish neovim emacs-nox elpa-eglot elpa-yaml-mode"
 # shellcheck disable=SC2086
 if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
   SUDO=""

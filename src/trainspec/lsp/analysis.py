@@ -20,6 +20,8 @@ from ..families import Family
 from ..result import Outcome, Result
 from ..runner import Options, check_file
 from ..world_sizes import MAX_WORLD_SIZES
+from .anchor import anchored
+from .scope import is_config
 from .text import Source
 
 
@@ -36,6 +38,8 @@ class Settings:
     """Publish only what a schema server cannot (rules, hooks, dialect notes), and complete nothing."""
     debounce: float = 0.03
     """Seconds of quiet after a change before the buffer is checked."""
+    inlay_hints: bool = False
+    """Show each section's unwritten keys and their resolved values as inlay hints."""
 
     @classmethod
     def from_client(cls, raw: Any) -> Settings:
@@ -58,6 +62,7 @@ class Settings:
             select=_strings(raw.get("select")),
             ignore=_strings(raw.get("ignore")),
             rules_only=raw.get("rulesOnly") is True,
+            inlay_hints=raw.get("inlayHints") is True,
             debounce=debounce / 1000 if isinstance(debounce, int | float) and 0 <= debounce <= 5000 else 0.03,
         )
 
@@ -95,8 +100,11 @@ class Analysis:
         self.family: Family | None = self.checked.family
         self.reported = self.checked.diagnostics
         """What `trainspec check` reports."""
-        self.diagnostics = self._shown(self.checked.diagnostics)
-        """What the client is shown (`rulesOnly` leaves out what the schema servers report)."""
+        self.diagnostics = (
+            self._shown(anchored(self.checked.diagnostics, file, text)) if is_config(file, text, self.checked) else []
+        )
+        """What the client is shown: nothing for a file that is no config, notes at the keys they are about,
+        and `rulesOnly` leaves out what the schema servers report."""
 
     def _shown(self, found: list[Diagnostic]) -> list[Diagnostic]:
         if not self.settings.rules_only:

@@ -26,7 +26,7 @@ _TOML_HEADER = re.compile(r"\s*\[(\[)?\s*([^\]]+?)\s*\]")
 _TOML_VALUE = re.compile(r"\s*([\w.\"-]+)\s*=\s*(\S*)$")
 _TOML_KEY = re.compile(r"\s*([\w.-]*)$")
 _TOML_TABLE = re.compile(r"\s*\[\[?\s*([\w.-]*)$")
-_YAML_VALUE = re.compile(r"(\s*)(?:-\s+)?([\w.-]+):\s+(\S*)$")
+_YAML_VALUE = re.compile(r"(\s*)(?:-\s+)?([\w.-]+):(?:\s+(\S*))?$")
 _YAML_KEY = re.compile(r"(\s*)(-\s+)?([\w-]*)$")
 _YAML_LINE = re.compile(r"(-\s+)?([^\s:#'\"][^:#]*?|\"[^\"]*\"|'[^']*'):(?:\s|$)")
 
@@ -39,9 +39,11 @@ def complete(
     column: int,
     config: Any,
     written: Collection[Path] = frozenset(),
+    snippets: bool = False,
 ) -> list[lsp.CompletionItem]:
     """Items for the 0-based code-point position; `config` picks union branches (may be None), and keys
-    whose paths are `written` are not offered again."""
+    whose paths are `written` are not offered again. With `snippets` (the client takes them), a key is
+    inserted with its default as a placeholder to accept or type over, as taplo does."""
     before = source.line(line)[:column]
     if fmt == "toml":
         found = _toml(source, line, before)
@@ -55,13 +57,15 @@ def complete(
     if kind == "value":
         items = list(_values(family, path, config, fmt))
     else:
-        items = [i for i in _keys(family, path, config, fmt, kind) if (*path, i.label) not in written]
+        items = [i for i in _keys(family, path, config, fmt, kind, snippets) if (*path, i.label) not in written]
     start = source.position(line, column - len(typed))
     end = source.position(line, column)
+    space = " " if kind == "value" and fmt == "yaml" and before.endswith(":") else ""  # `key:` just typed
     for item in items:
-        text = item.insert_text or item.label
+        text = space + (item.insert_text or item.label)
         item.text_edit = lsp.TextEdit(range=lsp.Range(start=start, end=end), new_text=text)
-        item.filter_text = text  # what is typed is matched against what is inserted (`"se` against `"seq_len"`)
+        # what is typed is matched against what is inserted (`"se` against `"seq_len"`), placeholder aside
+        item.filter_text = item.filter_text or text
         item.insert_text = None
     return items
 
@@ -90,7 +94,7 @@ def _yaml(source: Source, line: int, before: str) -> tuple[str, Path, str] | Non
     own = len(before) - len(before.lstrip())
     item: Path = (0,) if before.lstrip().startswith("- ") else ()
     if (m := _YAML_VALUE.match(before)) is not None:
-        return "value", (*_yaml_parent(source, line, own), *item, m.group(2)), m.group(3)
+        return "value", (*_yaml_parent(source, line, own), *item, m.group(2)), m.group(3) or ""
     if (m := _YAML_KEY.match(before)) is not None:
         return "key", (*_yaml_parent(source, line, own), *item), m.group(3)
     return None
@@ -175,7 +179,7 @@ def _node(family: Family, path: Path, config: Any) -> Node | None:
     return family.schema.node_at(path, config if isinstance(config, dict) else {})
 
 
-def _keys(family: Family, path: Path, config: Any, fmt: str, kind: str) -> Iterator[lsp.CompletionItem]:
+def _keys(family: Family, path: Path, config: Any, fmt: str, kind: str, snippets: bool) -> Iterator[lsp.CompletionItem]:
     schema = family.schema
     node = _node(family, path, config)
     if node is None:
@@ -189,15 +193,24 @@ def _keys(family: Family, path: Path, config: Any, fmt: str, kind: str) -> Itera
             continue
         deprecated = any(sub.get("deprecated") for sub in schema.branches(spec))
         text = _key_insert(name, fmt, table=kind == "table", section=section)
+        default = _default(family, spec)
+        snippet = snippets and kind == "key" and not section and default is not None
         yield lsp.CompletionItem(
             label=name,
             kind=lsp.CompletionItemKind.Module if section else lsp.CompletionItemKind.Property,
-            detail=_detail(schema.types(spec), _default(family, spec)),
+            detail=_detail(schema.types(spec), default),
             documentation=_doc(family, spec),
-            insert_text=text,
+            insert_text=f"{text}${{1:{_escape(_literal(default, fmt))}}}" if snippet else text,
+            insert_text_format=lsp.InsertTextFormat.Snippet if snippet else None,
+            filter_text=text if snippet else None,
             sort_text=f"{int(deprecated)}{n:04d}",
             tags=[lsp.CompletionItemTag.Deprecated] if deprecated else None,
         )
+
+
+def _escape(text: str) -> str:
+    """`text` as the literal text of a snippet placeholder."""
+    return re.sub(r"([$}\\])", r"\\\1", text)
 
 
 def _key_insert(name: str, fmt: str, *, table: bool, section: bool) -> str:
@@ -224,6 +237,11 @@ def _values(family: Family, path: Path, config: Any, fmt: str) -> Iterator[lsp.C
             seen.append(value)
             note = notes[i] if i < len(notes) and "enum" in sub else sub.get("description", "")
             yield _value_item(value, fmt, len(seen), note, value == default and default is not None)
+    for sub in schema.branches(node, every=True):  # not an enum, but names the usual values
+        for value in sub.get("examples", ()):
+            if value not in seen and not isinstance(value, dict | list):
+                seen.append(value)
+                yield _value_item(value, fmt, len(seen), str(sub.get("description", "")), value == default)
     if "boolean" in schema.types(node):
         for value in (True, False):
             if value not in seen:
@@ -251,7 +269,10 @@ def _literal(value: Any, fmt: str) -> str:
         return value if plain and value else json.dumps(value)
     if fmt == "toml" and value is None:
         return '""'
-    return json.dumps(value, ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False)
+    if fmt == "yaml" and isinstance(value, float) and re.fullmatch(r"-?\d+e[-+]?\d+", text):
+        return text.replace("e", ".0e", 1)  # YAML 1.1 (PyYAML) reads `1e-05` as a string
+    return text
 
 
 def _default(family: Family, node: Node) -> Any:

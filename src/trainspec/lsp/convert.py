@@ -19,6 +19,13 @@ SEVERITY = {
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
     Severity.NOTE: lsp.DiagnosticSeverity.Hint,  # a note fails nothing: no entry among the problems
 }
+SEVERITY_NAMES = {
+    lsp.DiagnosticSeverity.Error: "error",
+    lsp.DiagnosticSeverity.Warning: "warning",
+    lsp.DiagnosticSeverity.Information: "information",
+    lsp.DiagnosticSeverity.Hint: "hint",
+}
+"""What an editor calls each severity, for text that names the one a diagnostic is published with."""
 TAGS = {
     UNUSED_SUPPRESSION.id: [lsp.DiagnosticTag.Unnecessary],
     "legacy-key-migrated": [lsp.DiagnosticTag.Deprecated],
@@ -64,7 +71,7 @@ def to_lsp(d: Diagnostic, source: Source, uri: str, family: Family | None) -> ls
     return lsp.Diagnostic(
         range=source.range(*where),
         message=message,
-        severity=lsp.DiagnosticSeverity.Hint if has_flag(d.rule, Flag.QUIET_IN_EDITORS) else SEVERITY[d.severity],
+        severity=severity_of(d),
         code=d.rule,
         code_description=_link(d.rule, family),
         source=SOURCE,
@@ -72,6 +79,11 @@ def to_lsp(d: Diagnostic, source: Source, uri: str, family: Family | None) -> ls
         tags=TAGS.get(d.rule),
         data={"rule": d.rule, "config_path": d.config_path},
     )
+
+
+def severity_of(d: Diagnostic) -> lsp.DiagnosticSeverity:
+    """The severity `d` is published with: notes, and problems most editor buffers would raise, as hints."""
+    return lsp.DiagnosticSeverity.Hint if has_flag(d.rule, Flag.QUIET_IN_EDITORS) else SEVERITY[d.severity]
 
 
 def _link(rule_id: str, family: Family | None) -> lsp.CodeDescription | None:

@@ -4,12 +4,14 @@ resolves to in this config, and the explanation of any diagnostic under the curs
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from lsprotocol import types as lsp
 
 from ..catalogue import family_rules, lookup
+from ..diagnostics import Diagnostic
 from ..document import Document
 from ..families import Family
 from ..fields import Field, fields
@@ -17,7 +19,7 @@ from ..paths import Path, format_path
 from ..reporters.sarif import help_markdown
 from ..schema import get
 from .analysis import Analysis
-from .convert import span
+from .convert import SEVERITY_NAMES, severity_of, span
 
 MAX_RESOLVED = 24
 """Unwritten keys of a section listed with their resolved values."""
@@ -25,7 +27,7 @@ MAX_RESOLVED = 24
 
 def hover(analysis: Analysis, line: int, column: int) -> lsp.Hover | None:
     """Markdown for the 0-based code-point position, or None when there is nothing to say."""
-    parts = [_explain(analysis, d.rule) for d in _diagnostics_at(analysis, line, column)]
+    parts = [_explain(analysis, d) for d in _diagnostics_at(analysis, line, column)]
     doc = analysis.resolved.document
     found = key_at(doc, line + 1, column + 1) if doc is not None else None
     if found is not None and analysis.family is not None:
@@ -49,11 +51,18 @@ def _diagnostics_at(analysis: Analysis, line: int, column: int) -> list[Any]:
     return out
 
 
-def _explain(analysis: Analysis, rule_id: str) -> str:
-    info = lookup(rule_id, analysis.family)
+def _explain(analysis: Analysis, d: Diagnostic) -> str:
+    """The rule's documentation under the severity the diagnostic is published with, and its example only
+    when that is a config of the buffer's family and format (an engine rule's example is one family's)."""
+    info = lookup(d.rule, analysis.family)
     if info is None:
         return ""
-    return f"**{info.severity.value}[{info.id}]**\n\n{help_markdown(info)}"
+    family, doc = analysis.family, analysis.resolved.document
+    example = family.examples.get(d.rule) if family is not None else None
+    if example is not None and (doc is None or example.fmt != doc.format):
+        example = None
+    severity = SEVERITY_NAMES[severity_of(d)]
+    return f"**{severity}[{info.id}]**\n\n{help_markdown(replace(info, example=example))}"
 
 
 def key_at(doc: Document, line: int, column: int) -> Path | None:
@@ -104,15 +113,15 @@ def describe(analysis: Analysis, family: Family, path: Path) -> str:
         if isinstance(value, dict):
             lines.extend(_unwritten(analysis, family, path, value))
         elif value is not None or _has(config, path):
-            lines.append(f"In this config: `{_show(value)}`")
+            lines.append(f"In this config: `{show(value)}`")
     readers = [r for r in family_rules(family) if name in r.paths]
     if readers:
         lines.append("Rules reading it: " + ", ".join(f"`{r.id}`" for r in readers))
     return "\n\n".join(lines)
 
 
-def _unwritten(analysis: Analysis, family: Family, path: Path, section: dict[str, Any]) -> list[str]:
-    """The keys of a section the file does not write, with what they resolve to (default or derived)."""
+def unwritten(analysis: Analysis, family: Family, path: Path, section: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """The keys of a section the file does not write: (key, resolved value, "default" or "derived")."""
     doc = analysis.resolved.document
     rows = _fields(family)
     out = []
@@ -122,8 +131,12 @@ def _unwritten(analysis: Analysis, family: Family, path: Path, section: dict[str
             continue
         row = rows.get(_row_path(child))
         default = row.default if row is not None else ""
-        how = "default" if default and default == json.dumps(value) else "derived"
-        out.append(f"- `{key}` = `{_show(value)}` ({how})")
+        out.append((key, value, "default" if default and default == json.dumps(value) else "derived"))
+    return out
+
+
+def _unwritten(analysis: Analysis, family: Family, path: Path, section: dict[str, Any]) -> list[str]:
+    out = [f"- `{key}` = `{show(value)}` ({how})" for key, value, how in unwritten(analysis, family, path, section)]
     if not out:
         return []
     more = [f"- … {len(out) - MAX_RESOLVED} more"] if len(out) > MAX_RESOLVED else []
@@ -135,6 +148,6 @@ def _has(config: Any, path: Path) -> bool:
     return isinstance(parent, dict) and path[-1] in parent
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "…"

@@ -35,6 +35,9 @@ from .convert import to_lsp
 from .framing import FramingError, StreamReader, message_limit
 from .framing import serve as serve_frames
 from .hover import hover
+from .inlay import inlay_hints
+from .navigation import locations, related_places
+from .outline import outline
 
 log = logging.getLogger("trainspec.lsp")
 T = TypeVar("T")
@@ -54,6 +57,8 @@ class TrainspecServer(LanguageServer):
         """The family of each buffer when it last had one, to complete in it while it does not parse."""
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.languages: dict[str, str] = {}
+        self.snippets = False
+        """Whether the client takes snippets in completions (it said so when it connected)."""
         self.actions: dict[str, tuple[Analysis, tuple[int, int], list[lsp.CodeAction]]] = {}
         """The fixes last computed per buffer: an editor asks again each time the cursor moves on a line."""
 
@@ -77,6 +82,12 @@ class TrainspecServer(LanguageServer):
             pass
         finally:
             self.shutdown()
+
+    def refresh_inlay_hints(self) -> None:
+        """Ask the client to fetch the inlay hints again (the setting that turns them on changed)."""
+        workspace = self.client_capabilities.workspace
+        if workspace is not None and workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
+            self.workspace_inlay_hint_refresh(None)
 
     def opened(self, uri: str) -> TextDocument | None:
         """The document the client opened at `uri`, None if it has not: a request about any other
@@ -157,6 +168,9 @@ def create() -> TrainspecServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: TrainspecServer, params: lsp.InitializeParams) -> None:
         ls.settings = Settings.from_client(params.initialization_options)
+        completion = params.capabilities.text_document and params.capabilities.text_document.completion
+        item = completion and completion.completion_item
+        ls.snippets = bool(item and item.snippet_support)
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: TrainspecServer, params: lsp.InitializedParams) -> None:
@@ -165,7 +179,10 @@ def create() -> TrainspecServer:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def configuration(ls: TrainspecServer, params: lsp.DidChangeConfigurationParams) -> None:
         if params.settings:
+            hints = ls.settings.inlay_hints
             ls.settings = Settings.from_client(params.settings)
+            if hints != ls.settings.inlay_hints:
+                guarded(ls.refresh_inlay_hints, None)
         for uri in ls.open_uris():
             ls.schedule(uri, 0)
 
@@ -223,7 +240,8 @@ def create() -> TrainspecServer:
             if family is None:
                 return None
             written = around.document.positions.keys() if around.document is not None else frozenset()
-            items = complete(family, found.source, _format(found.file), line, column, ls.configs.get(uri), written)
+            fmt, config = _format(found.file), ls.configs.get(uri)
+            items = complete(family, found.source, fmt, line, column, config, written, ls.snippets)
             return lsp.CompletionList(is_incomplete=False, items=items)
 
         return guarded(work, None)
@@ -246,7 +264,46 @@ def create() -> TrainspecServer:
 
         return guarded(work, None)
 
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def on_symbols(ls: TrainspecServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol] | None:
+        def work() -> list[lsp.DocumentSymbol] | None:
+            found = ls.analysis(params.text_document.uri)
+            return outline(found.file, found.source) if found is not None and found.family is not None else None
+
+        return guarded(work, None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
+    def on_inlay_hints(ls: TrainspecServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
+        def work() -> list[lsp.InlayHint] | None:
+            found = ls.analysis(params.text_document.uri)
+            if found is None or not ls.settings.inlay_hints:
+                return None
+            first, last = found.source.from_client(params.range.start), found.source.from_client(params.range.end)
+            return inlay_hints(found, first[0], last[0]) or None
+
+        return guarded(work, None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    def on_definition(ls: TrainspecServer, params: lsp.DefinitionParams) -> list[lsp.Location] | None:
+        """From a key a rule reads to the other keys it reads (the rule's diagnostic's related places)."""
+        return guarded(lambda: _related(ls, params.text_document.uri, params.position, own=False), None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    def on_references(ls: TrainspecServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+        """Every key read together with the one at the cursor (itself only if the client asks)."""
+        own = params.context.include_declaration
+        return guarded(lambda: _related(ls, params.text_document.uri, params.position, own=own), None)
+
     return server
+
+
+def _related(ls: TrainspecServer, uri: str, position: lsp.Position, own: bool) -> list[lsp.Location] | None:
+    """The keys read together with the one at `position`, that one first when `own`."""
+    found = ls.analysis(uri)
+    if found is None:
+        return None
+    places = related_places(found, *found.source.from_client(position))
+    return locations(found, uri, places if own else places[1:]) or None
 
 
 def _warm_up() -> None:

@@ -60,8 +60,8 @@ class Source:
         """A code-point position as the client counts it (past the end: the end of the text)."""
         if line >= len(self.lines):
             line, column = len(self.lines) - 1, len(self.lines[-1])
-        text = self.lines[line] if line >= 0 else ""
-        return lsp.Position(line=max(line, 0), character=_units(text[:column], self.encoding))
+        text = self.lines[line][:column] if line >= 0 else ""
+        return lsp.Position(line=max(line, 0), character=len(text) if text.isascii() else _units(text, self.encoding))
 
     def range(self, line: int, column: int, end_line: int, end_column: int) -> lsp.Range:
         return lsp.Range(start=self.position(line, column), end=self.position(end_line, end_column))

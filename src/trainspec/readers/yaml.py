@@ -38,6 +38,7 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
 _NAN = re.compile(r"\.(nan|NaN|NAN)")
+_FLOW = re.compile(r"while parsing a flow (sequence|mapping)")
 
 
 _YAML_1_1 = yaml.resolver.Resolver()
@@ -130,6 +131,11 @@ def parse(file: str, text: str) -> Document:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "cannot parse"
+        opened = exc.context_mark
+        if opened is not None and mark is not None and opened.line < mark.line and _FLOW.match(exc.context or ""):
+            # an unclosed `[` or `{`: the mistake is on its line, not where the parser gave up
+            bracket = text.split("\n")[opened.line][opened.column : opened.column + 1] or "["
+            mark, problem = opened, f"`{bracket}` is never closed ({problem} on line {mark.line + 1})"
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
         message = (
             syntax.yaml(problem, text, line, col) if line and col else f"invalid YAML: {problem}; {syntax.STOPPED}"

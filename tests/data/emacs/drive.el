@@ -9,6 +9,9 @@
 ;; Batch Emacs has no command loop, so it is never idle and runs no idle timers; eglot sends a
 ;; buffer's changes and Flymake restarts its checks from such timers once the user stops typing.
 ;; `drive-idle' runs the pending one-shot idle timers, as an Emacs left idle long enough would.
+;;
+;; With $TRAINSPEC_EMACS_OTHER set, it then visits that file too (a file that is no training
+;; config), runs `M-x eglot' there and records the mode and the command of the server eglot chose.
 
 (require 'cl-lib)
 (require 'json)
@@ -103,10 +106,24 @@ With IDLE, let the idle timers run in between."
                                                "\n")))
       (drive-put 'after (drive-diagnostics)))))
 
+(defun drive-other (file)
+  "Visit FILE, start eglot in it and record its mode and the server eglot started."
+  (find-file file)
+  (drive-put 'other-mode (symbol-name major-mode))
+  (call-interactively #'eglot)
+  (drive-put 'other-managed (if (drive-wait (lambda () eglot--managed-mode)) t :json-false))
+  (let ((server (eglot-current-server)))
+    (drive-put 'other-command (and server (vconcat (process-command (jsonrpc--process server))))))
+  (ignore-errors (eglot-shutdown (eglot-current-server))))
+
 (condition-case-unless-debug err
     (drive-run)
   (error (drive-put 'error (error-message-string err))))
 (ignore-errors (eglot-shutdown (eglot-current-server)))
+(when (getenv "TRAINSPEC_EMACS_OTHER")
+  (condition-case-unless-debug err
+      (drive-other (getenv "TRAINSPEC_EMACS_OTHER"))
+    (error (drive-put 'error (format "%s: %s" (getenv "TRAINSPEC_EMACS_OTHER") (error-message-string err))))))
 (with-temp-file drive-out
   (insert (json-encode drive-result)))
 (kill-emacs 0)

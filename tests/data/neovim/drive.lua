@@ -2,7 +2,8 @@
 -- open in the current buffer. It waits for the server's diagnostics, picks a code action through
 -- vim.lsp.buf.code_action() as a user would in the vim.ui.select menu, waits for the diagnostics
 -- of the edited buffer, and writes everything it saw as JSON to $TRAINSPEC_NVIM_OUT. Neovim exits
--- whatever happens.
+-- whatever happens. With $TRAINSPEC_NVIM_OTHER set, it then opens that file too (one that is no
+-- training config) and records the servers attached to it and the diagnostics it gets.
 local out_path = assert(os.getenv("TRAINSPEC_NVIM_OUT"), "TRAINSPEC_NVIM_OUT is not set")
 local action_title = assert(os.getenv("TRAINSPEC_NVIM_ACTION"), "TRAINSPEC_NVIM_ACTION is not set")
 local timeout_ms = tonumber(os.getenv("TRAINSPEC_NVIM_TIMEOUT_MS") or "30000")
@@ -89,9 +90,35 @@ local function run()
   result.after = diagnostics()
 end
 
+local function other(path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  bufnr = vim.api.nvim_get_current_buf()
+  local seen = { filetype = vim.bo[bufnr].filetype, clients = {} }
+  result.other = seen
+  vim.wait(timeout_ms, function()
+    return #attached_clients() > 0
+  end, 20)
+  for _, client in ipairs(attached_clients()) do
+    table.insert(seen.clients, client.name)
+  end
+  -- a request answered proves the server has the buffer; then give it time to publish, if it would
+  local params = { textDocument = vim.lsp.util.make_text_document_params() }
+  local answers = vim.lsp.buf_request_sync(bufnr, "textDocument/documentSymbol", params, timeout_ms) or {}
+  seen.answered = next(answers) ~= nil
+  vim.wait(1000)
+  seen.published = diagnostics()
+end
+
 local ok, err = xpcall(run, debug.traceback)
 if not ok then
   result.error = err
+end
+local other_path = os.getenv("TRAINSPEC_NVIM_OTHER")
+if ok and other_path then
+  ok, err = xpcall(other, debug.traceback, other_path)
+  if not ok then
+    result.error = err
+  end
 end
 local file = assert(io.open(out_path, "w"))
 file:write(vim.fn.json_encode(result))
