@@ -52,6 +52,7 @@ def test_drift_check_fails_on_stale_missing_and_extra_pages(tmp_path, capsys):
         "kempnerforge.md",
         "kempnerforge@089fbbd.md",
         "specforge.md",
+        "specforge@0.2.0.md",
         "specforge@08eaeac.md",
     ]
 
