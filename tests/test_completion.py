@@ -38,6 +38,7 @@ def test_bash_completes_commands_options_and_family_versions():
     assert shell("bash", "-c", BASH.format(line="trainspec check --family kempnerforge@")) == ["089fbbd", "5666d0d"]
     assert shell("bash", "-c", BASH.format(line="trainspec check --family spec")) == [
         "specforge",
+        "specforge@0.2.0",
         "specforge@08eaeac",
         "specforge@a6b6b02",
     ]
@@ -45,7 +46,7 @@ def test_bash_completes_commands_options_and_family_versions():
 
 def test_fish_completes_family_versions():
     script = 'trainspec completion fish | source; complete -C "trainspec check --family specforge@"'
-    assert shell("fish", "-c", script) == ["specforge@08eaeac", "specforge@a6b6b02"]
+    assert shell("fish", "-c", script) == ["specforge@0.2.0", "specforge@08eaeac", "specforge@a6b6b02"]
 
 
 def test_zsh_loads_the_completion_function():

@@ -124,12 +124,9 @@ def device_diagnostics(
         out += [replace(d, file=source, origin=f"device {dev}") for d in found]
     if dev.type == "cuda":
         env = os.environ if environ is None else environ
+        given = (env.get(n, "") for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE"))
         local = next(
-            (
-                int(env[n])
-                for n in ("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE")
-                if env.get(n, "").isascii() and env[n].isdigit()
-            ),
+            (int(text) for text in given if text.isascii() and text.isdigit()),
             None,
         )
         visible = torch.cuda.device_count()
