@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .layout import expert_ffn_hidden, ffn_hidden
+from .rules import HF_ENCODERS
 from .rules_5666d0d import tokens_per_frame
 
 GROUPS = (
@@ -31,9 +32,10 @@ GROUPS = (
 )
 """Module groups parameters are counted by, in the order `show` lists them."""
 
-HF_ENCODERS = ("siglip2", "clip")
 RANDOM_ENCODER_WIDTH = 768
 """The random encoder's feature width when `vision_encoder.feature_dim` is 0."""
+RANDOM_ENCODER_TOKENS = 16
+"""The random encoder's token count when `vision_encoder.num_tokens` is 0."""
 
 
 @dataclass(frozen=True)
@@ -291,7 +293,7 @@ def visual_tokens(config: Mapping[str, Any]) -> int | None:
     """Visual tokens entering the language model per sample: frames × tokens per frame after the adapter;
     None when the encoder's own (hub) token count decides it."""
     encoder, adapter_spec = config["vision_encoder"], config.get("adapter") or {}
-    n = encoder["num_tokens"] or (16 if encoder["type"] == "random" else 0)
+    n = encoder["num_tokens"] or (RANDOM_ENCODER_TOKENS if encoder["type"] == "random" else 0)
     if n <= 0:
         return None
     per_frame = tokens_per_frame(adapter_spec.get("type"), adapter_spec.get("pool_window"), n)

@@ -15,7 +15,7 @@ from typing import Any
 from ...paths import Path, format_path
 from ...rules import Violation, rule
 from ...wording import show
-from .build import RANDOM_ENCODER_WIDTH
+from .build import RANDOM_ENCODER_TOKENS, RANDOM_ENCODER_WIDTH
 from .layout import ffn_hidden
 from .rules import HF_ENCODERS
 from .rules_5666d0d import tokens_per_frame
@@ -170,10 +170,6 @@ def hf_encoder_needs_path(kind: str | None, path: str, vlm: Any) -> Iterator[Vio
             at=("vision_encoder", "path"),
             related=(("vision_encoder", "type"),),
         )
-
-
-RANDOM_ENCODER_TOKENS = 16
-"""The random encoder's token count when `vision_encoder.num_tokens` is 0."""
 
 
 @rule(
