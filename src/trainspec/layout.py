@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property, lru_cache
@@ -96,13 +96,16 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(sorted({*small, *(n // d for d in small)}))
 
 
-@lru_cache(maxsize=256)
-def factorings(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
+def factorings(n: int, parts: int) -> Iterator[tuple[int, ...]]:
     """Every ordered way to write n as a product of `parts` whole numbers (the candidates of a layout whose
-    degrees multiply to the world size; asked for every file hinted at a world size: remembered)."""
+    degrees multiply to the world size), smallest first factor first, made one at a time: a world size
+    with many divisors has hundreds of millions of six-degree layouts, and a search stops at its budget."""
     if parts == 1:
-        return ((n,),)
-    return tuple((first, *rest) for first in divisors(n) for rest in factorings(n // first, parts - 1))
+        yield (n,)
+        return
+    for first in divisors(n):
+        for rest in factorings(n // first, parts - 1):
+            yield (first, *rest)
 
 
 UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}

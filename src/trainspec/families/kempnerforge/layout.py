@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...layout import LayoutSpace, divisors, factorings
+from ...layout import LayoutSpace, factorings
 
 DEGREES = ("dp_replicate", "dp_shard", "tp", "pp", "cp", "ep")
 PATHS = tuple(f"distributed.{d}" for d in DEGREES)
@@ -20,17 +20,7 @@ def candidates(config: Mapping[str, Any], world_size: int) -> Iterator[tuple[int
     """Every assignment of the six degrees whose product is the world size (dp_shard written out), made
     one at a time: a world size with many divisors has hundreds of millions, and the planner stops
     at its budget."""
-    return _ordered_factorings(world_size, len(DEGREES))
-
-
-def _ordered_factorings(n: int, parts: int) -> Iterator[tuple[int, ...]]:
-    """`factorings(n, parts)`, in the same order, without holding them all."""
-    if parts == 2:
-        yield from factorings(n, 2)
-        return
-    for first in divisors(n):
-        for rest in _ordered_factorings(n // first, parts - 1):
-            yield (first, *rest)
+    return factorings(world_size, len(DEGREES))
 
 
 def rank(config: Mapping[str, Any], world_size: int, gpus_per_node: int | None) -> tuple[int, ...]:
