@@ -50,7 +50,7 @@ class Limit:
 
 FILE_BYTES = Limit("TRAINSPEC_MAX_FILE_BYTES", 1024 * 1024, "bytes")
 """One input file: a config, standard input, a project configuration or an overlay (1 MiB; real
-configs are a few kilobytes, and a mebibyte of unknown keys already takes about ten seconds)."""
+configs are a few kilobytes, and a mebibyte of unknown keys already takes about two seconds of CPU)."""
 KEY_PARTS = Limit("TRAINSPEC_MAX_KEY_PARTS", 100, "parts in one dotted key or table header")
 """TOML dotted keys (`a.b.c = 1`): the standard library's reader spends memory quadratic in their length."""
 DIAGNOSTICS = Limit("TRAINSPEC_MAX_DIAGNOSTICS", 1000, "diagnostics per file")
