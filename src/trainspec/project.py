@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .codes import INVALID_PROJECT_CONFIG
+from .device import Device, target
 from .diagnostics import Diagnostic, Severity
 from .discovery import is_config_file
 from .document import Document, LineIndex
@@ -57,6 +58,7 @@ class Settings:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     gpu_memory: int | None = None
+    gpu: Device | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ class Project:
             select=mine.select if mine.select is not None else base.select,
             ignore=base.ignore + mine.ignore,
             gpu_memory=mine.gpu_memory or base.gpu_memory,
+            gpu=mine.gpu or base.gpu,
         )
 
 
@@ -262,6 +265,7 @@ def _settings(table: Mapping[str, Any]) -> Settings:
         select=tuple(table["select"]) if "select" in table else None,
         ignore=tuple(table.get("ignore", ())),
         gpu_memory=_gpu_memory(table.get("gpu-memory")),
+        gpu=_gpu(table.get("gpu")),
     )
 
 
@@ -273,6 +277,16 @@ def _gpu_memory(given: Any) -> int | None:
         return parse_size(str(given))
     except ValueError as exc:
         raise _Unusable(str(given), f"gpu-memory {given!r}: {exc}") from None
+
+
+def _gpu(given: Any) -> Device | None:
+    """`gpu = "h100"` as the device it names (the schema admits any name; the catalogue decides)."""
+    if given is None:
+        return None
+    try:
+        return target(str(given))
+    except ValueError as exc:
+        raise _Unusable(f'"{given}"', f"gpu: {exc}") from None
 
 
 @functools.cache
