@@ -321,3 +321,17 @@ def test_an_example_runs_at_its_gpu():
     assert example.command(False) == "trainspec check example.toml --gpu v100"
     assert "device-bf16-unsupported" in {d.rule for d in run_example(example, fixed=False, family="kempnerforge")}
     assert not [d for d in run_example(example, fixed=True, family="kempnerforge") if d.is_error]
+
+
+def test_the_python_api_takes_the_gpu(tmp_path):
+    import trainspec
+    from trainspec.api import check_config
+
+    path = tmp_path / "job.toml"
+    path.write_text(BF16)
+    assert "device-bf16-unsupported" in {d.rule for d in trainspec.check(path, gpu="v100")}
+    assert "device-bf16-unsupported" not in {d.rule for d in trainspec.check(path)}
+    config = {"train": {"mixed_precision": "bf16"}}
+    assert "device-bf16-unsupported" in {d.rule for d in check_config(config, "kempnerforge", gpu=target("t4"))}
+    with pytest.raises(ValueError, match="did you mean h100"):
+        trainspec.check(path, gpu="h10")
