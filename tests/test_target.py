@@ -229,7 +229,9 @@ def test_an_unknown_gpu_in_the_project_is_told_at_its_line(capsys, tmp_path):
     (tmp_path / "job.toml").write_text(BF16)
     code, out, err = run(capsys, "check", str(tmp_path / "job.toml"))
     assert code == 2
-    assert ".trainspec.toml:2:7: gpu: unknown GPU 'a100-48gb' (did you mean a100-80gb?); known: " in out + err
+    assert (
+        ".trainspec.toml:2:8: gpu 'a100-48gb': unknown GPU 'a100-48gb' (did you mean a100-80gb?); known: " in out + err
+    )
 
 
 # -- rules that read the device ------------------------------------------------------------------------------

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .codes import INVALID_PROJECT_CONFIG
 from .device import Device, target
@@ -34,6 +34,8 @@ from .world_sizes import parse_world_sizes
 
 if TYPE_CHECKING:
     import jsonschema
+
+T = TypeVar("T")
 
 FILENAMES = (".trainspec.toml", "pyproject.toml")
 """Looked for in this order in each folder; the first holding trainspec settings wins."""
@@ -264,29 +266,21 @@ def _settings(table: Mapping[str, Any]) -> Settings:
         overrides=tuple(table.get("set", ())),
         select=tuple(table["select"]) if "select" in table else None,
         ignore=tuple(table.get("ignore", ())),
-        gpu_memory=_gpu_memory(table.get("gpu-memory")),
-        gpu=_gpu(table.get("gpu")),
+        gpu_memory=_read(table, "gpu-memory", parse_size),
+        gpu=_read(table, "gpu", target),
     )
 
 
-def _gpu_memory(given: Any) -> int | None:
-    """`gpu-memory = "80GiB"` in bytes (the schema admits only sizes it can read)."""
+def _read(table: Mapping[str, Any], key: str, read: Callable[[str], T]) -> T | None:
+    """A setting read as its command-line option reads it (`gpu-memory = "80GiB"` in bytes, `gpu = "h100"`
+    as the device it names); the schema checks the type, the reader whether trainspec can use the value."""
+    given = table.get(key)
     if given is None:
         return None
     try:
-        return parse_size(str(given))
+        return read(str(given))
     except ValueError as exc:
-        raise _Unusable(str(given), f"gpu-memory {given!r}: {exc}") from None
-
-
-def _gpu(given: Any) -> Device | None:
-    """`gpu = "h100"` as the device it names (the schema admits any name; the catalogue decides)."""
-    if given is None:
-        return None
-    try:
-        return target(str(given))
-    except ValueError as exc:
-        raise _Unusable(f'"{given}"', f"gpu: {exc}") from None
+        raise _Unusable(str(given), f"{key} {given!r}: {exc}") from None
 
 
 @functools.cache
