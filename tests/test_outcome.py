@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trainspec.pipeline import check_path
-from trainspec.result import Outcome
+from trainspec.result import Outcome, exit_status
 from trainspec.runner import Options, check_file
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -29,9 +29,10 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
             "directive.toml",
             "# trainspec: family=no-such-family\n[model]\ndim = 4096\n",
             None,
-            Outcome.UNUSABLE_SETTINGS,
+            Outcome.UNUSABLE_DIRECTIVE,
         ),
         ("bomb.yaml", BOMB, "specforge", Outcome.TOO_LARGE),
+        ("dotted.toml", "a" + ".a" * 2000 + " = 1\n", None, Outcome.OVER_LIMIT),
     ],
 )
 def test_the_outcome_is_what_stopped_the_check(tmp_path, name, text, family, outcome):
@@ -75,3 +76,23 @@ def test_the_runner_skips_by_outcome(tmp_path, name, text, options, skipped):
     if skipped:
         assert result.diagnostics == []
         assert result.skipped.endswith(check_path(path, family=options.get("family")).reason)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "ok", "status"),
+    [
+        (Outcome.CHECKED, True, 0),
+        (Outcome.CHECKED, False, 1),
+        (Outcome.SKIPPED, True, 0),
+        (Outcome.SYNTAX, False, 1),
+        (Outcome.SYNTAX, True, 1),  # --ignore hid why, but the file was not checked: it cannot pass
+        (Outcome.UNUSABLE_DIRECTIVE, True, 1),
+        (Outcome.TOO_LARGE, False, 1),
+        (Outcome.OVER_LIMIT, False, 2),
+        (Outcome.UNREADABLE, False, 2),
+        (Outcome.UNCLAIMED, False, 2),
+        (Outcome.UNUSABLE_SETTINGS, False, 2),
+    ],
+)
+def test_the_exit_status_comes_from_the_outcome(outcome, ok, status):
+    assert exit_status(outcome, ok) == status

@@ -45,8 +45,6 @@ class Flag(enum.Flag):
     FILE_NOT_CHECKED = enum.auto()
     """The file could not be checked at all: reported whatever --select/--ignore say (so CI never
     passes it), and an editor offers no fix for it."""
-    USAGE = enum.auto()
-    """A usage problem: the command exits with status 2 rather than 1."""
     SCHEMA_SERVERS_REPORT = enum.auto()
     """yaml-language-server and taplo report the problem too, from the schema or their parser: an
     editor set to `rulesOnly` leaves it to them."""
@@ -139,7 +137,7 @@ FILE_NOT_FOUND = Code(
     "file-not-found",
     Severity.ERROR,
     Category.READ,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """A path on the command line does not exist, or a directory or glob
 holds no config files.
 
@@ -150,7 +148,7 @@ FILE_NOT_READABLE = Code(
     "file-not-readable",
     Severity.ERROR,
     Category.READ,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """A file exists but cannot be read (no permission, a name too long,
 an I/O error).
 
@@ -162,7 +160,7 @@ UNKNOWN_FAMILY = Code(
     "unknown-family",
     Severity.ERROR,
     Category.FAMILY,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE | Flag.QUIET_IN_EDITORS,
+    Flag.FILE_NOT_CHECKED | Flag.QUIET_IN_EDITORS,
     """trainspec cannot tell which config family the file belongs to.
 
 The family is taken from a file directive (`# trainspec: family=NAME`), `--family`,
@@ -179,7 +177,7 @@ WRONG_FORMAT = Code(
     "wrong-format",
     Severity.ERROR,
     Category.FAMILY,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """The file is written in a format its config family does not read.
 
 KempnerForge reads TOML only; SpecForge reads YAML and JSON. The family came from
@@ -218,7 +216,7 @@ INVALID_PROJECT_CONFIG = Code(
     "invalid-project-config",
     Severity.ERROR,
     Category.SETTINGS,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """The project configuration (`[tool.trainspec]` in pyproject.toml, or a `.trainspec.toml`)
 that governs the file cannot be used.
 
@@ -243,7 +241,7 @@ INVALID_FAMILY_SCHEMA = Code(
     "invalid-family-schema",
     Severity.ERROR,
     Category.FAMILY,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """The config family's schema is not a valid JSON Schema, or not a
 self-contained one (a `$ref` to another file or URL).
 
