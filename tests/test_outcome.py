@@ -96,3 +96,17 @@ def test_the_runner_skips_by_outcome(tmp_path, name, text, options, skipped):
 )
 def test_the_exit_status_comes_from_the_outcome(outcome, ok, status):
     assert exit_status(outcome, ok) == status
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome"),
+    [(BOMB, Outcome.TOO_LARGE), ("model:\n  dim: !!python/int 4096\n", Outcome.CHECKED)],
+)
+def test_ignore_cannot_hide_unsupported_yaml(tmp_path, text, outcome):
+    """Like the other ids of a file not checked (as written), `--ignore` leaves it: the file must not pass."""
+    path = tmp_path / "run.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = check_file(str(path), Options(family="specforge", ignore=("unsupported-yaml", "unsupported-*")))
+    assert result.outcome is outcome
+    assert "unsupported-yaml" in [d.rule for d in result.diagnostics]
+    assert result.exit_status == 1

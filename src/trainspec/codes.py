@@ -43,8 +43,8 @@ class Flag(enum.Flag):
 
     NONE = 0
     FILE_NOT_CHECKED = enum.auto()
-    """The file could not be checked at all: reported whatever --select/--ignore say (so CI never
-    passes it), and an editor offers no fix for it."""
+    """The file could not be checked at all, or not as written (a YAML tag, which its loader refuses too):
+    reported whatever --select/--ignore say (so CI never passes it), and an editor offers no fix for it."""
     SCHEMA_SERVERS_REPORT = enum.auto()
     """yaml-language-server and taplo report the problem too, from the schema or their parser: an
     editor set to `rulesOnly` leaves it to them."""
@@ -115,7 +115,7 @@ UNSUPPORTED_YAML = Code(
     "unsupported-yaml",
     Severity.ERROR,
     Category.READ,
-    Flag.NONE,
+    Flag.FILE_NOT_CHECKED,
     """A YAML value carries a tag other than the plain core ones.
 
 Configs are plain data; tags such as `!!python/tuple` would build objects that

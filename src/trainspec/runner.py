@@ -243,7 +243,8 @@ def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
 
 
 def reported_anyway(rule_id: str) -> bool:
-    """The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
+    """The file could not be checked (at all, or as written): reported whatever --select/--ignore say,
+    so CI never passes it."""
     return has_flag(rule_id, Flag.FILE_NOT_CHECKED)
 
 
