@@ -95,7 +95,7 @@ class Options:
             return self
         overlays = usable(project)
         entry = project.entry_for(file)
-        mine = project.settings_for(file)
+        mine = project.settings_of(entry)
         family = self.family
         if family is None and mine.overlay is not None:
             family = overlays[mine.overlay]
