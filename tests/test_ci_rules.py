@@ -31,7 +31,8 @@ TESTED_ELSEWHERE = {
     "installed-release-unknown": "tests/test_installed.py (needs the trainer's package installed)",
     "diagnostics-truncated": "tests/test_hostile_inputs.py (needs more than a thousand diagnostics)",
 }
-"""Engine ids no built-in family's config file can produce, each with a test of its own."""
+"""Ids no config file of a built-in family can produce (engine ids, the device checks' notices), each with a test
+of its own."""
 
 BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\n\n[optimizer]\neps = 0.0\n"
 

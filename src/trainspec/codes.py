@@ -589,31 +589,6 @@ the first config paths whose values differ. Usually one node read a stale copy
 of the file, or an override reached only some ranks.""",
 )
 
-DEVICE_BF16_UNSUPPORTED = Code(
-    "device-bf16-unsupported",
-    Severity.ERROR,
-    Category.RUNTIME,
-    Flag.NONE,
-    """The config trains in bf16 (or fp8, whose master weights are bf16) on an
-NVIDIA GPU without native bfloat16 (compute capability below 8.0).
-
-Reported by `trainspec.distributed.device_diagnostics` on the machine that
-runs the job; torch would only emulate bfloat16 there, slowly. Use fp16/fp32
-or a newer GPU.""",
-)
-
-DEVICE_FP8_UNSUPPORTED = Code(
-    "device-fp8-unsupported",
-    Severity.ERROR,
-    Category.RUNTIME,
-    Flag.NONE,
-    """The config asks for fp8 on a device without FP8 matrix multiplies
-(NVIDIA compute capability 8.9 or newer has them).
-
-Reported by `trainspec.distributed.device_diagnostics` on the machine that
-runs the job.""",
-)
-
 DEVICE_COUNT_PER_NODE = Code(
     "device-count-per-node",
     Severity.ERROR,
