@@ -125,6 +125,10 @@ def test_sarif_validates_against_the_schema(capsys, configs):
     for r in rules:
         assert r["shortDescription"]["text"] and r["help"]["text"] and r["fullDescription"]["text"]
     assert "```toml" in rules[0]["help"]["markdown"]  # the example and its fix
+    tags = {r["id"]: r["properties"]["tags"] for r in rules}
+    assert tags["model-heads-divide-dim"] == ["trainspec", "kempnerforge"]
+    assert tags["unknown-key"] == ["trainspec", "engine", "schema"]  # an engine id's stage of the check
+    assert tags["file-not-found"] == ["trainspec", "engine", "read"]
     results = run_["results"]
     checked = [(r["ruleId"], r["level"]) for r in results if r["ruleId"] == "world-size-checked"]
     assert checked and all(level == "note" for _, level in checked)

@@ -23,7 +23,8 @@ from .diagnostics import Severity
 
 
 class Category(enum.Enum):
-    """Which stage of a check reports the id."""
+    """Which stage of a check reports the id: `trainspec rules` and the reference docs group the engine's
+    ids by it, and SARIF tags each rule with it (`tag`), so a reader finds where a problem comes from."""
 
     READ = "reading and parsing the file"
     SETTINGS = "the project configuration and file directives"
@@ -35,7 +36,12 @@ class Category(enum.Enum):
     SUPPRESSION = "suppression comments"
     INTERNAL = "a failure of trainspec or of a family's code"
     LIMIT = "the limits an untrusted input is held to"
-    RUNTIME = "trainspec.distributed, on the machine that runs the job"
+    RUNTIME = "on the machine that runs the job (trainspec.distributed)"
+
+    @property
+    def tag(self) -> str:
+        """The category as one word of a machine-read list (`world-size`)."""
+        return self.name.lower().replace("_", "-")
 
 
 class Flag(enum.Flag):

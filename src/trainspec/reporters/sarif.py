@@ -85,7 +85,7 @@ def descriptor(d: Diagnostic, info: RuleInfo | None, family: Family | None) -> d
         "fullDescription": {"text": info.doc[:1024]},
         "help": {"text": info.doc, "markdown": help_markdown(info)},
         "defaultConfiguration": {"level": LEVELS[info.severity]},
-        "properties": {"tags": ["trainspec", info.family]},
+        "properties": {"tags": ["trainspec", info.family, *([info.category.tag] if info.category else [])]},
     }
     page = docs_page(info.family, family)
     if page:
