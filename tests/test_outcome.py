@@ -110,3 +110,15 @@ def test_ignore_cannot_hide_unsupported_yaml(tmp_path, text, outcome):
     assert result.outcome is outcome
     assert "unsupported-yaml" in [d.rule for d in result.diagnostics]
     assert result.exit_status == 1
+
+
+@pytest.mark.parametrize(("limit", "status"), [("100000", 1), ("10", 2)])
+def test_migrate_exits_by_the_outcome_of_a_file_it_cannot_read(tmp_path, monkeypatch, capsys, limit, status):
+    """A file that does not parse is the config's problem (1); one over the size limit is not read at all (2)."""
+    from trainspec.cli import main
+
+    monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", limit)
+    path = tmp_path / "run.yaml"
+    path.write_text("model: [a, b, c\n", encoding="utf-8")
+    assert main(["migrate", str(path), "--family", "specforge"]) == status
+    assert ("syntax-error" if status == 1 else "file-not-readable") in capsys.readouterr().err

@@ -48,9 +48,9 @@ class Outcome(enum.Enum):
 
     @property
     def usage(self) -> bool:
-        """The file was not checked for a reason outside its config (it is missing or unreadable, no
-        family is named or claims it, its project configuration or family schema is unusable): a usage
-        problem, so the command exits with status 2 rather than 1."""
+        """The file was not checked for a reason outside its config (it is missing, unreadable or too large
+        to read, no family is named or claims it, its project configuration or family schema is unusable):
+        a usage problem, so the command exits with status 2 rather than 1."""
         return self in _USAGE
 
 
