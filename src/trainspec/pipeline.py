@@ -126,7 +126,7 @@ def _check(
     if directives.family is not None:
         unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
         if unusable is not None:
-            return Result.not_checked(Outcome.UNUSABLE_SETTINGS, unusable, doc.problems, doc)
+            return Result.not_checked(Outcome.UNUSABLE_DIRECTIVE, unusable, doc.problems, doc)
         family, family_from = directives.family, "directive"
     if directives.world_sizes:
         sizes, fallback_sizes = directives.world_sizes, False

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
 from ..escaping import json_text, terminal
 
@@ -73,7 +72,7 @@ def run_sweep(
         from ..reporters import get_reporter
 
         get_reporter(args.format, color=args.color)([found.base], sys.stdout)
-        return 2 if any(has_flag(d.rule, Flag.USAGE) for d in found.base.diagnostics) else 1
+        return found.base.exit_status
     (report_json if args.format == "json" else report_text)(found, sys.stdout)
     return 1 if found.failing else 0
 
