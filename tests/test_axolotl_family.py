@@ -1,9 +1,10 @@
-"""The Axolotl family: registered like any other, recognised by its keys, and the schema's verdict on every
-example config of the release agrees with Axolotl's own loader.
+"""The Axolotl family: registered like any other, recognised by its keys, and its verdict on every example
+config of the release, before any cross-field rule, agrees with Axolotl's own loader.
 
 The loader's verdicts are those of `axolotl.utils.config.validate_config` (0.18.0) on each file as
-PyYAML reads it; the differential test runs the loader itself. Here the schema's part is pinned: the
-files its checks refuse, with the ids and paths, and that every other file passes them.
+PyYAML reads it; the differential test runs the loader itself. Here the part of the schema and of the
+retired keys (`migrations.py`) is pinned: the files they refuse, with the ids and paths, and that
+every other file passes them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ REFUSED = {
     "expert_parallel/qwen3_30ba3b_ep_lora_4gpu.yaml": {("wrong-type", "warmup_steps")},
     # the loader stops earlier, at `save_strategy: best` without `metric_for_best_model` (a rule's matter)
     "llama-3/diffusion/sft-1b.yaml": {("wrong-type", "warmup_steps")},
+    # the loader: "`max_packed_sequence_len` is no longer supported", "`flash_attn_rms_norm` is no longer supported."
+    "archived/pythia-12b/config.yml": {("removed-key", "max_packed_sequence_len")},
+    "archived/stablelm-2/1.6b/fft.yml": {("removed-key", "flash_attn_rms_norm")},
+    "archived/stablelm-2/1.6b/lora.yml": {("removed-key", "flash_attn_rms_norm")},
     # the loader: "Input should be a valid string" (`output_dir:` left empty, a null)
     "mistral-medium-3_5/qlora-text.yml": {("wrong-type", "output_dir")},
     "mistral-medium-3_5/qlora-vision.yml": {("wrong-type", "output_dir")},
@@ -96,7 +101,7 @@ def test_other_families_files_stay_theirs(path: Path, family: str):
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(EXAMPLES).as_posix())
-def test_every_example_gets_the_loaders_schema_verdict(path: Path):
+def test_every_example_gets_the_loaders_verdict_on_its_fields(path: Path):
     """Every file but the two launcher configs is also recognised by its keys."""
     name = path.relative_to(EXAMPLES).as_posix()
     errors = {(d.rule, d.config_path) for d in trainspec.check(path, family="axolotl") if d.severity is Severity.ERROR}

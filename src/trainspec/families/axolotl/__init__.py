@@ -13,6 +13,7 @@ from ...resources import schema_dir
 from ...versions import fold_versions, release_fields
 from .. import Family
 from .examples import EXAMPLES
+from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
 from .rules import RULES
 
 SCHEMAS = schema_dir() / "axolotl"
@@ -26,6 +27,9 @@ FAMILY = Family(
     examples=EXAMPLES,
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"yaml"}),
+    migrations=(migrate_keys,),
+    notices=NOTICES,
+    legacy_keys=LEGACY_KEYS,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
     distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.installed)
     docs_url="https://docs.axolotl.ai/docs/config-reference.html",

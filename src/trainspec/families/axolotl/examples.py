@@ -4,5 +4,6 @@ areas' `examples_<area>.py` (a test runs every one)."""
 from __future__ import annotations
 
 from ...examples import Example
+from .examples_keys import EXAMPLES as KEYS
 
-EXAMPLES: dict[str, Example] = {}
+EXAMPLES: dict[str, Example] = {**KEYS}
