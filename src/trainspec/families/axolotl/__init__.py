@@ -14,6 +14,7 @@ from ...versions import fold_versions, release_fields
 from .. import Family
 from .examples import EXAMPLES
 from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
+from .overrides import apply_overrides
 from .rules import RULES
 
 SCHEMAS = schema_dir() / "axolotl"
@@ -30,6 +31,7 @@ FAMILY = Family(
     migrations=(migrate_keys,),
     notices=NOTICES,
     legacy_keys=LEGACY_KEYS,
+    loader_overrides=apply_overrides,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
     distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.installed)
     docs_url="https://docs.axolotl.ai/docs/config-reference.html",
