@@ -42,6 +42,11 @@ def before_rule(rule_id: str, severity: str, *paths: str) -> Callable[[Callable[
     return wrap
 
 
+def named(name: str, value: Any) -> str:
+    """`name = value` as the user wrote it, or `name is not set` (null and unwritten are the same upstream)."""
+    return f"{name} is not set" if value is None else f"{name} = {show(value)}"
+
+
 # -- the attention backend, as `AxolotlInputConfig.normalize_attn_implementation` settles it ----------
 
 LEGACY_ATTENTION_FLAGS = {
@@ -158,7 +163,7 @@ def pretraining_without_streaming(pretraining_dataset: Any, streaming: Any) -> I
     """
     if pretraining_dataset and not streaming:
         yield (
-            f"pretraining_dataset is set with streaming = {show(streaming)}; Axolotl streams it anyway for now, "
+            f"pretraining_dataset is set and {named('streaming', streaming)}; Axolotl streams it anyway for now, "
             "but later releases will not: set streaming: true"
         )
 
@@ -172,7 +177,7 @@ def push_dataset_needs_auth(push_dataset_to_hub: Any, hf_use_auth_token: Any) ->
     if push_dataset_to_hub and hf_use_auth_token is not True:
         yield (
             f"push_dataset_to_hub = {show(push_dataset_to_hub)} needs hf_use_auth_token: true "
-            f"(it is {show(hf_use_auth_token)})"
+            f"({named('hf_use_auth_token', hf_use_auth_token)})"
         )
 
 
@@ -201,8 +206,8 @@ def bench_eval_adds_test_set(do_bench_eval: Any, test_datasets: Any, val_set_siz
     """
     if bench_adds_test_set(do_bench_eval, test_datasets, val_set_size):
         yield (
-            f"do_bench_eval = {show(do_bench_eval)} without test_datasets and with val_set_size = "
-            f"{show(val_set_size)}: Axolotl adds an empty test dataset; set val_set_size or test_datasets"
+            f"do_bench_eval = {show(do_bench_eval)} without test_datasets, and {named('val_set_size', val_set_size)}: "
+            "Axolotl adds an empty test dataset; set val_set_size or test_datasets"
         )
 
 
@@ -216,7 +221,7 @@ def eval_table_with_packing(eval_table_size: Any, sample_packing: Any, eval_samp
     if sample_packing and eval_table_size and eval_sample_packing is not False:
         yield (
             f"eval_table_size = {show(eval_table_size)} with sample_packing = {show(sample_packing)} needs "
-            f"eval_sample_packing: false (it is {show(eval_sample_packing)})"
+            f"eval_sample_packing: false ({named('eval_sample_packing', eval_sample_packing)}, which packs)"
         )
 
 
@@ -271,7 +276,7 @@ def two_of_three(micro_batch_size: Any, gradient_accumulation_steps: Any, batch_
         "batch_size": batch_size,
     }
     if sum(1 for v in given.values() if v) < 2:
-        values = ", ".join(f"{k} = {show(v)}" for k, v in given.items())
+        values = ", ".join(named(k, v) for k, v in given.items())
         yield (
             f"at least two of micro_batch_size, gradient_accumulation_steps and batch_size must be set ({values}); "
             "set micro_batch_size and gradient_accumulation_steps"
@@ -340,7 +345,7 @@ def reward_model_without_padding(reward_model: Any, pad_to_sequence_len: Any) ->
     if reward_model and not pad_to_sequence_len:
         done = " (Axolotl sets it)" if pad_to_sequence_len is None else ""
         yield (
-            f"reward_model = {show(reward_model)} with pad_to_sequence_len = {show(pad_to_sequence_len)}; "
+            f"reward_model = {show(reward_model)} and {named('pad_to_sequence_len', pad_to_sequence_len)}; "
             f"pad_to_sequence_len: true is recommended{done}"
         )
 
@@ -620,7 +625,7 @@ def fp8_without_compile(fp8: Any, torch_compile: Any) -> Iterator[str]:
     Mirrors `TrainingValidationMixin.check_fp8_config`.
     """
     if fp8 and not torch_compile:
-        yield f"fp8 = {show(fp8)} with torch_compile = {show(torch_compile)}; set torch_compile: true to gain speed"
+        yield f"fp8 = {show(fp8)} and {named('torch_compile', torch_compile)}; set torch_compile: true to gain speed"
 
 
 @before_rule(
@@ -653,7 +658,7 @@ def fp8_all_gather_fsdp2(all_gather: Any, fsdp_version: Any) -> Iterator[str]:
     if all_gather and fsdp_version != 2:
         yield (
             f"fp8_enable_fsdp_float8_all_gather = {show(all_gather)} needs fsdp_version: 2 at the top level "
-            f"(it is {show(fsdp_version)})"
+            f"({named('fsdp_version', fsdp_version)})"
         )
 
 
