@@ -47,6 +47,18 @@ def named(name: str, value: Any) -> str:
     return f"{name} is not set" if value is None else f"{name} = {show(value)}"
 
 
+def both_set(rule_id: str, first: str, second: str, doc: str, advice: str) -> Rule:
+    """An error rule for two keys a `mode="before"` validator refuses together (both true values);
+    `doc` is its documentation, `advice` what the message tells the user to do."""
+
+    def check(first_value: Any, second_value: Any) -> Iterator[str]:
+        if first_value and second_value:
+            yield f"{first} = {show(first_value)} and {second} = {show(second_value)} are both set; {advice}"
+
+    check.__doc__ = doc
+    return before_rule(rule_id, "error", first, second)(check)
+
+
 # -- the attention backend, as `AxolotlInputConfig.normalize_attn_implementation` settles it ----------
 
 LEGACY_ATTENTION_FLAGS = {
@@ -283,18 +295,17 @@ def two_of_three(micro_batch_size: Any, gradient_accumulation_steps: Any, batch_
         )
 
 
-@before_rule("gradient-accumulation-or-batch-size", "error", "gradient_accumulation_steps", "batch_size")
-def gas_or_batch_size(gradient_accumulation_steps: Any, batch_size: Any) -> Iterator[str]:
+gas_or_batch_size = both_set(
+    "gradient-accumulation-or-batch-size",
+    "gradient_accumulation_steps",
+    "batch_size",
     """batch_size determines gradient_accumulation_steps (batch_size / micro_batch_size / world
     size), so the two cannot both be given.
 
     Mirrors `TrainingValidationMixin.check_gas_bsz`.
-    """
-    if gradient_accumulation_steps and batch_size:
-        yield (
-            f"gradient_accumulation_steps = {show(gradient_accumulation_steps)} and batch_size = {show(batch_size)} "
-            "are both set; keep one (Axolotl recommends gradient_accumulation_steps)"
-        )
+    """,
+    "keep one (Axolotl recommends gradient_accumulation_steps)",
+)
 
 
 @before_rule("eval-batch-size-differs", "warning", "eval_batch_size", "micro_batch_size")
@@ -311,14 +322,16 @@ def eval_batch_size_differs(eval_batch_size: Any, micro_batch_size: Any) -> Iter
         )
 
 
-@before_rule("warmup-steps-or-ratio", "error", "warmup_steps", "warmup_ratio")
-def warmup_steps_or_ratio(warmup_steps: Any, warmup_ratio: Any) -> Iterator[str]:
+warmup_steps_or_ratio = both_set(
+    "warmup-steps-or-ratio",
+    "warmup_steps",
+    "warmup_ratio",
     """Warmup is given as a number of steps or as a share of the run, not both.
 
     Mirrors `TrainingValidationMixin.check_warmup`.
-    """
-    if warmup_steps and warmup_ratio:
-        yield f"warmup_steps = {show(warmup_steps)} and warmup_ratio = {show(warmup_ratio)} are both set; keep one"
+    """,
+    "keep one",
+)
 
 
 @before_rule("sample-packing-without-padding", "warning", "sample_packing", "pad_to_sequence_len")
@@ -366,14 +379,16 @@ def save_steps_strategy(save_steps: Any, save_strategy: Any) -> Iterator[str]:
         )
 
 
-@before_rule("save-steps-or-saves-per-epoch", "error", "save_steps", "saves_per_epoch")
-def save_steps_or_per_epoch(save_steps: Any, saves_per_epoch: Any) -> Iterator[str]:
+save_steps_or_per_epoch = both_set(
+    "save-steps-or-saves-per-epoch",
+    "save_steps",
+    "saves_per_epoch",
     """The save interval is given in steps or as saves per epoch, not both.
 
     Mirrors `TrainingValidationMixin.check_saves`.
-    """
-    if saves_per_epoch and save_steps:
-        yield f"save_steps = {show(save_steps)} and saves_per_epoch = {show(saves_per_epoch)} are both set; keep one"
+    """,
+    "keep one",
+)
 
 
 @before_rule("hub-model-id-without-saves", "warning", "hub_model_id", "save_strategy")
@@ -450,14 +465,16 @@ def eval_without_data(
         )
 
 
-@before_rule("eval-steps-or-evals-per-epoch", "error", "eval_steps", "evals_per_epoch")
-def eval_steps_or_per_epoch(eval_steps: Any, evals_per_epoch: Any) -> Iterator[str]:
+eval_steps_or_per_epoch = both_set(
+    "eval-steps-or-evals-per-epoch",
+    "eval_steps",
+    "evals_per_epoch",
     """The evaluation interval is given in steps or as evaluations per epoch, not both.
 
     Mirrors `TrainingValidationMixin.check_evals`.
-    """
-    if evals_per_epoch and eval_steps:
-        yield f"eval_steps = {show(eval_steps)} and evals_per_epoch = {show(evals_per_epoch)} are both set; keep one"
+    """,
+    "keep one",
+)
 
 
 @before_rule("evals-per-epoch-needs-steps-strategy", "error", "evals_per_epoch", "eval_strategy", "evaluation_strategy")
@@ -528,18 +545,17 @@ def causal_lm_metrics(metrics: Any) -> Iterator[str]:
 # -- renamed options ---------------------------------------------------------------------------------------
 
 
-@before_rule("noisy-embedding-alpha-and-neftune", "error", "noisy_embedding_alpha", "neftune_noise_alpha")
-def noisy_and_neftune(noisy_embedding_alpha: Any, neftune_noise_alpha: Any) -> Iterator[str]:
+noisy_and_neftune = both_set(
+    "noisy-embedding-alpha-and-neftune",
+    "noisy_embedding_alpha",
+    "neftune_noise_alpha",
     """`noisy_embedding_alpha` is the old name of `neftune_noise_alpha`; Axolotl moves it when the new
     name is unset, and refuses both.
 
     Mirrors `TrainingValidationMixin.check_neftune`.
-    """
-    if noisy_embedding_alpha and neftune_noise_alpha:
-        yield (
-            f"noisy_embedding_alpha = {show(noisy_embedding_alpha)} is the deprecated name of neftune_noise_alpha "
-            f"= {show(neftune_noise_alpha)}; remove noisy_embedding_alpha"
-        )
+    """,
+    "noisy_embedding_alpha is the deprecated name of neftune_noise_alpha: remove it",
+)
 
 
 @before_rule(
@@ -561,22 +577,16 @@ def multipack_buffer_renamed(pretrain_size: Any, streaming_size: Any) -> Iterato
         )
 
 
-@before_rule(
+multipack_buffer_both = both_set(
     "multipack-buffer-size-both-names",
-    "error",
     "pretrain_multipack_buffer_size",
     "streaming_multipack_buffer_size",
-)
-def multipack_buffer_both(pretrain_size: Any, streaming_size: Any) -> Iterator[str]:
     """The old and new names of the streaming multipack buffer size cannot both be set.
 
     Mirrors `TrainingValidationMixin.check_multipack_buffer_size`.
-    """
-    if pretrain_size and streaming_size:
-        yield (
-            f"pretrain_multipack_buffer_size = {show(pretrain_size)} is the deprecated name of "
-            f"streaming_multipack_buffer_size = {show(streaming_size)}; remove pretrain_multipack_buffer_size"
-        )
+    """,
+    "pretrain_multipack_buffer_size is the deprecated name of streaming_multipack_buffer_size: remove it",
+)
 
 
 # -- precision ---------------------------------------------------------------------------------------------
