@@ -185,8 +185,8 @@ def test_an_inferred_mistral_common_tokenizer_is_not_checked_for_options():
 def test_null_model_names_and_datasets_fail_the_loader():
     assert findings("model-name-null", run("base_model_config: null\n"))
     assert not findings("model-name-null", run("base_model_config: null\ntokenizer_use_mistral_common: false\n"))
-    assert findings("datasets-sharegpt-type-removed", run(data="datasets: null\n"))
-    assert not findings("datasets-sharegpt-type-removed", run(data=""))
+    assert findings("datasets-null", run(data="datasets: null\n"))
+    assert not findings("datasets-null", run(data=""))
 
 
 def test_fsdp_version_inside_fsdp_config_does_not_count_for_fp8_all_gather():

@@ -40,6 +40,7 @@ EXAMPLES: dict[str, Example] = {
         good=run(data=DATASETS.replace("alpaca\n", "chat_template\n")),
         fmt="yaml",
     ),
+    "datasets-null": pretraining("streaming: true\ndatasets: null\n", "streaming: true\n"),
     "unsloth-options-removed": pair("unsloth_rms_norm: true\n", ""),
     "datasets-or-pretraining-dataset-required": Example(bad=run(data=""), good=run(), fmt="yaml"),
     "pretraining-dataset-without-streaming": pretraining("", "streaming: true\n"),

@@ -103,21 +103,22 @@ def _backend(implementation: Any, gemma4_hybrid: Any, flags: tuple[Any, ...]) ->
 # -- DatasetValidationMixin -----------------------------------------------------------------------------
 
 
-@rule("datasets-sharegpt-type-removed", "error", "datasets", raw=True)
-def sharegpt_type_removed(datasets: Any) -> Iterator[Violation]:
-    """The `sharegpt` dataset types were removed; conversations load with `type: chat_template`.
-
-    `datasets: null` written out fails in the same validator (it iterates the value), so it is
-    refused here too.
+@rule("datasets-null", "error", "datasets", raw=True)
+def datasets_null(datasets: Any) -> Iterator[str]:
+    """`datasets: null` written out fails the loader: its dataset-type check iterates the value.
 
     Mirrors `DatasetValidationMixin.deprecate_sharegpt_datasets`.
     """
     if datasets is None:
-        yield Violation(
-            "datasets = null: the loader fails on it (it iterates the list); remove the key, or list the datasets",
-            at=("datasets",),
-        )
-        return
+        yield "datasets = null: the loader fails on it (it iterates the list); list the datasets, or remove the key"
+
+
+@before_rule("datasets-sharegpt-type-removed", "error", "datasets")
+def sharegpt_type_removed(datasets: Any) -> Iterator[Violation]:
+    """The `sharegpt` dataset types were removed; conversations load with `type: chat_template`.
+
+    Mirrors `DatasetValidationMixin.deprecate_sharegpt_datasets`.
+    """
     for i, entry in enumerate(datasets if isinstance(datasets, list) else []):
         kind = entry.get("type") if isinstance(entry, dict) else None
         if isinstance(kind, str) and kind.startswith("sharegpt"):
@@ -778,6 +779,7 @@ def pretraining_with_tps(pretraining_dataset: Any, include_tokens_per_second: An
 
 
 RULES: list[Rule] = [
+    datasets_null,
     sharegpt_type_removed,
     unsloth_options_removed,
     datasets_or_pretraining_dataset,
