@@ -41,7 +41,6 @@ EXAMPLES: dict[str, Example] = {
         fmt="yaml",
     ),
     "datasets-null": pretraining("streaming: true\ndatasets: null\n", "streaming: true\n"),
-    "unsloth-options-removed": pair("unsloth_rms_norm: true\n", ""),
     "datasets-or-pretraining-dataset-required": Example(bad=run(data=""), good=run(), fmt="yaml"),
     "pretraining-dataset-without-streaming": pretraining("", "streaming: true\n"),
     "push-dataset-needs-auth-token": pair(
@@ -94,17 +93,6 @@ EXAMPLES: dict[str, Example] = {
     "causal-lm-eval-metrics-supported": pair(
         VALIDATION + "do_causal_lm_eval: true\neval_causal_lm_metrics: [sacrebleu, bleu]\n",
         VALIDATION + "do_causal_lm_eval: true\neval_causal_lm_metrics: [sacrebleu, chrf]\n",
-    ),
-    "noisy-embedding-alpha-and-neftune": pair(
-        "noisy_embedding_alpha: 5\nneftune_noise_alpha: 5\n", "neftune_noise_alpha: 5\n"
-    ),
-    "pretrain-multipack-buffer-size-renamed": pretraining(
-        "streaming: true\npretrain_multipack_buffer_size: 5000\n",
-        "streaming: true\nstreaming_multipack_buffer_size: 5000\n",
-    ),
-    "multipack-buffer-size-both-names": pretraining(
-        "streaming: true\npretrain_multipack_buffer_size: 5000\nstreaming_multipack_buffer_size: 5000\n",
-        "streaming: true\nstreaming_multipack_buffer_size: 5000\n",
     ),
     "full-finetune-fp16-packing": pair(
         "bf16: false\nfp16: true\nsample_packing: true\nattn_implementation: sdpa\n",

@@ -9,12 +9,15 @@ with `before_rule`, which passes the values as written. The validators that run 
 the model, defaults filled: their rules are plain `rule`s.
 
 Upstream fills some values before a later validator reads them; where a fill changes a verdict, the
-rule reproduces it: `eval_strategy` copied from `evaluation_strategy`, the empty test set
-`do_bench_eval` adds, `eval_sample_packing` following `sample_packing`, and the attention backend a
-legacy flag (`flash_attention: true`) selects. Fills that change no verdict here (`seed`,
-`remove_unused_columns`, `pad_to_sequence_len`, `num_labels`, the move of `noisy_embedding_alpha`
-and `pretrain_multipack_buffer_size` to their new names) are not repeated. The check that
-mistral-common is installed is not mirrored: it probes the environment the job runs in.
+rule reproduces it: the empty test set `do_bench_eval` adds, `eval_sample_packing` following
+`sample_packing`, the attention backend a legacy flag (`flash_attention: true`) selects, and
+`eval_strategy` taken from `evaluation_strategy` (the family's migrations copy it in the file; the
+rules also see one an override sets). Fills that change no verdict here (`seed`,
+`remove_unused_columns`, `pad_to_sequence_len`, `num_labels`) are not repeated. The removed
+`unsloth_*` keys and the renamed `noisy_embedding_alpha` and `pretrain_multipack_buffer_size`
+(`check_deprecated_unsloth_fields`, `check_neftune`, `check_multipack_buffer_size`) are the
+family's migrations (`migrations.py`). The check that mistral-common is installed is not mirrored:
+it probes the environment the job runs in.
 """
 
 from __future__ import annotations
@@ -127,32 +130,6 @@ def sharegpt_type_removed(datasets: Any) -> Iterator[Violation]:
                 f"{format_path(at)} = {show(kind)}: the sharegpt dataset types were removed; use "
                 "type: chat_template (with field_messages and message_property_mappings for other field names)",
                 at=at,
-            )
-
-
-UNSLOTH_FIELDS = (
-    "unsloth_cross_entropy_loss",
-    "unsloth_lora_mlp",
-    "unsloth_lora_qkv",
-    "unsloth_lora_o",
-    "unsloth_rms_norm",
-    "unsloth_rope",
-)
-
-
-@before_rule("unsloth-options-removed", "error", *UNSLOTH_FIELDS)
-def unsloth_options_removed(*values: Any) -> Iterator[Violation]:
-    """The `unsloth_*` switches were removed in favour of Axolotl's own LoRA kernels; one set to a
-    true value is refused.
-
-    Mirrors `DatasetValidationMixin.check_deprecated_unsloth_fields`.
-    """
-    for name, value in zip(UNSLOTH_FIELDS, values, strict=True):
-        if value:
-            yield Violation(
-                f"{name} = {show(value)}: the unsloth options were removed; use lora_mlp_kernel, "
-                "lora_qkv_kernel and lora_o_kernel instead (https://docs.axolotl.ai/docs/lora_optims.html)",
-                at=(name,),
             )
 
 
@@ -543,53 +520,6 @@ def causal_lm_metrics(metrics: Any) -> Iterator[str]:
             )
 
 
-# -- renamed options ---------------------------------------------------------------------------------------
-
-
-noisy_and_neftune = both_set(
-    "noisy-embedding-alpha-and-neftune",
-    "noisy_embedding_alpha",
-    "neftune_noise_alpha",
-    """`noisy_embedding_alpha` is the old name of `neftune_noise_alpha`; Axolotl moves it when the new
-    name is unset, and refuses both.
-
-    Mirrors `TrainingValidationMixin.check_neftune`.
-    """,
-    "noisy_embedding_alpha is the deprecated name of neftune_noise_alpha: remove it",
-)
-
-
-@before_rule(
-    "pretrain-multipack-buffer-size-renamed",
-    "warning",
-    "pretrain_multipack_buffer_size",
-    "streaming_multipack_buffer_size",
-)
-def multipack_buffer_renamed(pretrain_size: Any, streaming_size: Any) -> Iterator[str]:
-    """`pretrain_multipack_buffer_size` was renamed `streaming_multipack_buffer_size`; Axolotl moves
-    the value there.
-
-    Mirrors `TrainingValidationMixin.check_multipack_buffer_size`.
-    """
-    if pretrain_size and not streaming_size:
-        yield (
-            f"pretrain_multipack_buffer_size = {show(pretrain_size)} is deprecated; "
-            "rename it streaming_multipack_buffer_size"
-        )
-
-
-multipack_buffer_both = both_set(
-    "multipack-buffer-size-both-names",
-    "pretrain_multipack_buffer_size",
-    "streaming_multipack_buffer_size",
-    """The old and new names of the streaming multipack buffer size cannot both be set.
-
-    Mirrors `TrainingValidationMixin.check_multipack_buffer_size`.
-    """,
-    "pretrain_multipack_buffer_size is the deprecated name of streaming_multipack_buffer_size: remove it",
-)
-
-
 # -- precision ---------------------------------------------------------------------------------------------
 
 
@@ -781,7 +711,6 @@ def pretraining_with_tps(pretraining_dataset: Any, include_tokens_per_second: An
 RULES: list[Rule] = [
     datasets_null,
     sharegpt_type_removed,
-    unsloth_options_removed,
     datasets_or_pretraining_dataset,
     pretraining_without_streaming,
     push_dataset_needs_auth,
@@ -806,9 +735,6 @@ RULES: list[Rule] = [
     bench_eval_interval,
     causal_lm_eval_packing,
     causal_lm_metrics,
-    noisy_and_neftune,
-    multipack_buffer_renamed,
-    multipack_buffer_both,
     fp16_full_finetune,
     fp8_without_compile,
     fp8_fsdp_checkpointing,
