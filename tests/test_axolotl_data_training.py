@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+import trainspec
 from trainspec.families.axolotl.examples_data_training import EXAMPLES, run
 from trainspec.families.axolotl.rules_data_training import RULES
 from trainspec.rules import ABSENT, Rule
@@ -184,3 +185,25 @@ def test_null_model_names_and_datasets_fail_the_loader():
 def test_fsdp_version_inside_fsdp_config_does_not_count_for_fp8_all_gather():
     text = run("fp8_enable_fsdp_float8_all_gather: true\nfsdp_config:\n  fsdp_version: 2\n")
     assert findings("fp8-all-gather-needs-fsdp2", text)
+
+
+# Through the engine: the family's migrations and overrides come first, as the loader's do.
+
+
+def test_evaluation_strategy_counts_as_eval_strategy(write):
+    path = write("run.yml", run("val_set_size: 0.05\nevaluation_strategy: epoch\neval_steps: 50\n"))
+    found = {d.rule for d in trainspec.check(path, family="axolotl")}
+    assert "eval-steps-needs-steps-strategy" in found
+    path = write("ok.yml", run("val_set_size: 0.05\neval_steps: 50\n"))
+    assert trainspec.check(path, family="axolotl", overrides=["evaluation_strategy=steps"]) == []
+    found = {d.rule for d in trainspec.check(path, family="axolotl", overrides=["evaluation_strategy=epoch"])}
+    assert "eval-steps-needs-steps-strategy" in found
+
+
+def test_rules_read_the_file_as_written_not_its_defaults(write):
+    """micro_batch_size and gradient_accumulation_steps default to 1 in the schema, yet the loader
+    refuses a file that writes neither."""
+    path = write("run.yml", run(batch=""))
+    assert [d.rule for d in trainspec.check(path, family="axolotl")] == ["batch-size-two-of-three"]
+    path = write("set.yml", run(batch="micro_batch_size: 2\n"))
+    assert trainspec.check(path, family="axolotl", overrides=["gradient_accumulation_steps=4"]) == []
