@@ -42,8 +42,18 @@ REFUSED = {
     "mistral-medium-3_5/qlora-text.yml": {("wrong-type", "output_dir")},
     "mistral-medium-3_5/qlora-vision.yml": {("wrong-type", "output_dir")},
     # launcher configs, not training configs: the loader says "either datasets or pretraining_dataset is required"
-    "cloud/baseten.yaml": {("missing-key", "base_model"), ("missing-key", "learning_rate")},
-    "cloud/modal.yaml": {("missing-key", "base_model"), ("missing-key", "learning_rate")},
+    "cloud/baseten.yaml": {
+        ("missing-key", "base_model"),
+        ("missing-key", "learning_rate"),
+        ("datasets-or-pretraining-dataset-required", "datasets"),
+        ("batch-size-two-of-three", "micro_batch_size"),
+    },
+    "cloud/modal.yaml": {
+        ("missing-key", "base_model"),
+        ("missing-key", "learning_rate"),
+        ("datasets-or-pretraining-dataset-required", "datasets"),
+        ("batch-size-two-of-three", "micro_batch_size"),
+    },
     # stricter than the loader, which reads `false` as 0 in an integer field; the message says so
     "llama-2/relora.yml": {("wrong-type", "jagged_restart_anneal_steps")},
 }
