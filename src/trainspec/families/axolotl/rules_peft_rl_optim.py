@@ -95,10 +95,12 @@ def _uses_fsdp(fsdp: Any, config: Any) -> bool:
 
 def _fsdp2(version: Any, config: Any) -> bool:
     """Whether the FSDP version the loader resolves is 2 (it compares the text: 2 and "2" both are)."""
-    resolved, plain = _fsdp(version, config)
-    if resolved is None:
-        resolved = (plain or {}).get("fsdp_version", 1)
-    return str(resolved) == "2"
+    return str(_fsdp(version, config)[0]) == "2"
+
+
+def _kernels(*flags: Any) -> list[str]:
+    """The LoRA kernels (of `LORA_KERNELS`, in order) that `flags` turn on."""
+    return [name for name, on in zip(LORA_KERNELS, flags, strict=True) if on]
 
 
 # --- LoRAValidationMixin ---------------------------------------------------------------------------
@@ -199,7 +201,7 @@ def lora_kernels_with_8bit_lora(mlp: Any, qkv: Any, o: Any, adapter: Any, in_8bi
 
     Mirrors `LoRAValidationMixin.check_lora_kernels_8bit`.
     """
-    kernels = [name for name, on in zip(LORA_KERNELS, (mlp, qkv, o), strict=True) if on]
+    kernels = _kernels(mlp, qkv, o)
     if kernels and adapter == "lora" and in_8bit:
         yield (
             f'{" and ".join(kernels)} cannot be used with adapter = "lora" and load_in_8bit = true; '
@@ -213,7 +215,7 @@ def lora_kernels_with_remote_code(mlp: Any, qkv: Any, o: Any, remote: Any) -> It
 
     Mirrors `LoRAValidationMixin.check_lora_kernels_trust_remote_code`.
     """
-    kernels = [name for name, on in zip(LORA_KERNELS, (mlp, qkv, o), strict=True) if on]
+    kernels = _kernels(mlp, qkv, o)
     if kernels and remote:
         yield (
             f"{' and '.join(kernels)} cannot be used with trust_remote_code = true; "
