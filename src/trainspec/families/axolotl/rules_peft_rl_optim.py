@@ -98,6 +98,11 @@ def _fsdp2(version: Any, config: Any) -> bool:
     return str(_fsdp(version, config)[0]) == "2"
 
 
+def _them(names: list[str]) -> str:
+    """The pronoun a message uses for `names`: one key or several."""
+    return "it" if len(names) == 1 else "them"
+
+
 def _kernels(*flags: Any) -> list[str]:
     """The LoRA kernels (of `LORA_KERNELS`, in order) that `flags` turn on."""
     return [name for name, on in zip(LORA_KERNELS, flags, strict=True) if on]
@@ -191,7 +196,7 @@ def qlora_zero3_non_reentrant(reentrant: Any, adapter: Any, deepspeed: Any) -> I
         yield (
             f'adapter = "qlora" with deepspeed = {show(deepspeed)} (ZeRO-3) and '
             "gradient_checkpointing_kwargs.use_reentrant = false may fail with a CheckpointError about "
-            "recomputed values; if it does, set use_reentrant: true"
+            "recomputed values; if it does, try use_reentrant: true"
         )
 
 
@@ -205,7 +210,7 @@ def lora_kernels_with_8bit_lora(mlp: Any, qkv: Any, o: Any, adapter: Any, in_8bi
     if kernels and adapter == "lora" and in_8bit:
         yield (
             f'{" and ".join(kernels)} cannot be used with adapter = "lora" and load_in_8bit = true; '
-            "set them to false, or load the model in 4 bits with adapter: qlora"
+            f"set {_them(kernels)} to false, or load the model in 4 bits with adapter: qlora"
         )
 
 
@@ -219,7 +224,7 @@ def lora_kernels_with_remote_code(mlp: Any, qkv: Any, o: Any, remote: Any) -> It
     if kernels and remote:
         yield (
             f"{' and '.join(kernels)} cannot be used with trust_remote_code = true; "
-            "set them to false or disable trust_remote_code"
+            f"set {_them(kernels)} to false or disable trust_remote_code"
         )
 
 
@@ -354,8 +359,8 @@ def dpo_loss_weights(rl: Any, types: Any, weights: Any) -> Iterator[str]:
             yield f"dpo_loss_weights = {show(weights)} needs dpo_loss_type (the losses they weigh); set it"
         elif types is not None and weights is not None and len(types) != len(weights):
             yield (
-                f"dpo_loss_type has {len(types)} losses but dpo_loss_weights has {len(weights)} weights; "
-                "give one weight per loss"
+                f"dpo_loss_weights = {show(weights)} must give one weight per loss of dpo_loss_type = "
+                f"{show(types)}; make them the same length"
             )
     elif types is not None or weights is not None:
         keys = " and ".join(k for k, v in (("dpo_loss_type", types), ("dpo_loss_weights", weights)) if v is not None)
@@ -440,8 +445,8 @@ def adamw_params_without_adamw(beta1: Any, beta2: Any, epsilon: Any, optimizer: 
     given = [k for k, v in (("adam_beta1", beta1), ("adam_beta2", beta2), ("adam_epsilon", epsilon)) if v]
     if given and (not optimizer or "adamw" not in str(optimizer).lower()):
         yield (
-            f"{', '.join(given)} set, but optimizer = {show(optimizer)} is not an AdamW optimizer, "
-            "which ignores them; remove them or choose an adamw optimizer"
+            f"{' and '.join(given)} set, but optimizer = {show(optimizer)} is not an AdamW optimizer, "
+            f"which ignores {_them(given)}; remove {_them(given)} or choose an adamw optimizer"
         )
 
 
