@@ -13,6 +13,7 @@ import pytest
 
 from trainspec.diagnostics import Severity
 from trainspec.families.axolotl.examples_peft_rl_optim import BASE, EXAMPLES
+from trainspec.families.axolotl.normalize_peft_rl_optim import NOTICES, migrate_fsdp_prefix
 from trainspec.families.axolotl.rules_peft_rl_optim import RULES
 from trainspec.readers import parse
 from trainspec.rule_engine import run_rules
@@ -22,11 +23,12 @@ DEFAULTS = {"optimizer": "adamw_torch_fused", "micro_batch_size": 1, "gradient_a
 
 
 def findings(text: str, world_size: int | None = None) -> list[tuple[str, Severity, str]]:
-    """What this area's rules say about `text` (the world-size rules only at a known world size)."""
+    """What this area's migration and rules say about `text` (the world-size rules only at a known world size)."""
     doc = parse("example.yaml", text)
+    migrated = migrate_fsdp_prefix(doc)
     rules = [r for r in RULES if world_size is not None or not r.needs_world_size]
     config = {**DEFAULTS, **doc.data}
-    return [(d.rule, d.severity, d.message) for d in run_rules(doc, rules, config, [], world_size)]
+    return [(d.rule, d.severity, d.message) for d in [*migrated, *run_rules(doc, rules, config, [], world_size)]]
 
 
 def ids(extra: str, world_size: int | None = None) -> set[str]:
@@ -36,20 +38,24 @@ def ids(extra: str, world_size: int | None = None) -> set[str]:
     }
 
 
-def test_every_rule_has_one_example_and_says_what_it_mirrors():
-    assert {r.id for r in RULES} == set(EXAMPLES)
-    assert len({r.id for r in RULES}) == len(RULES)
-    for r in RULES:
-        assert re.fullmatch(r"Mirrors `(LoRA|RL|Optimization)ValidationMixin\.\w+`\.", r.doc.splitlines()[-1]), r.id
+SEVERITY = {**{r.id: r.severity for r in RULES}, **{k: n.severity for k, n in NOTICES.items()}}
+DOCS = {**{r.id: r.doc for r in RULES}, **{k: n.doc for k, n in NOTICES.items()}}
 
 
-@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
-def test_each_example_breaks_its_rule_and_the_fix_breaks_none(rule):
-    example = EXAMPLES[rule.id]
+def test_every_id_has_one_example_and_says_what_it_mirrors():
+    assert set(SEVERITY) == set(EXAMPLES)
+    assert len(SEVERITY) == len(RULES) + len(NOTICES)
+    for rule_id, doc in DOCS.items():
+        assert re.fullmatch(r"Mirrors `(LoRA|RL|Optimization)ValidationMixin\.\w+`\.", doc.splitlines()[-1]), rule_id
+
+
+@pytest.mark.parametrize("rule_id", sorted(SEVERITY))
+def test_each_example_breaks_its_rule_and_the_fix_breaks_none(rule_id):
+    example = EXAMPLES[rule_id]
     size = example.run.world_sizes[0] if example.run.world_sizes else None
     assert example.bad is not None
     bad = findings(example.bad, size)
-    assert {severity for found, severity, _ in bad if found == rule.id} == {rule.severity}, bad
+    assert {severity for found, severity, _ in bad if found == rule_id} == {SEVERITY[rule_id]}, bad
     assert findings(example.good, size) == []
 
 
@@ -164,11 +170,42 @@ def test_messages_name_the_values_and_the_fix():
     assert muon == 'optimizer = "muon" works only with FSDP2, but fsdp_version = 1; set fsdp_version: 2'
 
 
-def test_the_prefix_warning_points_at_each_prefixed_key():
-    doc_text = (
+def test_the_prefix_migration_moves_each_prefixed_key_where_the_loader_reads_it():
+    text = (
         BASE + "fsdp_version: 2\nfsdp_config:\n  fsdp_offload_params: true\n  fsdp_state_dict_type: FULL_STATE_DICT\n"
     )
-    doc = parse("example.yaml", doc_text)
-    found = list(run_rules(doc, [r for r in RULES if r.id == "fsdp-config-prefix"], doc.data, []))
-    assert [d.config_path for d in found] == ["fsdp_config.fsdp_offload_params", "fsdp_config.fsdp_state_dict_type"]
-    assert "write fsdp_config.state_dict_type" in found[1].message
+    doc = parse("example.yaml", text)
+    found = migrate_fsdp_prefix(doc)
+    assert doc.data["fsdp_config"] == {"offload_params": True, "state_dict_type": "FULL_STATE_DICT"}
+    assert [(d.config_path, d.line) for d in found] == [
+        ("fsdp_config.fsdp_offload_params", 10),
+        ("fsdp_config.fsdp_state_dict_type", 11),
+    ]
+    assert found[1].message.endswith("write fsdp_config.state_dict_type")
+    assert doc.where(("fsdp_config", "offload_params")).line == 10  # later findings point at the written key
+
+
+@pytest.mark.parametrize(
+    ("keys", "kept"),
+    [
+        ("  offload_params: false\n  fsdp_offload_params: true\n", True),
+        ("  fsdp_offload_params: true\n  offload_params: false\n", False),
+    ],
+)
+def test_of_two_keys_the_loader_reads_as_one_the_later_wins(keys, kept):
+    doc = parse("example.yaml", BASE + "fsdp_version: 2\nfsdp_config:\n" + keys)
+    [found] = migrate_fsdp_prefix(doc)
+    assert doc.data["fsdp_config"] == {"offload_params": kept}
+    assert found.severity is Severity.WARNING and ("written later, wins" in found.message) is not kept
+
+
+def test_trainspec_migrate_renames_the_keys_in_place(tmp_path):
+    from trainspec.families import Family
+    from trainspec.migrate import migrate
+
+    family = Family(name="fsdp-only", schema_file=tmp_path / "s.json", model="x:X", migrations=(migrate_fsdp_prefix,))
+    text = "fsdp_config:\n  fsdp_offload_params: true  # offload\n  reshard_after_forward: true\nfsdp_version: 2\n"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("trainspec.migrate.get_family", lambda name: family)
+        result = migrate("a.yaml", "fsdp-only", text)
+    assert result.new_text == text.replace("fsdp_offload_params", "offload_params")

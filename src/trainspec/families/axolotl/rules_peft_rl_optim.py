@@ -8,10 +8,11 @@ read the config as written, where an absent key, `null` and a schema default dif
 The `mode="after"` checks read the config with its defaults filled, as the model has them.
 
 Upstream rewrites `fsdp_config` before its FSDP checks run: keys written with the deprecated
-`fsdp_` prefix lose it, and `fsdp_version` is taken from `fsdp_config.version` or
+`fsdp_` prefix lose it (the family's migration in `normalize_peft_rl_optim` does that to the file,
+with its warning), and `fsdp_version` is taken from `fsdp_config.version` or
 `fsdp_config.fsdp_version`, or pinned to 1 when an `fsdp_config` is given without one.
-`_fsdp` applies both rewrites to the values the rules read, so every FSDP rule judges the
-config the loader ends with.
+`_fsdp` applies both rewrites to the values the rules read (a prefixed key can still come from an
+override, which the loader strips too), so every FSDP rule judges the config the loader ends with.
 
 Not mirrored: `check_lora_kernels_dora` (it checks nothing), the DeepSpeed JSON rewrites of
 `check_tensor_parallel_size_update_ds_json` and `check_deepcompile` (they read and write the
@@ -27,6 +28,7 @@ from typing import Any
 
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
+from .normalize_peft_rl_optim import is_prefixed, plain_key
 
 LORA_ADAPTERS = ("lora", "qlora")
 LORA_KERNELS = ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel")
@@ -78,10 +80,7 @@ def _fsdp(version: Any, config: Any) -> tuple[Any, dict[str, Any] | None]:
     version = _given(version)
     if not isinstance(config, Mapping):
         return version, None
-    plain = {
-        (k.replace("fsdp_", "") if isinstance(k, str) and k.startswith("fsdp_") and k != "fsdp_version" else k): v
-        for k, v in config.items()
-    }
+    plain = {(plain_key(k) if is_prefixed(k) else k): v for k, v in config.items()}
     if plain and not version:
         version = plain.get("version") or plain.get("fsdp_version") or 1
         plain["fsdp_version"] = version
@@ -673,23 +672,6 @@ def fsdp2_quantized_preference_rl(version: Any, config: Any, rl: Any, in_8bit: A
         )
 
 
-@rule("fsdp-config-prefix", "warning", "fsdp_config", raw=True)
-def fsdp_config_prefix(config: Any) -> Iterator[Violation]:
-    """Keys under `fsdp_config` lost their `fsdp_` prefix; the loader still strips it, with a warning.
-
-    Mirrors `OptimizationValidationMixin.check_fsdp_config_kwargs_prefix`.
-    """
-    if not isinstance(config, Mapping):
-        return
-    for key in config:
-        if isinstance(key, str) and key.startswith("fsdp_") and key != "fsdp_version":
-            new = key.replace("fsdp_", "")
-            yield Violation(
-                f"fsdp_config.{key}: the fsdp_ prefix is deprecated; write fsdp_config.{new}",
-                at=("fsdp_config", key),
-            )
-
-
 @rule("fsdp1-offload-with-8bit-optimizer", "error", "optimizer", "fsdp_config", "fsdp_version", raw=True)
 def fsdp1_offload_with_8bit_optimizer(optimizer: Any, config: Any, version: Any) -> Iterator[str]:
     """FSDP1's parameter offload does not work with 8-bit optimizers.
@@ -758,7 +740,6 @@ RULES: list[Rule] = [
     fsdp1_deprecated,
     fsdp_pin_memory,
     fsdp2_quantized_preference_rl,
-    fsdp_config_prefix,
     fsdp1_offload_with_8bit_optimizer,
     fsdp2_with_bnb_8bit_optimizer,
     deepcompile_needs_deepspeed,
