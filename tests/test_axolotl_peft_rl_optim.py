@@ -17,6 +17,7 @@ from trainspec.families.axolotl.normalize_peft_rl_optim import NOTICES, migrate_
 from trainspec.families.axolotl.rules_peft_rl_optim import RULES
 from trainspec.readers import parse
 from trainspec.rule_engine import run_rules
+from trainspec.rules import Context
 
 DEFAULTS = {"optimizer": "adamw_torch_fused", "micro_batch_size": 1, "gradient_accumulation_steps": 1, "bf16": "auto"}
 """The schema defaults the rules that read filled-in values see (those the loader's model has)."""
@@ -28,7 +29,10 @@ def findings(text: str, world_size: int | None = None) -> list[tuple[str, Severi
     migrated = migrate_fsdp_prefix(doc)
     rules = [r for r in RULES if world_size is not None or not r.needs_world_size]
     config = {**DEFAULTS, **doc.data}
-    return [(d.rule, d.severity, d.message) for d in [*migrated, *run_rules(doc, rules, config, [], world_size)]]
+    return [
+        (d.rule, d.severity, d.message)
+        for d in [*migrated, *run_rules(doc, rules, config, [], Context().at(world_size))]
+    ]
 
 
 def ids(extra: str, world_size: int | None = None) -> set[str]:
