@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from ...examples import Example
 from .examples_keys import EXAMPLES as KEYS
+from .examples_peft_rl_optim import EXAMPLES as PEFT_RL_OPTIM
 
-EXAMPLES: dict[str, Example] = {**KEYS}
+EXAMPLES: dict[str, Example] = {**KEYS, **PEFT_RL_OPTIM}

@@ -7,5 +7,6 @@ and names it in its docstring's last line.
 from __future__ import annotations
 
 from ...rules import Rule
+from .rules_peft_rl_optim import RULES as PEFT_RL_OPTIM
 
-RULES: list[Rule] = []
+RULES: list[Rule] = [*PEFT_RL_OPTIM]
