@@ -6,5 +6,6 @@ from __future__ import annotations
 from ...examples import Example
 from .examples_data_training import EXAMPLES as DATA_TRAINING
 from .examples_keys import EXAMPLES as KEYS
+from .examples_peft_rl_optim import EXAMPLES as PEFT_RL_OPTIM
 
-EXAMPLES: dict[str, Example] = {**KEYS, **DATA_TRAINING}
+EXAMPLES: dict[str, Example] = {**KEYS, **DATA_TRAINING, **PEFT_RL_OPTIM}
