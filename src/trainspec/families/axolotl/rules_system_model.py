@@ -1,15 +1,22 @@
 """Axolotl rules for the machine, chat templates, pretraining, model quirks and parallelism.
 
 They mirror the system, chat-template, pretraining, model-compatibility and complex
-validators of Axolotl's config (`axolotl/utils/schemas/validation.py`). Validators that
-run `mode="before"` see the file as written, so their rules read the written values
-(`raw=True`) where a schema default would change the verdict (`bf16` defaults to "auto",
-which the loader counts as on; an explicit `bf16: null` counts as off).
+validators of Axolotl's config (`axolotl/utils/schemas/validation.py`). Where telling an
+unwritten key from a written `null` changes the verdict, a rule reads the values as written
+(`raw=True`): an unwritten `bf16` is "auto", which the loader counts as on, while `bf16: null`
+is off; `mode="before"` validators see only the key they name, not its alias.
 
-Two of the loader's rewrites change verdicts and are applied here before checking:
+The loader's rewrites that change a verdict are applied here before checking:
 `gradient_checkpointing: offload` (or `offload_disk`) turns checkpointing on and sets
-`activation_offloading` to true (or "disk"), overriding what the file says; and the
-deprecated `sequence_parallel_degree` stands in for an unset `context_parallel_size`.
+`activation_offloading` to true (or "disk"), overriding what the file says; the deprecated
+`sequence_parallel_degree` stands in for an unset `context_parallel_size`; the deprecated
+attention flags (`flash_attention: true`, ...) and `gemma4_hybrid_attn_impl` fill an unset
+`attn_implementation`; and `fsdp_config` keys lose their deprecated `fsdp_` prefix.
+
+Not mirrored: the Ascend NPU checks (`SystemValidationMixin.check_npu_config`) and the
+`ring_flash_attn` import probe, which depend on the machine the job runs on, and the notes the
+context-parallel validator logs on every such run (loss curves, SSM hybrid models read from
+the model's hub config).
 """
 
 from __future__ import annotations
@@ -61,6 +68,11 @@ def offloading_named(gradient_checkpointing: Any, activation_offloading: Any) ->
     if isinstance(gradient_checkpointing, str) and gradient_checkpointing in OFFLOAD_ALIASES:
         return f"activation_offloading = {show(value)} (set by gradient_checkpointing = {show(gradient_checkpointing)})"
     return f"activation_offloading = {show(value)}"
+
+
+def stated(name: str, value: Any) -> str:
+    """`name = value`, or that it is not set."""
+    return f"{name} is not set" if value is None else f"{name} = {show(value)}"
 
 
 # -- SystemValidationMixin ------------------------------------------------------------------
@@ -128,7 +140,7 @@ def pretraining_needs_max_steps(pretraining: Any, max_steps: Any) -> Iterator[st
     Mirrors `PretrainingValidationMixin.check_pretraining_w_max_steps`."""
     if pretraining and not max_steps:
         yield (
-            f"pretraining_dataset is set but max_steps = {show(max_steps)}: the trainer cannot infer the "
+            f"pretraining_dataset is set but {stated('max_steps', max_steps)}: the trainer cannot infer the "
             "length of an iterable dataset to schedule the learning rate; set max_steps"
         )
 
@@ -176,7 +188,7 @@ def streaming_needs_max_steps(streaming: Any, max_steps: Any) -> Iterator[str]:
     Mirrors `PretrainingValidationMixin.check_streaming_w_max_steps`."""
     if streaming and not max_steps:
         yield (
-            f"streaming = true but max_steps = {show(max_steps)}: the trainer cannot infer the length of a "
+            f"streaming = true but {stated('max_steps', max_steps)}: the trainer cannot infer the length of a "
             "streamed dataset; set max_steps"
         )
 
@@ -495,7 +507,10 @@ def relora_needs_restart_steps(relora: Any, steps: Any) -> Iterator[str]:
 
     Mirrors `ComplexValidationMixin.check_relora`."""
     if relora and not steps:
-        yield f"relora = true needs jagged_restart_steps (how often to restart), but it is {show(steps)}; set it"
+        yield (
+            "relora = true needs jagged_restart_steps (how often to restart the adapter), but "
+            f"{stated('jagged_restart_steps', steps)}; set it"
+        )
 
 
 @rule("relora-needs-lora-adapter", "error", "relora", "adapter", "plugins")
@@ -509,16 +524,23 @@ def relora_needs_lora_adapter(relora: Any, adapter: Any, plugins: Any) -> Iterat
     if not relora or adapter in ("lora", "qlora"):
         return
     hint = " (unless one of the plugins declares ReLoRA support for it)" if adapter and plugins else ""
-    yield f"relora = true needs adapter: lora or qlora, but adapter = {show(adapter)}{hint}"
+    yield f"relora = true restarts a LoRA adapter, but {stated('adapter', adapter)}{hint}; set adapter: lora or qlora"
 
 
 RELORA_CONFLICTS = {
-    "fsdp": "FSDP",
-    "fsdp_config": "FSDP",
-    "deepspeed": "DeepSpeed",
-    "lr_scheduler": "the one_cycle scheduler",
-    "flash_attn_fuse_mlp": "fused MLP modules",
+    "fsdp": ("FSDP", "remove fsdp"),
+    "fsdp_config": ("FSDP", "remove fsdp_config"),
+    "deepspeed": ("DeepSpeed", "remove deepspeed"),
+    "lr_scheduler": ("the one_cycle scheduler", "choose another lr_scheduler, such as cosine"),
+    "flash_attn_fuse_mlp": ("fused MLP modules", "set flash_attn_fuse_mlp: false"),
 }
+"""What ReLoRA refuses, by key: what it is, and the fix."""
+
+
+def _relora_conflict(key: str, value: Any) -> bool:
+    if key == "lr_scheduler":
+        return value == "one_cycle"
+    return value is not None if key == "fsdp_config" else bool(value)
 
 
 @rule("relora-incompatible", "error", "relora", *RELORA_CONFLICTS)
@@ -530,12 +552,9 @@ def relora_incompatible(relora: Any, *values: Any) -> Iterator[Violation]:
     Mirrors `ComplexValidationMixin.check_relora`."""
     if not relora:
         return
-    for (key, what), value in zip(RELORA_CONFLICTS.items(), values, strict=True):
-        on = value == "one_cycle" if key == "lr_scheduler" else value is not None if key == "fsdp_config" else value
-        if on:
-            yield Violation(
-                f"relora = true is not supported with {what} ({key} = {show(value)}); remove {key}", at=(key,)
-            )
+    for (key, (what, fix)), value in zip(RELORA_CONFLICTS.items(), values, strict=True):
+        if _relora_conflict(key, value):
+            yield Violation(f"relora = true is not supported with {what} ({key} = {show(value)}); {fix}", at=(key,))
 
 
 @rule("early-stopping-needs-steps", "error", "early_stopping_patience", "save_steps", "eval_steps")
@@ -545,8 +564,9 @@ def early_stopping_needs_steps(patience: Any, save_steps: Any, eval_steps: Any) 
     Mirrors `ComplexValidationMixin.check_early_stopping`."""
     if patience and (not save_steps or not eval_steps):
         yield (
-            f"early_stopping_patience = {show(patience)} needs save_steps and eval_steps, but save_steps = "
-            f"{show(save_steps)} and eval_steps = {show(eval_steps)}; set both, with eval_steps dividing save_steps"
+            f"early_stopping_patience = {show(patience)} needs save_steps and eval_steps, but "
+            f"{stated('save_steps', save_steps)} and {stated('eval_steps', eval_steps)}; set both, with eval_steps "
+            "dividing save_steps"
         )
 
 
@@ -614,7 +634,7 @@ def context_parallel_needs_flash(
     resolved = attention(implementation, dict(zip(LEGACY_ATTENTION_FLAGS, legacy, strict=True)), gemma4)
     if resolved not in FLASH_IMPLEMENTATIONS:
         yield (
-            f"{_cp_named(size, degree)} needs flash attention, but attn_implementation = {show(resolved)}; "
+            f"{_cp_named(size, degree)} needs flash attention, but {stated('attn_implementation', resolved)}; "
             "set attn_implementation: flash_attention_2 (or flash_attention_3)"
         )
 
