@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from ...examples import Example
 from .examples_keys import EXAMPLES as KEYS
+from .examples_system_model import EXAMPLES as SYSTEM_MODEL
 
-EXAMPLES: dict[str, Example] = {**KEYS}
+EXAMPLES: dict[str, Example] = {**KEYS, **SYSTEM_MODEL}

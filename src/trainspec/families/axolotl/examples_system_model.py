@@ -147,7 +147,4 @@ EXAMPLES: dict[str, Example] = {
         "micro_batch_size: 1\ngradient_accumulation_steps: 4\n",
         batch="learning_rate: 0.0002\ncontext_parallel_size: 2\nsample_packing: true\n" + FLASH,
     ),
-    "sequence-parallel-degree-deprecated": pair(
-        "sequence_parallel_degree: 2\n" + FLASH, "context_parallel_size: 2\n" + FLASH
-    ),
 }

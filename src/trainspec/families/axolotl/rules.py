@@ -7,5 +7,6 @@ and names it in its docstring's last line.
 from __future__ import annotations
 
 from ...rules import Rule
+from .rules_system_model import RULES as SYSTEM_MODEL
 
-RULES: list[Rule] = []
+RULES: list[Rule] = [*SYSTEM_MODEL]

@@ -9,7 +9,6 @@ is off; `mode="before"` validators see only the key they name, not its alias.
 The loader's rewrites that change a verdict are applied here before checking:
 `gradient_checkpointing: offload` (or `offload_disk`) turns checkpointing on and sets
 `activation_offloading` to true (or "disk"), overriding what the file says; the deprecated
-`sequence_parallel_degree` stands in for an unset `context_parallel_size`; the deprecated
 attention flags (`flash_attention: true`, ...) and `gemma4_hybrid_attn_impl` fill an unset
 `attn_implementation`; and `fsdp_config` keys lose their deprecated `fsdp_` prefix.
 
@@ -460,7 +459,7 @@ def gptq_no_revision(gptq: Any, revision: Any) -> Iterator[str]:
         )
 
 
-@rule("mxfp4-no-cpu-ram-efficient-loading", "error", "model_quantization_config", "fsdp_config")
+@rule("mxfp4-no-cpu-ram-efficient-loading", "error", "model_quantization_config", "fsdp_config", raw=True)
 def mxfp4_no_cpu_ram_efficient_loading(quantization: Any, fsdp_config: Any) -> Iterator[Violation]:
     """FSDP's CPU-RAM-efficient loading cannot load an MXFP4-quantized model.
 
@@ -594,24 +593,17 @@ def attention(implementation: Any, legacy: dict[str, Any], gemma4_hybrid: Any) -
     return "flash_attention_2" if gemma4_hybrid else implementation
 
 
-def context_parallel(size: Any, degree: Any) -> Any:
-    """`context_parallel_size`, or the deprecated `sequence_parallel_degree` the loader copies into it."""
-    return size if size or not degree else degree
+CP_PATHS = ("context_parallel_size", "use_glm_dsa_kernels", "plugins")
+"""What decides whether the context-parallel checks apply; the family's migration has already copied
+the deprecated `sequence_parallel_degree` into an unset `context_parallel_size`, as the loader does."""
 
 
-CP_PATHS = ("context_parallel_size", "sequence_parallel_degree", "use_glm_dsa_kernels", "plugins")
-
-
-def dsa_kernels(use_dsa: Any, plugins: Any) -> bool:
-    """GLM's DSA kernels bring their own context-parallel attention; the flag exists only with the
-    kernels plugin loaded (without it the loader drops the key)."""
-    return bool(use_dsa) and isinstance(plugins, list) and KERNELS_PLUGIN in plugins
-
-
-def _cp_named(size: Any, degree: Any) -> str:
-    if size:
-        return f"context_parallel_size = {show(size)}"
-    return f"sequence_parallel_degree = {show(degree)}"
+def context_parallel(size: Any, use_dsa: Any, plugins: Any) -> bool:
+    """Whether the generic context-parallel checks apply: a size above 1, without GLM's DSA kernels
+    (which bring their own context-parallel attention; the flag exists only with the kernels plugin
+    loaded, without it the loader drops the key)."""
+    dsa = bool(use_dsa) and isinstance(plugins, list) and KERNELS_PLUGIN in plugins
+    return isinstance(size, int) and size > 1 and not dsa
 
 
 @rule(
@@ -623,50 +615,37 @@ def _cp_named(size: Any, degree: Any) -> str:
     *LEGACY_ATTENTION_FLAGS,
 )
 def context_parallel_needs_flash(
-    size: Any, degree: Any, use_dsa: Any, plugins: Any, implementation: Any, gemma4: Any, *legacy: Any
+    size: Any, use_dsa: Any, plugins: Any, implementation: Any, gemma4: Any, *legacy: Any
 ) -> Iterator[str]:
     """Context parallelism runs ring attention on the flash-attention library.
 
     Mirrors `ComplexValidationMixin.check_context_parallel_size`."""
-    cp = context_parallel(size, degree)
-    if not (isinstance(cp, int) and cp > 1) or dsa_kernels(use_dsa, plugins):
+    if not context_parallel(size, use_dsa, plugins):
         return
     resolved = attention(implementation, dict(zip(LEGACY_ATTENTION_FLAGS, legacy, strict=True)), gemma4)
     if resolved not in FLASH_IMPLEMENTATIONS:
         yield (
-            f"{_cp_named(size, degree)} needs flash attention, but {stated('attn_implementation', resolved)}; "
+            f"context_parallel_size = {size} needs flash attention, but {stated('attn_implementation', resolved)}; "
             "set attn_implementation: flash_attention_2 (or flash_attention_3)"
         )
 
 
 @rule("context-parallel-packing-micro-batch-1", "error", *CP_PATHS, "sample_packing", "micro_batch_size")
 def context_parallel_packing_micro_batch(
-    size: Any, degree: Any, use_dsa: Any, plugins: Any, packing: Any, micro_batch_size: Any
+    size: Any, use_dsa: Any, plugins: Any, packing: Any, micro_batch_size: Any
 ) -> Iterator[Violation]:
     """Ring attention over packed samples (ring-flash-attn's varlen path) takes one sample per micro batch.
 
     Mirrors `ComplexValidationMixin.check_context_parallel_size`."""
-    cp = context_parallel(size, degree)
-    if not (isinstance(cp, int) and cp > 1) or dsa_kernels(use_dsa, plugins):
+    if not context_parallel(size, use_dsa, plugins):
         return
     if packing and isinstance(micro_batch_size, int) and micro_batch_size > 1:
         yield Violation(
             f"micro_batch_size = {micro_batch_size} must be 1 with sample_packing = true and "
-            f"{_cp_named(size, degree)} (a ring-flash-attn requirement); set micro_batch_size: 1 and raise "
+            f"context_parallel_size = {size} (a ring-flash-attn requirement); set micro_batch_size: 1 and raise "
             "gradient_accumulation_steps instead",
             at=("micro_batch_size",),
         )
-
-
-@rule("sequence-parallel-degree-deprecated", "warning", "sequence_parallel_degree", "context_parallel_size")
-def sequence_parallel_degree_deprecated(degree: Any, size: Any) -> Iterator[str]:
-    """`sequence_parallel_degree` is the old name of `context_parallel_size`.
-
-    The loader copies it into `context_parallel_size` when that is unset, and ignores it otherwise.
-
-    Mirrors `ComplexValidationMixin.check_context_parallel_size`."""
-    if degree and not size:
-        yield f"sequence_parallel_degree = {show(degree)} is deprecated; write context_parallel_size: {show(degree)}"
 
 
 RULES: list[Rule] = [
@@ -706,5 +685,4 @@ RULES: list[Rule] = [
     early_stopping_eval_divides_save,
     context_parallel_needs_flash,
     context_parallel_packing_micro_batch,
-    sequence_parallel_degree_deprecated,
 ]
