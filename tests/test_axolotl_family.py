@@ -55,6 +55,9 @@ REFUSED = {
         ("datasets-or-pretraining-dataset-required", "datasets"),
         ("batch-size-two-of-three", "micro_batch_size"),
     },
+    # the loader: "`early_stopping_patience` requires save_steps and eval_steps to be set"
+    "archived/falcon/config-7b-qlora.yml": {("early-stopping-needs-steps", "early_stopping_patience")},
+    "archived/xgen-7b/xgen-7b-8k-qlora.yml": {("early-stopping-needs-steps", "early_stopping_patience")},
     # stricter than the loader, which reads `false` as 0 in an integer field; the message says so
     "llama-2/relora.yml": {("wrong-type", "jagged_restart_anneal_steps")},
 }

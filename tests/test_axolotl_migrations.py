@@ -69,7 +69,9 @@ def test_a_renamed_key_moves_where_the_loader_moves_it(write):
 
 
 def test_a_copied_key_stays_and_its_value_is_also_at_the_new_name(write):
-    config = trainspec.load(write("run.yml", BASE + "sequence_parallel_degree: 2\n"), family="axolotl")
+    # context parallelism needs flash attention (`context-parallel-needs-flash-attention`)
+    text = BASE + "sequence_parallel_degree: 2\nattn_implementation: flash_attention_2\n"
+    config = trainspec.load(write("run.yml", text), family="axolotl")
     assert config.context_parallel_size == 2 and config.sequence_parallel_degree == 2
 
 
