@@ -16,7 +16,9 @@ from trainspec.device import Device
 from trainspec.families.axolotl.attention import attention
 from trainspec.families.axolotl.capabilities import Capabilities, capabilities, sm_number
 from trainspec.families.axolotl.examples_config import EXAMPLES, GPU_CASES
-from trainspec.families.axolotl.rules_config import RULES, fsdp_version
+from trainspec.families.axolotl.rules_config import RULES as PLAIN_RULES
+from trainspec.families.axolotl.rules_config import fsdp_version
+from trainspec.families.axolotl.rules_config_capabilities import GPU_RULES
 from trainspec.paths import Path
 from trainspec.rules import ABSENT, Rule, Violation
 from trainspec.schema import get
@@ -24,6 +26,7 @@ from trainspec.schema import get
 DEFAULTS: dict[Path, Any] = {("bf16",): "auto", ("tf32",): "auto", ("save_safetensors",): True, ("lora_dropout",): 0.0}
 """The schema defaults these rules read that are not null (the engine fills them before rules run)."""
 
+RULES = [*PLAIN_RULES, *GPU_RULES]
 BY_ID = {r.id: r for r in RULES}
 GPUS = {
     "v100": Device("cuda", "NVIDIA V100", (7, 0)),
@@ -71,8 +74,10 @@ def fired(text: str, *, world_size: int = 1, device: Device | None = None) -> se
 
 def test_every_rule_has_one_example_and_ids_are_unique():
     assert len(BY_ID) == len(RULES)
-    assert set(EXAMPLES) | set(GPU_CASES) == set(BY_ID)
-    assert not set(EXAMPLES) & set(GPU_CASES)
+    assert set(EXAMPLES) == {r.id for r in PLAIN_RULES}
+    assert set(GPU_CASES) == {r.id for r in GPU_RULES}
+    assert all("device" in _parameters(r) for r in GPU_RULES)
+    assert not any("device" in _parameters(r) for r in PLAIN_RULES)
 
 
 def test_every_rule_names_the_validator_it_mirrors():

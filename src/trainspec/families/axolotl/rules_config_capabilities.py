@@ -243,11 +243,6 @@ def gc_steps_deprecated(gc_steps: Any, empty_cache: Any, collect: Any) -> Iterat
 
 
 RULES: list[Rule] = [
-    bf16_unsupported_gpu,
-    fp8_needs_fp8_gpu,
-    sdpa_packing_bf16,
-    sage_attention_compute_capability,
-    fp8_attention_needs_hopper,
     lora_kernels_with_fsdp1,
     quantize_moe_experts_setup,
     beta_matches_trl_beta,
@@ -256,4 +251,12 @@ RULES: list[Rule] = [
     dedup_with_skip_prepare,
     dataset_processes_deprecated,
     gc_steps_deprecated,
+]
+
+GPU_RULES: list[Rule] = [
+    bf16_unsupported_gpu,
+    fp8_needs_fp8_gpu,
+    sdpa_packing_bf16,
+    sage_attention_compute_capability,
+    fp8_attention_needs_hopper,
 ]

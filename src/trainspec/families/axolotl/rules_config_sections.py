@@ -168,9 +168,12 @@ def _fsdp_option(fsdp_config: dict[str, Any], key: str) -> Any:
     return fsdp_config.get(key, fsdp_config.get(f"fsdp_{key}"))
 
 
-@rule("fsdp-size-based-wrap-needs-min-params", "error", "fsdp_config")
+@rule("fsdp-size-based-wrap-needs-min-params", "error", "fsdp_config", raw=True)
 def fsdp_size_based_wrap_needs_min_params(fsdp_config: Any) -> Iterator[Violation]:
     """Size-based wrapping wraps modules above a parameter count, which `min_num_params` gives.
+
+    Read as written: the loader strips the `fsdp_` prefix before it checks, so either
+    spelling counts.
 
     Mirrors `FSDPConfig.validate_size_based_wrap`."""
     if not isinstance(fsdp_config, dict):
