@@ -30,6 +30,7 @@ TESTED_ELSEWHERE = {
     "installed-release": "tests/test_installed.py (needs the trainer's package installed)",
     "installed-release-unknown": "tests/test_installed.py (needs the trainer's package installed)",
     "diagnostics-truncated": "tests/test_hostile_inputs.py (needs more than a thousand diagnostics)",
+    "gpu-unknown": "tests/test_target.py (no built-in family has a rule that reads the device yet)",
 }
 """Engine ids no built-in family's config file can produce, each with a test of its own."""
 

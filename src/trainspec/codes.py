@@ -32,6 +32,7 @@ class Category(enum.Enum):
     OVERRIDE = "command-line overrides"
     LOADER = "where the family's own loader reads the file differently"
     WORLD_SIZE = "world sizes"
+    TARGET = "the target GPU"
     SUPPRESSION = "suppression comments"
     INTERNAL = "a failure of trainspec or of a family's code"
     LIMIT = "the limits an untrusted input is held to"
@@ -397,6 +398,18 @@ WORLD_SIZE_UNKNOWN = Code(
     """Rules that need the number of ranks were skipped: no world size was given.
 
 Pass `--world-size N` (or several: `--world-size 8,16,64`) to check them.""",
+)
+
+GPU_UNKNOWN = Code(
+    "gpu-unknown",
+    Severity.NOTE,
+    Category.TARGET,
+    Flag.NONE,
+    """Rules that need the GPU the job runs on were skipped: no target GPU was given.
+
+Pass `--gpu NAME` (`h100`, `a100-40gb`, `mi300x`, ...; an unknown name is answered with the
+list) or a CUDA compute capability (`--gpu sm_90`, `--gpu 9.0`), set `gpu` in the project
+configuration, or write `# trainspec: gpu=h100` in the file, to check them.""",
 )
 
 GPU_MEMORY_EXCEEDED = Code(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
+from .device import Device
 from .diagnostics import Diagnostic
 from .directives import directives_of
 from .errors import TrainspecError
@@ -77,19 +78,23 @@ def plan(
     overrides: str | Iterable[str] = (),
     gpus_per_node: int | None = None,
     gpu_memory: int | None = None,
+    gpu: Device | None = None,
 ) -> list[Plan]:
     """The passing layouts of one config at each world size in `gpus`, ranked.
 
     With `gpu_memory` (bytes of one GPU), layouts whose estimated memory per rank exceeds it are left
-    out and the rest ranked by headroom first. Raises PlanError when the file's family declares no
-    layout or the file cannot be checked at all; ValueError for a world size below 1. One string is
-    one override.
+    out and the rest ranked by headroom first. `gpu`: the target GPU (`device.target`), for the rules
+    that read it; its memory is the budget when `gpu_memory` is not given. Raises PlanError when the
+    file's family declares no layout or the file cannot be checked at all; ValueError for a world size
+    below 1. One string is one override.
     """
     sizes = world_sizes_of(gpus)
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
         raise ValueError(f"gpus_per_node must be a whole number of at least 1, got {gpus_per_node!r}")
     given = as_overrides(overrides)
-    base = check_file(str(path), Options(family=family, overrides=tuple(given), as_found=True))
+    base = check_file(str(path), Options(family=family, overrides=tuple(given), as_found=True, gpu=gpu))
+    if gpu_memory is None and base.device is not None:
+        gpu_memory = base.device.memory
     space = layout_of(base)
     written = _file_values(base, space, family, bool(given))
     pinned = _pinned(base)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
+from .device import Device
 from .diagnostics import Diagnostic
 from .families import Family
 from .layout import Quantity
@@ -58,12 +59,14 @@ def show(
     family: str | Family | None = None,
     overrides: str | Iterable[str] = (),
     world_size: int | None = None,
+    gpu: Device | None = None,
 ) -> Shown:
     """The resolved config of one file with every leaf's origin and the family's derived quantities.
 
     Raises ValueError for a world size below 1; problems of the config are in `diagnostics`. One string
     is one override. A config that states its own world size (SpecForge's trainer topology) is shown at
-    that size, and `note` says when `world_size` disagrees with it.
+    that size, and `note` says when `world_size` disagrees with it. `gpu`: the target GPU, for the rules
+    that read it (`device.target`).
     """
     # as `trainspec check` takes --world-size: for a config that states none (the config's own size wins)
     options = Options(
@@ -72,6 +75,7 @@ def show(
         world_sizes=world_sizes_of(world_size),
         fallback_sizes=True,
         as_found=True,
+        gpu=gpu,
     )
     result = check_file(str(path), options)
     shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .diagnostics import Diagnostic
 
 if TYPE_CHECKING:
+    from .device import Device
     from .document import Document
     from .families import Family
 
@@ -53,7 +54,7 @@ class Result:
     file again. `skipped` says why a file a directory walk or glob found was not
     checked (it belongs to no known family); reports list it apart, never as a problem.
     `outcome` says whether the file was checked; when it was not, `reason` is what the
-    diagnostic that stopped it says.
+    diagnostic that stopped it says. `device` is the target GPU the check knew, if any.
     """
 
     file: str
@@ -66,6 +67,7 @@ class Result:
     skipped: str = ""
     outcome: Outcome = Outcome.CHECKED
     reason: str = ""
+    device: Device | None = None
 
     @property
     def ok(self) -> bool:

@@ -52,6 +52,7 @@ def run_sweep(
             warnings_as_errors=args.warnings_as_errors,
             use_project=not args.isolated,
             fallback_sizes=True,
+            gpu=args.gpu,
         ).for_file(file)
         found = sweep(
             file,
@@ -63,6 +64,7 @@ def run_sweep(
             ignore=options.ignore,
             warnings_as_errors=options.warnings_as_errors,
             fallback_sizes=options.fallback_sizes,
+            gpu=options.gpu,
         )
     except (SweepError, OverlayError, UnknownFamily, ProjectError) as exc:
         print(f"trainspec: {exc}", file=sys.stderr)

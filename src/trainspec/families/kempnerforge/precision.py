@@ -2,7 +2,7 @@
 
 `master_dtype` is for trainers (it imports torch); `device_checks` is the
 family's `Family.device_checks` hook, which `trainspec.distributed` runs on
-the machine that runs the job.
+the machine that runs the job, and `trainspec check --gpu` ahead of it.
 """
 
 from __future__ import annotations
@@ -52,10 +52,14 @@ def device_checks(config: Mapping[str, Any], device: Device) -> list[Diagnostic]
             'use "fp16" or "fp32" on this GPU',
         )
     if precision == "fp8" and not device.rocm and (capability is None or capability < (8, 9)):
-        have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {device.type} device"
+        have = (
+            f"{device.name} (compute capability {capability[0]}.{capability[1]})"
+            if capability
+            else f"a {device.type} device"
+        )
         error(
             DEVICE_FP8_UNSUPPORTED.id,
             f'train.mixed_precision = "fp8" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), '
-            f'but this process runs on {have}; use "bf16"',
+            f'but the job runs on {have}; use "bf16"',
         )
     return out
