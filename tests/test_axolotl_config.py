@@ -2,7 +2,8 @@
 
 The examples were checked against Axolotl 0.18.0's loader (it refuses or warns about
 each broken config and accepts each fixed one); here each rule must fire on its broken
-config and no rule of these modules on any fixed one. GPU rules take the target device.
+config and no rule of these modules on any fixed one. GPU rules take the target device
+(`--gpu`, from trainspec's catalogue of GPUs).
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from trainspec.device import Device
+from trainspec.device import Device, target
 from trainspec.families.axolotl.attention import attention
 from trainspec.families.axolotl.capabilities import Capabilities, capabilities, sm_number
-from trainspec.families.axolotl.examples_config import EXAMPLES, GPU_CASES
-from trainspec.families.axolotl.rules_config import RULES as PLAIN_RULES
-from trainspec.families.axolotl.rules_config import fsdp_version
-from trainspec.families.axolotl.rules_config_capabilities import GPU_RULES
+from trainspec.families.axolotl.examples_config import EXAMPLES
+from trainspec.families.axolotl.rules_config import RULES, fsdp_version
 from trainspec.paths import Path
 from trainspec.rules import ABSENT, Rule, Violation
 from trainspec.schema import get
@@ -26,17 +25,8 @@ from trainspec.schema import get
 DEFAULTS: dict[Path, Any] = {("bf16",): "auto", ("tf32",): "auto", ("save_safetensors",): True, ("lora_dropout",): 0.0}
 """The schema defaults these rules read that are not null (the engine fills them before rules run)."""
 
-RULES = [*PLAIN_RULES, *GPU_RULES]
 BY_ID = {r.id: r for r in RULES}
-GPUS = {
-    "v100": Device("cuda", "NVIDIA V100", (7, 0)),
-    "t4": Device("cuda", "NVIDIA T4", (7, 5)),
-    "a100": Device("cuda", "NVIDIA A100", (8, 0)),
-    "l40s": Device("cuda", "NVIDIA L40S", (8, 9)),
-    "h100": Device("cuda", "NVIDIA H100", (9, 0)),
-    "b200": Device("cuda", "NVIDIA B200", (10, 0)),
-    "mi300x": Device("cuda", "AMD MI300X", None, rocm=True),
-}
+GPUS = {name: target(name) for name in ("v100", "t4", "a100", "l40s", "h100", "b200", "mi300x")}
 
 
 def _value(data: dict[str, Any], path: Path, raw: bool) -> Any:
@@ -59,13 +49,9 @@ def run(rule: Rule, text: str, *, world_size: int = 1, device: Device | None = N
         kwargs["world_size"] = world_size
     if rule.needs_registries:
         kwargs["registries"] = {}
-    if "device" in _parameters(rule):
+    if rule.needs_device:
         kwargs["device"] = device or GPUS["h100"]
     return [f if isinstance(f, Violation) else Violation(f) for f in rule.check(*values, **kwargs)]
-
-
-def _parameters(rule: Rule) -> tuple[str, ...]:
-    return rule.check.__code__.co_varnames[: rule.check.__code__.co_argcount + rule.check.__code__.co_kwonlyargcount]
 
 
 def fired(text: str, *, world_size: int = 1, device: Device | None = None) -> set[str]:
@@ -74,10 +60,8 @@ def fired(text: str, *, world_size: int = 1, device: Device | None = None) -> se
 
 def test_every_rule_has_one_example_and_ids_are_unique():
     assert len(BY_ID) == len(RULES)
-    assert set(EXAMPLES) == {r.id for r in PLAIN_RULES}
-    assert set(GPU_CASES) == {r.id for r in GPU_RULES}
-    assert all("device" in _parameters(r) for r in GPU_RULES)
-    assert not any("device" in _parameters(r) for r in PLAIN_RULES)
+    assert set(EXAMPLES) == set(BY_ID)
+    assert {i for i, e in EXAMPLES.items() if e.run.gpu} == {r.id for r in RULES if r.needs_device}
 
 
 def test_every_rule_names_the_validator_it_mirrors():
@@ -92,16 +76,11 @@ def test_every_rule_names_the_validator_it_mirrors():
 def test_an_example_breaks_its_rule_and_the_fix_breaks_none(rule_id):
     example = EXAMPLES[rule_id]
     size = example.run.world_sizes[0] if example.run.world_sizes else 1
-    assert rule_id in fired(example.bad or "", world_size=size)
-    assert fired(example.good, world_size=size) == set()
-
-
-@pytest.mark.parametrize("rule_id", sorted(GPU_CASES))
-def test_a_gpu_example_breaks_its_rule_on_its_gpu_and_the_fix_breaks_none(rule_id):
-    bad, good, gpu = GPU_CASES[rule_id]
-    assert rule_id in fired(bad, device=GPUS[gpu])
-    assert fired(good, device=GPUS[gpu]) == set()
-    assert rule_id not in fired(bad, device=GPUS["h100"])  # each passes on an H100
+    device = target(example.run.gpu or "h100")
+    assert rule_id in fired(example.bad or "", world_size=size, device=device)
+    assert fired(example.good, world_size=size, device=device) == set()
+    if example.run.gpu:
+        assert rule_id not in fired(example.bad or "", device=GPUS["h100"])  # each passes on an H100
 
 
 # -- the GPU as the loader reads it ------------------------------------------------------------

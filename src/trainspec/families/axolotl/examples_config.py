@@ -4,9 +4,7 @@ Every example is the same small supervised run (`BASE`, with a LoRA adapter wher
 rule is about one) plus the keys the rule reads; the fix changes only those keys.
 Both were checked against Axolotl 0.18.0's own loader: it refuses (or warns about)
 the broken config for the rule's reason and accepts the fixed one.
-
-`GPU_CASES` hold the examples of the rules that read the target GPU, with the GPU to
-check them on (as `--gpu` takes it).
+The rules that read the target GPU are checked on a GPU where they fire (`--gpu`).
 """
 
 from __future__ import annotations
@@ -37,10 +35,10 @@ CHAT = (
 )
 
 
-def example(bad: str, good: str, *, lora: bool = False, world_size: int = 0) -> Example:
-    """The base run with `bad` (then `good`) appended."""
+def example(bad: str, good: str, *, lora: bool = False, world_size: int = 0, gpu: str = "") -> Example:
+    """The base run with `bad` (then `good`) appended, checked at `world_size` on `gpu` when given."""
     base = BASE + (LORA if lora else "")
-    return Example(base + bad, base + good, "yaml", run=Run(world_sizes=(world_size,) if world_size else ()))
+    return Example(base + bad, base + good, "yaml", run=Run(world_sizes=(world_size,) if world_size else (), gpu=gpu))
 
 
 def dataset_example(bad: str, good: str) -> Example:
@@ -156,25 +154,20 @@ EXAMPLES: dict[str, Example] = {
     ),
     "save-safetensors-false": example("save_safetensors: false\n", "save_safetensors: true\n"),
     "batch-size-set": Example(BASE.replace("gradient_accumulation_steps: 1\n", "batch_size: 8\n"), BASE, "yaml"),
-}
-
-GPU_CASES: dict[str, tuple[str, str, str]] = {
-    "bf16-unsupported-gpu": (BASE + "bf16: true\n", BASE + "bf16: false\nfp16: true\n", "v100"),
-    "fp8-needs-fp8-gpu": (BASE + "fp8: true\ntorch_compile: true\n", BASE + "torch_compile: true\n", "l40s"),
-    "sdpa-packing-bf16": (
-        BASE + "attn_implementation: sdpa\nsample_packing: true\n",
-        BASE + "attn_implementation: flash_attention_2\nsample_packing: true\n",
-        "a100",
+    "bf16-unsupported-gpu": example("bf16: true\n", "bf16: false\nfp16: true\n", gpu="v100"),
+    "fp8-needs-fp8-gpu": example("fp8: true\ntorch_compile: true\n", "torch_compile: true\n", gpu="l40s"),
+    "sdpa-packing-bf16": example(
+        "attn_implementation: sdpa\nsample_packing: true\n",
+        "attn_implementation: flash_attention_2\nsample_packing: true\n",
+        gpu="a100",
     ),
-    "sage-attention-compute-capability": (
-        BASE + LORA + "attn_implementation: sage\npad_to_sequence_len: true\n",
-        BASE + LORA + "attn_implementation: sdpa\npad_to_sequence_len: true\n",
-        "t4",
+    "sage-attention-compute-capability": example(
+        "attn_implementation: sage\npad_to_sequence_len: true\n",
+        "attn_implementation: sdpa\npad_to_sequence_len: true\n",
+        lora=True,
+        gpu="t4",
     ),
-    "fp8-attention-needs-hopper": (
-        BASE + "attn_implementation: fp8\n",
-        BASE + "attn_implementation: flash_attention_2\n",
-        "l40s",
+    "fp8-attention-needs-hopper": example(
+        "attn_implementation: fp8\n", "attn_implementation: flash_attention_2\n", gpu="l40s"
     ),
 }
-"""Rule id -> (broken config, fixed config, the target GPU) for the rules that read the GPU."""

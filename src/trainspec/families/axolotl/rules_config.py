@@ -1,10 +1,7 @@
 """The checks of Axolotl's input class (`AxolotlInputConfig`, `utils/schemas/config.py`).
 
 Those of the class with capabilities are in `rules_config_capabilities`, those of the
-sections the class is mixed from in `rules_config_sections`; `RULES` holds all three,
-apart from the rules that read the target GPU (`rules_config_capabilities.GPU_RULES`,
-with their examples in `examples_config.GPU_CASES`): they join `RULES` once the engine
-passes rules a target device.
+sections the class is mixed from in `rules_config_sections`; `RULES` holds all three.
 
 The attention backend has three spellings (see `attention`): checks of the backend
 read them all, as the loader settles the backend before those checks run. Not

@@ -251,9 +251,6 @@ RULES: list[Rule] = [
     dedup_with_skip_prepare,
     dataset_processes_deprecated,
     gc_steps_deprecated,
-]
-
-GPU_RULES: list[Rule] = [
     bf16_unsupported_gpu,
     fp8_needs_fp8_gpu,
     sdpa_packing_bf16,
