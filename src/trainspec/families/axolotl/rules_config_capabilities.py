@@ -119,7 +119,8 @@ def lora_kernels_with_fsdp1(*values: Any, world_size: int) -> Iterator[Violation
     enabled = [name for name, on in zip(LORA_KERNELS, kernels, strict=True) if on]
     if enabled and world_size > 1 and fsdp_config is not None and str(version) != "2":
         yield Violation(
-            f"{', '.join(f'{name} = true' for name in enabled)} do not work with FSDP1 on {world_size} GPUs "
+            f"{', '.join(f'{name} = true' for name in enabled)} {'does' if len(enabled) == 1 else 'do'} not work "
+            f"with FSDP1 on {world_size} GPUs "
             f"(fsdp_version = {show(version)}); set fsdp_version: 2 at the top level, or turn the kernels off",
             at=(enabled[0],),
             related=(("fsdp_version",), ("fsdp_config",)),
