@@ -33,6 +33,7 @@ from .placement import place
 from .result import Outcome, Result
 from .rule_engine import disagreeing_sizes, no_target, run_rules, world_size_rules
 from .rules import Context
+from .schema import replace_value
 from .validation import findings
 from .wording import show
 
@@ -80,7 +81,7 @@ def check_document(
             message = f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)"
         else:
             rule, message = OUT_OF_RANGE.id, f"`{format_path(path)}`: {too_many_digits()}"
-            _set(doc.data, path, None)  # reported here; the validator would choke on writing it out
+            replace_value(doc.data, path, None)  # reported here; the validator would choke on writing it out
         out.append(place(doc, path, rule, Severity.ERROR, message, at_key=False))
     already_reported = set(broken)
     if not family.trusted_schema:
@@ -176,12 +177,6 @@ def _states_world_size(doc: Document, family: Family, derived: tuple[int, str]) 
     return derived != _derived_world_size(family, family.schema.fill_defaults({})) or (
         _derived_world_size(family, doc.data) is not None
     )
-
-
-def _set(data: Any, path: Path, value: Any) -> None:
-    for part in path[:-1]:
-        data = data[part]
-    data[path[-1]] = value
 
 
 def _unusable_numbers(value: Any, path: Path) -> Iterator[tuple[Path, int | float]]:

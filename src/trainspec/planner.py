@@ -34,7 +34,7 @@ from .layout_search import (
 )
 from .paths import format_path, parse_path
 from .pipeline import as_overrides, world_sizes_of
-from .result import Result
+from .result import Outcome, Result, exit_status
 from .runner import Options, check_file
 from .schema import get
 
@@ -45,12 +45,19 @@ OVER_NODE = "more processes per node than --gpus-per-node"
 class PlanError(TrainspecError):
     """No plan can be made for this file (its family declares no layout, or it could not be read).
 
-    `diagnostics`: the errors of a file that could not be checked (empty when its family declares no layout).
+    `diagnostics`: the errors of a file that could not be checked (empty when its family declares no layout);
+    `outcome`: that file's check's outcome (None when the file checked, but no layout can be searched).
     """
 
-    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = (), outcome: Outcome | None = None) -> None:
         super().__init__(message)
         self.diagnostics = tuple(diagnostics)
+        self.outcome = outcome
+
+    @property
+    def exit_status(self) -> int:
+        """The file's check's status (1, or 2 for a usage problem); 2 when there is no layout to search."""
+        return 2 if self.outcome is None else exit_status(self.outcome, ok=False)
 
 
 @dataclass
@@ -130,7 +137,8 @@ def layout_of(base: Result) -> LayoutSpace:
     """The layout space of a checked file's family; PlanError when there is none to search."""
     if base.family is None or base.config is None or base.document is None:
         problems = "; ".join(d.message for d in base.diagnostics if d.is_error) or "no family"
-        raise PlanError(f"{base.file}: cannot be planned ({problems})", [d for d in base.diagnostics if d.is_error])
+        errors = [d for d in base.diagnostics if d.is_error]
+        raise PlanError(f"{base.file}: cannot be planned ({problems})", errors, base.outcome)
     if base.family.layout is None:
         raise PlanError(f"family {base.family.id} declares no parallel layout, so there is nothing to plan")
     return base.family.layout

@@ -118,7 +118,11 @@ class Project:
 
     def settings_for(self, file: str | Path) -> Settings:
         """The project's settings for `file`: its entry's, over the project-wide defaults."""
-        entry = self.entry_for(file)
+        return self.settings_of(self.entry_for(file))
+
+    def settings_of(self, entry: Entry | None) -> Settings:
+        """`entry`'s settings over the project-wide defaults (the defaults alone without an entry): for a
+        caller that has found a file's entry already, so its globs are matched once."""
         if entry is None:
             return self.defaults
         mine, base = entry.settings, self.defaults

@@ -20,7 +20,7 @@ from .families import Family
 from .layout import Quantity
 from .paths import Path, format_path
 from .pipeline import as_overrides, world_sizes_of
-from .result import Result
+from .result import Outcome, Result, exit_status
 from .rules import ABSENT
 from .runner import Options, check_file
 
@@ -47,10 +47,15 @@ class Shown:
     quantities: list[Quantity] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     note: str = ""
+    outcome: Outcome = Outcome.CHECKED
 
     @property
     def ok(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.outcome, self.ok)
 
 
 def show(
@@ -78,7 +83,7 @@ def show(
         gpu=gpu,
     )
     result = check_file(str(path), options)
-    shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics)
+    shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics, outcome=result.outcome)
     if result.family is None or result.config is None or result.document is None:
         return shown
     shown.leaves = list(leaves(result))

@@ -100,7 +100,7 @@ class Options:
             return self
         overlays = usable(project)
         entry = project.entry_for(file)
-        mine = project.settings_for(file)
+        mine = project.settings_of(entry)
         family = self.family
         if family is None and mine.overlay is not None:
             family = overlays[mine.overlay]
@@ -254,7 +254,8 @@ def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
 
 
 def reported_anyway(rule_id: str) -> bool:
-    """The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
+    """The file could not be checked (at all, or as written): reported whatever --select/--ignore say,
+    so CI never passes it."""
     return has_flag(rule_id, Flag.FILE_NOT_CHECKED)
 
 

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import Flag, has_flag
 from ..reporters import NAMES as REPORT_FORMATS
 from ..world_sizes import parse_world_size, parse_world_sizes
 
@@ -272,14 +271,15 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         print(f"trainspec: {found}", file=sys.stderr)
         return 2
     results, progress = found
-    seen: set[str] = set()
+    status = 0
 
     def watched() -> Iterator[Result]:
+        nonlocal status
         for result in results:
-            seen.update("usage" if has_flag(d.rule, Flag.USAGE) else "error" for d in result.diagnostics if d.is_error)
+            status = max(status, result.exit_status)
             if progress is not None and result.diagnostics:
                 progress.clear()  # the line is written again on the next file
             yield result
 
     get_reporter(args.format, color=args.color)(watched(), sys.stdout)
-    return 2 if "usage" in seen else 1 if "error" in seen else 0
+    return status

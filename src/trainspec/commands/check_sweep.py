@@ -13,7 +13,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
 from ..escaping import json_text, terminal
 
@@ -73,7 +72,7 @@ def run_sweep(
         from ..reporters import get_reporter
 
         get_reporter(args.format, color=args.color)([found.base], sys.stdout)
-        return 2 if any(has_flag(d.rule, Flag.USAGE) for d in found.base.diagnostics) else 1
+        return found.base.exit_status
     (report_json if args.format == "json" else report_text)(found, sys.stdout)
     return 1 if found.failing else 0
 
@@ -103,6 +102,7 @@ def _sizes(sizes: Sequence[int]) -> str:
 
 
 def report_json(found: Sweep, out: TextIO) -> None:
+    from ..reporters.json import diagnostic_json
     from ..sweeper import reported
 
     doc = {
@@ -115,7 +115,7 @@ def report_json(found: Sweep, out: TextIO) -> None:
                 "assignments": [{"path": path, "value": value} for path, value in variant.assignments],
                 "ok": variant.ok,
                 "passes_at_world_sizes": list(found.passes_at(variant)),
-                "diagnostics": [d.to_dict() for d in sorted(reported(variant), key=Diagnostic.sort_key)],
+                "diagnostics": [diagnostic_json(d) for d in sorted(reported(variant), key=Diagnostic.sort_key)],
             }
             for variant in found.variants
         ],

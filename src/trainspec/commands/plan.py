@@ -17,7 +17,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import Flag, has_flag
 from .check import add_gpu, add_gpu_memory, world_size_arg, world_sizes_arg
 
 if TYPE_CHECKING:
@@ -68,8 +67,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         for d in exc.diagnostics:  # a config that cannot be checked: its errors as `check` reports them
             print(d.one_line(), file=sys.stderr)
         print(f"trainspec: {exc}", file=sys.stderr)
-        usage = not exc.diagnostics or any(has_flag(d.rule, Flag.USAGE) for d in exc.diagnostics)
-        return 2 if usage else 1
+        return exc.exit_status
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
     if args.format == "json":

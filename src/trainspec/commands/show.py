@@ -12,7 +12,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import Flag, has_flag
 from ..escaping import json_text, terminal
 from .check import add_gpu, world_size_arg
 
@@ -49,9 +48,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         sys.stdout.write(json_text(as_json(shown), indent=2, default=str) + "\n")
     else:
         sys.stdout.write(as_text(shown))
-    if any(has_flag(d.rule, Flag.USAGE) for d in shown.diagnostics):
-        return 2
-    return 0 if shown.ok else 1
+    return shown.exit_status
 
 
 def as_json(shown: Shown) -> dict[str, Any]:

@@ -36,7 +36,7 @@ Migration = Callable[[Document], list[Diagnostic]]
 
 @dataclass(frozen=True)
 class Notice:
-    """An id that a family's hooks (migrations, normalizers) report, documented like a rule."""
+    """An id that a family's hooks (migrations, normalizers, device checks) report, documented like a rule."""
 
     severity: Severity
     paths: tuple[str, ...]
@@ -95,7 +95,10 @@ class Family:
       lower-case `.yaml`/`.yml` is YAML); a file it cannot parse that way is
       an error (`loader-format`).
     - `loader_overrides`: the family loader's own override handling, applied
-      to the loaded config (defaults filled): (family, config, overrides) ->
+      to the loaded config (defaults filled) for a family whose loader checks
+      the file before its overrides, else to the file's data as read (its
+      migrations and validation then run on the result, as such a loader's
+      do): (family, config, overrides) ->
       (the config it ends with, or None when it is the merged one,
       [(override, why it is refused)]); what it
       refuses that trainspec's `--set` accepted is an error
@@ -117,7 +120,7 @@ class Family:
     - `device_checks`: what a config needs of the device a rank computes on
       (the resolved config, a `device.Device`) -> errors at config paths, with
       no file; `trainspec.distributed` runs it on the machine that runs the job
-      (bfloat16 or FP8 support, for example).
+      (bfloat16 or FP8 support, for example). Its ids are among `notices`.
     - `examples`: for each rule id (the family's rules and its schema's
       `x-trainspec-rule` ids), a config that breaks it and the fixed config;
       `trainspec explain` and the reference docs show them, and a test runs them.
