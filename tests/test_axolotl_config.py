@@ -221,10 +221,6 @@ def test_untrained_tokens_against_a_mapping_of_layers():
     assert "fix-untrained-token-not-trainable" in fired(text)  # the loader looks among the layer names
 
 
-def test_deprecated_step_and_process_keys():
+def test_deprecated_gc_steps():
     assert "torch_empty_cache_steps" not in run(BY_ID["gc-steps-deprecated"], "gc_steps: -1\n")[0].message
     assert "ignored" in run(BY_ID["gc-steps-deprecated"], "gc_steps: 5\ngc_collect_steps: 3\n")[0].message
-    assert (
-        "ignored"
-        in run(BY_ID["dataset-processes-deprecated"], "dataset_processes: 2\ndataset_num_proc: 4\n")[0].message
-    )

@@ -4,6 +4,7 @@ areas' `examples_<area>.py` (a test runs every one)."""
 from __future__ import annotations
 
 from ...examples import Example
+from .examples_config import EXAMPLES as CONFIG
 from .examples_keys import EXAMPLES as KEYS
 
-EXAMPLES: dict[str, Example] = {**KEYS}
+EXAMPLES: dict[str, Example] = {**KEYS, **CONFIG}

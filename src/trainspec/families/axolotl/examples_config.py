@@ -106,7 +106,6 @@ EXAMPLES: dict[str, Example] = {
     "dedup-with-skip-prepare": example(
         "dataset_exact_deduplication: true\nskip_prepare_dataset: true\n", "dataset_exact_deduplication: true\n"
     ),
-    "dataset-processes-deprecated": example("dataset_processes: 4\n", "dataset_num_proc: 4\n"),
     "gc-steps-deprecated": example("gc_steps: 10\n", "gc_collect_steps: 10\ntorch_empty_cache_steps: 10\n"),
     "lora-kernels-with-fsdp1": example(
         "lora_mlp_kernel: true\n" + FSDP1, "lora_mlp_kernel: true\n" + FSDP2, lora=True, world_size=8

@@ -210,22 +210,6 @@ def dedup_with_skip_prepare(dedup: Any, skip: Any) -> Iterator[str]:
         )
 
 
-@rule("dataset-processes-deprecated", "warning", "dataset_processes", "dataset_num_proc")
-def dataset_processes_deprecated(processes: Any, num_proc: Any) -> Iterator[str]:
-    """`dataset_processes` is deprecated for `dataset_num_proc`, which wins when both are set.
-
-    Mirrors `AxolotlConfigWCapabilities.default_dataset_num_proc`."""
-    if processes is None:
-        return
-    if num_proc is None:
-        yield f"dataset_processes is deprecated; write dataset_num_proc: {show(processes)} instead"
-    else:
-        yield (
-            f"dataset_processes = {show(processes)} is ignored: dataset_num_proc = {show(num_proc)} is set; "
-            "remove dataset_processes"
-        )
-
-
 @rule("gc-steps-deprecated", "warning", "gc_steps", "torch_empty_cache_steps", "gc_collect_steps")
 def gc_steps_deprecated(gc_steps: Any, empty_cache: Any, collect: Any) -> Iterator[str]:
     """`gc_steps` is deprecated for `torch_empty_cache_steps` and `gc_collect_steps`, which win when set.
@@ -250,7 +234,6 @@ RULES: list[Rule] = [
     qat_exclusive,
     dedup_with_streaming,
     dedup_with_skip_prepare,
-    dataset_processes_deprecated,
     gc_steps_deprecated,
     bf16_unsupported_gpu,
     fp8_needs_fp8_gpu,
