@@ -104,6 +104,18 @@ def lora_target_parameters_dropout(parameters: Any, dropout: Any) -> Iterator[Vi
 # -- datasets -----------------------------------------------------------------------------
 
 
+def _legacy_fields(ds: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """The legacy message fields a dataset sets: (field, the property it maps, its value).
+
+    A null one counts as left out, as in a resolved config's dump (Axolotl's own dumps leave
+    nulls out). The loader itself takes a written null as set: beside a mapping of the same
+    property it refuses the file, comparing the mapping with the text 'None'; trainspec does not.
+    """
+    for legacy, prop in MESSAGE_FIELDS.items():
+        if ds.get(legacy) is not None:
+            yield legacy, prop, ds[legacy]
+
+
 def _supervised(datasets: Any, rl: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """The datasets the loader reads as supervised (SFT) datasets, with their indexes."""
     if rl in NOT_SFT or not isinstance(datasets, list):
@@ -134,10 +146,10 @@ def message_field_conflict(datasets: Any, rl: Any) -> Iterator[Violation]:
     Mirrors `SFTDataset.handle_legacy_message_fields`."""
     for i, ds in _supervised(datasets, rl):
         mappings = ds.get("message_property_mappings")
-        for legacy, prop in MESSAGE_FIELDS.items():
-            if legacy in ds and isinstance(mappings, dict) and prop in mappings and mappings[prop] != ds[legacy]:
+        for legacy, prop, value in _legacy_fields(ds):
+            if isinstance(mappings, dict) and prop in mappings and mappings[prop] != value:
                 yield Violation(
-                    f"datasets[{i}].{legacy} = {show(ds[legacy])} conflicts with "
+                    f"datasets[{i}].{legacy} = {show(value)} conflicts with "
                     f"datasets[{i}].message_property_mappings.{prop} = {show(mappings[prop])}; keep only the mapping",
                     at=("datasets", i, legacy),
                     related=(("datasets", i, "message_property_mappings", prop),),
@@ -150,14 +162,12 @@ def legacy_message_field(datasets: Any, rl: Any) -> Iterator[Violation]:
 
     Mirrors `SFTDataset.handle_legacy_message_fields`."""
     for i, ds in _supervised(datasets, rl):
-        for legacy, prop in MESSAGE_FIELDS.items():
-            if legacy in ds:
-                yield Violation(
-                    f"datasets[{i}].{legacy} is deprecated; write message_property_mappings: "
-                    f"{{{prop}: {ds[legacy] or prop}}} instead",
-                    at=("datasets", i, legacy),
-                    related=(),
-                )
+        for legacy, prop, value in _legacy_fields(ds):
+            yield Violation(
+                f"datasets[{i}].{legacy} is deprecated; write message_property_mappings: {{{prop}: {value}}} instead",
+                at=("datasets", i, legacy),
+                related=(),
+            )
 
 
 # -- FSDP -----------------------------------------------------------------------------------
