@@ -3,11 +3,12 @@ moves is a warning saying where, and rules see the value where the loader puts i
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import trainspec
-from trainspec.codes import WORLD_SIZE_UNKNOWN
-from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.diagnostics import Severity
 
 BASE = """
 base_model: NousResearch/Llama-3.2-1B
@@ -19,15 +20,13 @@ datasets:
     type: alpaca
 """
 
-
-def checked(path) -> list[Diagnostic]:
-    """The file's diagnostics, without the note that no world size was given for the world-size rules."""
-    return [d for d in trainspec.check(path, family="axolotl") if d.rule != WORLD_SIZE_UNKNOWN.id]
+TARGET: dict[str, Any] = {"world_size": 8, "gpu": "h100"}
+"""The target the family's GPU and world-size rules read (without one, a note says they were skipped)."""
 
 
 def found(write, extra: str) -> list[tuple[str, str, Severity, int | None]]:
     path = write("run.yml", BASE + extra)
-    return [(d.rule, d.config_path, d.severity, d.line) for d in checked(path)]
+    return [(d.rule, d.config_path, d.severity, d.line) for d in trainspec.check(path, family="axolotl", **TARGET)]
 
 
 @pytest.mark.parametrize(
@@ -42,7 +41,7 @@ def found(write, extra: str) -> list[tuple[str, str, Severity, int | None]]:
 )
 def test_a_key_the_loader_refuses_is_an_error_naming_what_replaced_it(write, extra, key, names):
     path = write("run.yml", BASE + extra)
-    (d,) = checked(path)
+    (d,) = trainspec.check(path, family="axolotl", **TARGET)
     assert (d.rule, d.config_path, d.severity, d.line) == ("removed-key", key, Severity.ERROR, 8)
     assert names in d.message and "refuses" in d.message
 
@@ -61,7 +60,7 @@ def test_a_deprecated_key_the_loader_only_warns_about_is_a_warning(write):
 
 def test_a_renamed_key_moves_where_the_loader_moves_it(write):
     path = write("run.yml", BASE + "noisy_embedding_alpha: 5\n")
-    (d,) = checked(path)
+    (d,) = trainspec.check(path, family="axolotl", **TARGET)
     assert (d.rule, d.config_path, d.severity, d.line) == ("renamed-key", "noisy_embedding_alpha", Severity.WARNING, 8)
     assert "neftune_noise_alpha" in d.message
     config = trainspec.load(path, family="axolotl")
