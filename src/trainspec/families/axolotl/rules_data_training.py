@@ -29,6 +29,7 @@ from typing import Any
 from ...paths import format_path
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
+from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, attention
 
 
 def before_rule(rule_id: str, severity: str, *paths: str) -> Callable[[Callable[..., Iterable[Any]]], Rule]:
@@ -64,16 +65,6 @@ def both_set(rule_id: str, first: str, second: str, doc: str, advice: str) -> Ru
 
 # -- the attention backend, as `AxolotlInputConfig.normalize_attn_implementation` settles it ----------
 
-LEGACY_ATTENTION_FLAGS = {
-    "xformers_attention": "xformers",
-    "sage_attention": "sage",
-    "flex_attention": "flex_attention",
-    "flash_attention": "flash_attention_2",
-    "sdp_attention": "sdpa",
-    "eager_attention": "eager",
-}
-"""The deprecated boolean flags and the backend each selects, the first set winning."""
-ATTENTION_PATHS = ("attn_implementation", "gemma4_hybrid_attn_impl", *LEGACY_ATTENTION_FLAGS)
 FLASH_LIBRARY = frozenset(
     {"flash_attention_2", "flash_attention_3", "kernels-community/flash-attn2", "kernels-community/flash-attn3"}
 )
@@ -81,17 +72,6 @@ PACKING = FLASH_LIBRARY | {"flex_attention", "xformers", "sage", "kernels-commun
 """Backends that keep packed samples apart through `position_ids`."""
 ISOLATING = PACKING | {"sdpa", "eager"}
 """Backends that keep packed samples from attending to each other (sdpa and eager by their mask)."""
-
-
-def attention(implementation: Any, gemma4_hybrid: Any, *flags: Any) -> Any:
-    """The backend the run trains with: `attn_implementation`, else the first legacy flag set, else
-    flash_attention_2 when `gemma4_hybrid_attn_impl` asks for it; None when nothing chooses one."""
-    if implementation:
-        return implementation
-    chosen = [impl for impl, flag in zip(LEGACY_ATTENTION_FLAGS.values(), flags, strict=True) if flag]
-    if chosen:
-        return chosen[0]
-    return "flash_attention_2" if gemma4_hybrid else implementation
 
 
 def _backend(implementation: Any, gemma4_hybrid: Any, flags: tuple[Any, ...]) -> str:

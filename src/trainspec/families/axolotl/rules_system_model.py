@@ -25,6 +25,7 @@ from typing import Any
 
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
+from .attention import LEGACY_ATTENTION_FLAGS, attention
 
 OFFLOAD_ALIASES = {"offload": True, "offload_disk": "disk"}
 """`gradient_checkpointing` values the loader rewrites: checkpointing on, plus this offloading."""
@@ -35,15 +36,6 @@ FLASH_IMPLEMENTATIONS = (
     "kernels-community/flash-attn2",
     "kernels-community/flash-attn3",
 )
-LEGACY_ATTENTION_FLAGS = {
-    "xformers_attention": "xformers",
-    "sage_attention": "sage",
-    "flex_attention": "flex_attention",
-    "flash_attention": "flash_attention_2",
-    "sdp_attention": "sdpa",
-    "eager_attention": "eager",
-}
-"""The deprecated boolean flags the loader maps to `attn_implementation`, first set wins."""
 
 MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::matmul", "aten::bmm")
 KERNELS_PLUGIN = "axolotl.integrations.kernels.KernelsPlugin"
@@ -582,17 +574,6 @@ def early_stopping_eval_divides_save(patience: Any, save_steps: Any, eval_steps:
         )
 
 
-def attention(implementation: Any, legacy: dict[str, Any], gemma4_hybrid: Any) -> Any:
-    """`attn_implementation` as the loader resolves it: the deprecated boolean flags (first set wins)
-    and `gemma4_hybrid_attn_impl` (which defaults it to flash_attention_2) fill it when unset."""
-    if implementation:
-        return implementation
-    for flag, name in LEGACY_ATTENTION_FLAGS.items():
-        if legacy.get(flag):
-            return name
-    return "flash_attention_2" if gemma4_hybrid else implementation
-
-
 CP_PATHS = ("context_parallel_size", "use_glm_dsa_kernels", "plugins")
 """What decides whether the context-parallel checks apply; the family's migration has already copied
 the deprecated `sequence_parallel_degree` into an unset `context_parallel_size`, as the loader does."""
@@ -622,7 +603,7 @@ def context_parallel_needs_flash(
     Mirrors `ComplexValidationMixin.check_context_parallel_size`."""
     if not context_parallel(size, use_dsa, plugins):
         return
-    resolved = attention(implementation, dict(zip(LEGACY_ATTENTION_FLAGS, legacy, strict=True)), gemma4)
+    resolved = attention(implementation, gemma4, *legacy)
     if resolved not in FLASH_IMPLEMENTATIONS:
         yield (
             f"context_parallel_size = {size} needs flash attention, but {stated('attn_implementation', resolved)}; "
