@@ -28,6 +28,7 @@ from typing import Any
 
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
+from .attention import ATTENTION_PATHS, attention
 from .normalize_peft_rl_optim import is_prefixed, plain_key
 
 LORA_ADAPTERS = ("lora", "qlora")
@@ -40,15 +41,6 @@ CROSS_ENTROPY_PATCHES = (
     "liger_cross_entropy",
     "liger_fused_linear_cross_entropy",
 )
-LEGACY_ATTENTION_FLAGS = {
-    "xformers_attention": "xformers",
-    "sage_attention": "sage",
-    "flex_attention": "flex_attention",
-    "flash_attention": "flash_attention_2",
-    "sdp_attention": "sdpa",
-    "eager_attention": "eager",
-}
-"""Upstream's deprecated attention flags, in the order it picks the first one set."""
 VARLEN_ATTENTION = frozenset(
     {
         "flash_attention_2",
@@ -542,39 +534,19 @@ def q_galore_without_mixed_precision(optimizer: Any, bf16: Any, bfloat16: Any, f
         )
 
 
-def _attention(implementation: str | None, gemma4_hybrid: Any, flags: tuple[Any, ...]) -> str | None:
-    """The attention implementation upstream ends with, after mapping its deprecated flags."""
-    if implementation:
-        return implementation
-    chosen = [impl for impl, on in zip(LEGACY_ATTENTION_FLAGS.values(), flags, strict=True) if on]
-    if chosen:
-        return chosen[0]
-    return "flash_attention_2" if gemma4_hybrid else None
-
-
-@rule(
-    "batch-flattening-setup",
-    "error",
-    "batch_flattening",
-    "attn_implementation",
-    "sample_packing",
-    "gemma4_hybrid_attn_impl",
-    *LEGACY_ATTENTION_FLAGS,
-)
-def batch_flattening_setup(
-    flattening: Any, implementation: Any, packing: Any, gemma4_hybrid: Any, *flags: Any
-) -> Iterator[Violation]:
+@rule("batch-flattening-setup", "error", "batch_flattening", "sample_packing", *ATTENTION_PATHS)
+def batch_flattening_setup(flattening: Any, packing: Any, *choice: Any) -> Iterator[Violation]:
     """`batch_flattening: true` needs a varlen attention backend and no sample packing ("auto" decides itself).
 
     Mirrors `OptimizationValidationMixin.check_batch_flattening_fa`.
     """
     if not flattening or flattening == "auto":
         return
-    attention = _attention(implementation, gemma4_hybrid, flags)
-    if attention not in VARLEN_ATTENTION:
+    backend = attention(*choice)
+    if backend not in VARLEN_ATTENTION:
         yield Violation(
             f"batch_flattening = true needs an attention backend that takes packed batches, but "
-            f"attn_implementation = {show(attention)}; use attn_implementation: flash_attention_2 "
+            f"attn_implementation = {show(backend)}; use attn_implementation: flash_attention_2 "
             "(or batch_flattening: auto)",
             at=("batch_flattening",),
         )
