@@ -13,7 +13,7 @@ import pytest
 
 from trainspec.diagnostics import Severity
 from trainspec.families.axolotl.examples_peft_rl_optim import BASE, EXAMPLES
-from trainspec.families.axolotl.normalize_peft_rl_optim import NOTICES, migrate_fsdp_prefix
+from trainspec.families.axolotl.fsdp_prefix import NOTICES, migrate_fsdp_prefix
 from trainspec.families.axolotl.rules_peft_rl_optim import RULES
 from trainspec.readers import parse
 from trainspec.rule_engine import run_rules

@@ -13,6 +13,8 @@ from ...resources import schema_dir
 from ...versions import fold_versions, release_fields
 from .. import Family
 from .examples import EXAMPLES
+from .fsdp_prefix import NOTICES as FSDP_PREFIX_NOTICES
+from .fsdp_prefix import migrate_fsdp_prefix
 from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
 from .overrides import apply_overrides
 from .rules import RULES
@@ -28,8 +30,8 @@ FAMILY = Family(
     examples=EXAMPLES,
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"yaml"}),
-    migrations=(migrate_keys,),
-    notices=NOTICES,
+    migrations=(migrate_keys, migrate_fsdp_prefix),
+    notices={**NOTICES, **FSDP_PREFIX_NOTICES},
     legacy_keys=LEGACY_KEYS,
     loader_overrides=apply_overrides,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load

@@ -8,7 +8,7 @@ read the config as written, where an absent key, `null` and a schema default dif
 The `mode="after"` checks read the config with its defaults filled, as the model has them.
 
 Upstream rewrites `fsdp_config` before its FSDP checks run: keys written with the deprecated
-`fsdp_` prefix lose it (the family's migration in `normalize_peft_rl_optim` does that to the file,
+`fsdp_` prefix lose it (the family's migration in `fsdp_prefix` does that to the file,
 with its warning), and `fsdp_version` is taken from `fsdp_config.version` or
 `fsdp_config.fsdp_version`, or pinned to 1 when an `fsdp_config` is given without one.
 `_fsdp` applies both rewrites to the values the rules read (a prefixed key can still come from an
@@ -29,7 +29,7 @@ from typing import Any
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
 from .attention import ATTENTION_PATHS, attention
-from .normalize_peft_rl_optim import is_prefixed, plain_key
+from .fsdp_prefix import is_prefixed, plain_key
 
 LORA_ADAPTERS = ("lora", "qlora")
 LORA_KERNELS = ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel")
