@@ -21,6 +21,13 @@ LEGACY_ATTENTION_FLAGS = {
 }
 """The deprecated boolean flags and the backend each selects, the first set winning."""
 
+FLASH_LIBRARY = frozenset(
+    {"flash_attention_2", "flash_attention_3", "kernels-community/flash-attn2", "kernels-community/flash-attn3"}
+)
+"""Backends of the flash-attention library (ring attention runs on it)."""
+VARLEN = FLASH_LIBRARY | {"flex_attention", "xformers", "sage", "kernels-community/sage-attention"}
+"""Backends that take packed (varlen) batches, keeping samples apart through `position_ids`."""
+
 ATTENTION_PATHS = ("attn_implementation", "gemma4_hybrid_attn_impl", *LEGACY_ATTENTION_FLAGS)
 """The keys that together choose the backend, in the order `attention` takes their values."""
 

@@ -29,7 +29,7 @@ from typing import Any
 from ...paths import format_path
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
-from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, attention
+from .attention import ATTENTION_PATHS, FLASH_LIBRARY, LEGACY_ATTENTION_FLAGS, VARLEN, attention
 
 
 def before_rule(rule_id: str, severity: str, *paths: str) -> Callable[[Callable[..., Iterable[Any]]], Rule]:
@@ -65,12 +65,7 @@ def both_set(rule_id: str, first: str, second: str, doc: str, advice: str) -> Ru
 
 # -- the attention backend, as `AxolotlInputConfig.normalize_attn_implementation` settles it ----------
 
-FLASH_LIBRARY = frozenset(
-    {"flash_attention_2", "flash_attention_3", "kernels-community/flash-attn2", "kernels-community/flash-attn3"}
-)
-PACKING = FLASH_LIBRARY | {"flex_attention", "xformers", "sage", "kernels-community/sage-attention"}
-"""Backends that keep packed samples apart through `position_ids`."""
-ISOLATING = PACKING | {"sdpa", "eager"}
+ISOLATING = VARLEN | {"sdpa", "eager"}
 """Backends that keep packed samples from attending to each other (sdpa and eager by their mask)."""
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
-from .attention import ATTENTION_PATHS, attention
+from .attention import ATTENTION_PATHS, VARLEN, attention
 from .fsdp_prefix import is_prefixed, plain_key
 
 LORA_ADAPTERS = ("lora", "qlora")
@@ -41,19 +41,6 @@ CROSS_ENTROPY_PATCHES = (
     "liger_cross_entropy",
     "liger_fused_linear_cross_entropy",
 )
-VARLEN_ATTENTION = frozenset(
-    {
-        "flash_attention_2",
-        "flash_attention_3",
-        "flex_attention",
-        "xformers",
-        "sage",
-        "kernels-community/flash-attn2",
-        "kernels-community/flash-attn3",
-        "kernels-community/sage-attention",
-    }
-)
-"""The attention implementations that take packed (varlen) batches."""
 
 
 def _given(value: Any, default: Any = None) -> Any:
@@ -543,7 +530,7 @@ def batch_flattening_setup(flattening: Any, packing: Any, *choice: Any) -> Itera
     if not flattening or flattening == "auto":
         return
     backend = attention(*choice)
-    if backend not in VARLEN_ATTENTION:
+    if backend not in VARLEN:
         yield Violation(
             f"batch_flattening = true needs an attention backend that takes packed batches, but "
             f"attn_implementation = {show(backend)}; use attn_implementation: flash_attention_2 "

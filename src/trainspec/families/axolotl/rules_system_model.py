@@ -25,17 +25,11 @@ from typing import Any
 
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
-from .attention import LEGACY_ATTENTION_FLAGS, attention
+from .attention import FLASH_LIBRARY, LEGACY_ATTENTION_FLAGS, attention
 
 OFFLOAD_ALIASES = {"offload": True, "offload_disk": "disk"}
 """`gradient_checkpointing` values the loader rewrites: checkpointing on, plus this offloading."""
 
-FLASH_IMPLEMENTATIONS = (
-    "flash_attention_2",
-    "flash_attention_3",
-    "kernels-community/flash-attn2",
-    "kernels-community/flash-attn3",
-)
 
 MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::matmul", "aten::bmm")
 KERNELS_PLUGIN = "axolotl.integrations.kernels.KernelsPlugin"
@@ -604,7 +598,7 @@ def context_parallel_needs_flash(
     if not context_parallel(size, use_dsa, plugins):
         return
     resolved = attention(implementation, gemma4, *legacy)
-    if resolved not in FLASH_IMPLEMENTATIONS:
+    if resolved not in FLASH_LIBRARY:
         yield (
             f"context_parallel_size = {size} needs flash attention, but {stated('attn_implementation', resolved)}; "
             "set attn_implementation: flash_attention_2 (or flash_attention_3)"
