@@ -66,7 +66,8 @@ and the arguments model their `get_input_args` names."""
 
 @dataclass(frozen=True)
 class Verdict:
-    """What the loader did: `refused` is its message ("" when it accepted), `warnings` what it warned."""
+    """What the loader did: `refused` is its message on one line ("" when it accepted), `warnings` what it
+    warned."""
 
     refused: str = ""
     warnings: tuple[str, ...] = ()
@@ -121,8 +122,19 @@ def load(path: str | Path) -> Verdict:
             _register_plugins(config, cfg)
             config.validate_config(cfg, **TARGET)
         except Exception as exc:  # pydantic's ValidationError, ValueError, DeprecationWarning, YAML errors
-            return Verdict(f"{type(exc).__name__}: {exc}", records.messages)
+            return Verdict(_reason(exc), records.messages)
     return Verdict("", (*records.messages, *(str(w.message) for w in caught)))
+
+
+def _reason(exc: Exception) -> str:
+    """The loader's message on one line: each of pydantic's errors as `field: message`, else the exception."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(config)'}: {e['msg']}".replace("\n", " ") for e in exc.errors()
+        )
+    return f"{type(exc).__name__}: {exc}".replace("\n", " ")
 
 
 class _Records(logging.Handler):
