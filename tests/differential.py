@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, Phase, seed, settings
 
 from trainspec.diagnostics import Diagnostic
 
@@ -25,6 +26,25 @@ YAML_1_1 = [
 """Scalars YAML 1.1 (PyYAML, the loaders) and YAML 1.2 (trainspec, editors) read differently, or only one reads."""
 WRONG = [5, 0, -1, "5", " 7", "07", 2.0, 2.5, True, False, "true", "on", [1], ["1"], {"a": 1}, None, "", "1e-3", "x y"]
 """Values of the wrong type for most fields."""
+
+
+def seeded(sequence: int, cases: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Hypothesis settings for a differential run: the same `cases` cases every run for one `sequence`, a
+    failing case shown as drawn (shrinking through two loaders takes minutes)."""
+
+    def wrap(test: Callable[..., None]) -> Callable[..., None]:
+        configured = settings(
+            max_examples=cases,
+            phases=[Phase.explicit, Phase.generate],
+            database=None,
+            deadline=None,
+            derandomize=False,
+            suppress_health_check=list(HealthCheck),
+        )
+        return seed(sequence)(configured(test))
+
+    return wrap
+
 
 Classifier = Callable[[Diagnostic], bool]
 Classes = Mapping[str, tuple[str, Classifier]]
@@ -52,6 +72,15 @@ def set_path(config: Any, path: tuple[str, ...], value: Any) -> bool:
     if not isinstance(node, dict):
         return False
     node[path[-1]] = value
+    return True
+
+
+def set_raw(config: Any, raw: dict[str, str], path: tuple[str, ...], scalar: str) -> bool:
+    """Set `path` to a raw YAML scalar: a marker there, which `render` replaces by the scalar."""
+    marker = f"RAW{len(raw)}RAW"
+    if not set_path(config, path, marker):
+        return False
+    raw[marker] = scalar
     return True
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import trainspec
@@ -43,7 +43,7 @@ from trainspec.families import get_family
 
 from .axolotl_loader import GPU, RELEASE, WORLD_SIZE, Verdict, load, require
 from .conftest import CORPUS, REPORTS, ROOT
-from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, set_path, undocumented
+from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, seeded, set_path, set_raw, undocumented
 
 pytestmark = pytest.mark.external  # the loader imports torch and transformers
 
@@ -221,9 +221,7 @@ def cases(draw: st.DrawFn) -> Case:
                 steps.append(f"{where} = {value!r}")
         elif kind == "yaml11":
             scalar = draw(st.sampled_from(YAML_1_1))
-            marker = f"RAW{len(raw)}RAW"
-            if set_path(config, path, marker):
-                raw[marker] = scalar
+            if set_raw(config, raw, path, scalar):
                 steps.append(f"{where}: {scalar} (raw YAML)")
         elif kind == "enum":
             name = draw(st.sampled_from(sorted(enums)))
@@ -320,15 +318,7 @@ def test_trainspec_and_axolotl_agree(tmp_path, corpus):
         pytest.skip(family_missing())
     judge = Judge(f"Axolotl {RELEASE}", CLASSES, KNOWN_LENIENT)
 
-    @seed(SEED)
-    @settings(
-        max_examples=CASES,
-        phases=[Phase.explicit, Phase.generate],  # a failing case is shown as drawn: shrinking takes minutes
-        database=None,
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-    )
+    @seeded(SEED, CASES)
     @given(cases())
     def agree(case: Case) -> None:
         judged(judge, run(case, tmp_path))

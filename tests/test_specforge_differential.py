@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
@@ -38,7 +38,7 @@ from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import get_family
 
 from .conftest import CORPUS, REPORTS, ROOT
-from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, set_path, undocumented
+from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, seeded, set_path, set_raw, undocumented
 from .specforge_loader import Verdict, load, require
 
 VERSION = "specforge@0.2.0"
@@ -145,9 +145,7 @@ def cases(draw: st.DrawFn) -> Case:
                 steps.append(f"{where} = {value!r}")
         elif kind == "yaml11" and not name.endswith(".json"):
             scalar = draw(st.sampled_from(YAML_1_1))
-            marker = f"RAW{len(raw)}RAW"
-            if set_path(config, path, marker):
-                raw[marker] = scalar
+            if set_raw(config, raw, path, scalar):
                 steps.append(f"{where}: {scalar} (raw YAML)")
         elif kind == "unknown":
             typo = draw(st.sampled_from([path[-1] + "s", path[-1][:-1], "extra"]))
@@ -242,15 +240,7 @@ def test_trainspec_and_specforge_0_2_0_agree(tmp_path):
     require()
     judge = Judge("SpecForge 0.2.0", CLASSES)
 
-    @seed(SEED)
-    @settings(
-        max_examples=CASES,
-        phases=[Phase.explicit, Phase.generate],  # a failing case is shown as drawn: shrinking takes minutes
-        database=None,
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-    )
+    @seeded(SEED, CASES)
     @given(cases())
     def agree(case: Case) -> None:
         outcome = run(case, tmp_path)
