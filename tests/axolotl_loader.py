@@ -22,7 +22,12 @@ leaves the loader's own code running (`_job_environment`):
   with `importlib.util.find_spec`: an empty module of that name is in `sys.modules` while validating;
 - a plugin (`plugins:`) whose module imports a package not installed here (`evaluate`, `wandb`,
   `llmcompressor`) is registered as a stand-in that brings the plugin's own arguments model, read
-  from its `args.py` by path, so its fields and validators still run (`STANDIN_ARGS`).
+  from its `args.py` by path, so its fields and validators still run (`STANDIN_ARGS`);
+- `tensor_parallel_size > 1` and `deepcompile` read the DeepSpeed JSON file `deepspeed` names (a path
+  relative to where the job starts, such as Axolotl's `deepspeed_configs/zero3.json`): a file not
+  here reads as `DEEPSPEED_FILE`, a DeepSpeed config with the one section those validators index,
+  and a number (which `open` would take for a file descriptor of this process) is refused as the
+  field's type refuses it.
 
 Importing the loader takes seconds (torch, transformers): `oracle()` imports it once, on first use.
 """
@@ -32,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import importlib.machinery
 import importlib.util
+import io
 import logging
 import os
 import sys
@@ -42,7 +48,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import IO, Any
 
 RELEASE = "0.18.0"
 GPU, WORLD_SIZE = "h100", 8
@@ -55,6 +61,8 @@ TARGET: dict[str, dict[str, Any]] = {
 
 PROBED_MODULES = ("ring_flash_attn", "mistral_common")
 """Modules a validator imports or looks up to see whether the job's machine has them."""
+DEEPSPEED_FILE = '{"zero_optimization": {}}'
+"""A DeepSpeed config named by `deepspeed` but not on this machine, as the validators read it."""
 STANDIN_ARGS = {
     "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin": ("cut_cross_entropy", "CutCrossEntropyArgs"),
     "axolotl.integrations.diffusion.DiffusionPlugin": ("diffusion", "DiffusionArgs"),
@@ -173,6 +181,7 @@ def _captured(records: _Records) -> Iterator[list[warnings.WarningMessage]]:
 def _job_environment() -> Iterator[None]:
     """The job's machine as the loader's probes would find it (the module docstring lists them)."""
     import axolotl.utils.schemas.config as schema_config
+    import axolotl.utils.schemas.validation as schema_validation
 
     absent = [name for name in PROBED_MODULES if importlib.util.find_spec(name) is None]
     for name in absent:
@@ -181,12 +190,23 @@ def _job_environment() -> Iterator[None]:
         sys.modules[name] = module
     probe = schema_config.is_fp8_available
     schema_config.is_fp8_available = lambda: True
+    schema_validation.open = _job_file  # the module's own name shadows the builtin while validating
     try:
         yield
     finally:
         schema_config.is_fp8_available = probe
+        del schema_validation.open
         for name in absent:
             del sys.modules[name]
+
+
+def _job_file(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> IO[Any]:
+    """`open` for the validators that read the DeepSpeed file the config names, on the job's machine."""
+    if isinstance(file, int):
+        raise TypeError(f"deepspeed: {file!r} is not a path or a DeepSpeed config")
+    if "r" in mode and not os.path.exists(file):
+        return io.StringIO(DEEPSPEED_FILE)
+    return open(file, mode, *args, **kwargs)
 
 
 def _register_plugins(loader: ModuleType, cfg: Any) -> None:

@@ -79,3 +79,11 @@ def test_each_load_starts_afresh(write):
     """Plugins registered by one load are gone in the next, as in a new process."""
     verdict(write, "plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n")
     assert verdict(write, "chunked_cross_entropy: true\n").outcome != "refused"
+
+
+def test_a_deepspeed_file_is_the_jobs(write):
+    """The validators that read the DeepSpeed file find it (on the job's machine); a number is no file."""
+    tensor_parallel = "tensor_parallel_size: 2\ndeepspeed: deepspeed_configs/zero3.json\n"
+    assert verdict(write, tensor_parallel).outcome != "refused"
+    assert verdict(write, "deepcompile: true\ndeepspeed: deepspeed_configs/zero3.json\n").outcome != "refused"
+    assert verdict(write, "tensor_parallel_size: 2\ndeepspeed: 1\n").refused.startswith("TypeError: deepspeed: 1")
