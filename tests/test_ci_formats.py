@@ -125,6 +125,10 @@ def test_sarif_validates_against_the_schema(capsys, configs):
     for r in rules:
         assert r["shortDescription"]["text"] and r["help"]["text"] and r["fullDescription"]["text"]
     assert "```toml" in rules[0]["help"]["markdown"]  # the example and its fix
+    tags = {r["id"]: r["properties"]["tags"] for r in rules}
+    assert tags["model-heads-divide-dim"] == ["trainspec", "kempnerforge"]
+    assert tags["unknown-key"] == ["trainspec", "engine", "schema"]  # an engine id's stage of the check
+    assert tags["file-not-found"] == ["trainspec", "engine", "read"]
     results = run_["results"]
     checked = [(r["ruleId"], r["level"]) for r in results if r["ruleId"] == "world-size-checked"]
     assert checked and all(level == "note" for _, level in checked)
@@ -145,6 +149,52 @@ def test_sarif_validates_against_the_schema(capsys, configs):
     related = results[0]["relatedLocations"][0]
     assert related["message"]["text"] == "model.n_heads: n_heads = 32"
     assert related["physicalLocation"]["region"] == {"startLine": 3, "startColumn": 1, "endLine": 3, "endColumn": 13}
+    typo = next(r for r in results if r["ruleId"] == "unknown-key")
+    assert typo["properties"] == {"suggestion": {"kind": "move", "to": "model.n_heads"}}
+    assert typo["fixes"] == [
+        {
+            "description": {"text": "Rename `n_head` to `n_heads`"},
+            "artifactChanges": [
+                {
+                    "artifactLocation": {"uri": "job.toml", "uriBaseId": "SRCROOT"},
+                    "replacements": [
+                        {
+                            "deletedRegion": {"startLine": 5, "startColumn": 1, "endLine": 5, "endColumn": 7},
+                            "insertedContent": {"text": "n_heads"},
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
+    assert "fixes" not in results[0] and "properties" not in results[0]  # a rule's error suggests nothing
+
+
+SUGGESTING = '[model]\n"dimm" = 4096\n\n[train]\nmixed_precision = "bf17"\nmax_steps = "10"\n'
+
+
+def test_json_and_sarif_carry_what_a_message_suggests(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.toml").write_text(SUGGESTING)
+    code, out = run(capsys, "check", "--format", "json", "job.toml")
+    assert code == 1
+    suggested = {d["config_path"]: d["suggestion"] for d in json.loads(out)["diagnostics"]}
+    assert suggested == {
+        "model.dimm": {"kind": "move", "to": "model.dim"},
+        "train.mixed_precision": {"kind": "set-value", "config_path": "train.mixed_precision", "value": "bf16"},
+        "train.max_steps": {"kind": "set-value", "config_path": "train.max_steps", "value": 10},
+        "": None,
+    }
+    code, out = run(capsys, "check", "--format", "sarif", "job.toml")
+    log = json.loads(out)
+    assert not list(sarif_validator().iter_errors(log))
+    results = log["runs"][0]["results"]
+    assert [r["properties"]["suggestion"] for r in results if "properties" in r] == [
+        s for s in suggested.values() if s is not None
+    ]
+    (fixed,) = [r for r in results if "fixes" in r]  # a key renamed in place, written quoted as it was
+    (change,) = fixed["fixes"][0]["artifactChanges"]
+    assert change["replacements"][0]["insertedContent"] == {"text": '"dim"'}
 
 
 def test_sarif_uris_are_relative_to_the_working_directory(capsys, configs, tmp_path):

@@ -30,8 +30,10 @@ TESTED_ELSEWHERE = {
     "installed-release": "tests/test_installed.py (needs the trainer's package installed)",
     "installed-release-unknown": "tests/test_installed.py (needs the trainer's package installed)",
     "diagnostics-truncated": "tests/test_hostile_inputs.py (needs more than a thousand diagnostics)",
+    "gpu-unknown": "tests/test_target.py (no built-in family has a rule that reads the device yet)",
 }
-"""Engine ids no built-in family's config file can produce, each with a test of its own."""
+"""Ids no config file of a built-in family can produce (engine ids, the device checks' notices), each with a test
+of its own."""
 
 BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\n\n[optimizer]\neps = 0.0\n"
 
@@ -180,6 +182,18 @@ def test_rules_lists_every_rule_once_per_family(capsys):
     } <= ids
     for family in all_families().values():
         assert {r.id for r in family.rules} <= {r["id"] for r in rows if r["family"] == family.name}
+
+
+def test_engine_ids_are_grouped_by_the_stage_that_reports_them(capsys):
+    _code, out, _ = run(capsys, "rules", "--format", "json")
+    category = {r["id"]: r["category"] for r in json.loads(out)}
+    assert category["syntax-error"] == "read" and category["world-size-unknown"] == "world-size"
+    assert category["tp-divides-heads"] is None  # a family's rule
+    _, out, _ = run(capsys, "rules", "kempnerforge")
+    engine = out.split("engine (every family)\n")[1].splitlines()
+    assert engine[0] == "  reading and parsing the file:" and engine[1].split()[0] == "duplicate-key"
+    assert engine.index("  the schema validator:") < [line.split()[0] for line in engine].index("unknown-key")
+    assert run(capsys, "explain", "unknown-key")[1].splitlines()[1] == "category: the schema validator"
 
 
 def test_rules_text_for_one_family(capsys):

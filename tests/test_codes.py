@@ -64,14 +64,7 @@ def test_an_id_is_declared_once():
 
 
 def test_flags_answer_for_engine_ids_only():
-    assert codes.has_flag(codes.WRONG_FORMAT.id, codes.Flag.USAGE)
-    assert not codes.has_flag(codes.SYNTAX_ERROR.id, codes.Flag.USAGE)
+    assert codes.has_flag(codes.UNKNOWN_FAMILY.id, codes.Flag.QUIET_IN_EDITORS)
+    assert not codes.has_flag(codes.SYNTAX_ERROR.id, codes.Flag.QUIET_IN_EDITORS)
     assert codes.has_flag(codes.SYNTAX_ERROR.id, codes.Flag.FILE_NOT_CHECKED)
     assert not codes.has_flag("tp-divides-heads", codes.Flag.FILE_NOT_CHECKED)
-
-
-def test_a_usage_problem_is_a_file_that_could_not_be_checked():
-    """Exit status 2 says the run could not check a file; a file checked with errors exits 1."""
-    usage = {c.id for c in codes.REGISTRY.values() if codes.Flag.USAGE in c.flags}
-    unchecked = {c.id for c in codes.REGISTRY.values() if codes.Flag.FILE_NOT_CHECKED in c.flags}
-    assert usage and usage <= unchecked

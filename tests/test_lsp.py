@@ -17,20 +17,19 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
+from trainspec.cli import main
 from trainspec.diagnostics import Diagnostic, Related, Severity
 from trainspec.families import get_family
+from trainspec.limits import LSP_MESSAGE_BYTES
 from trainspec.lsp.actions import _candidates, code_actions
 from trainspec.lsp.analysis import Analysis, Settings
 from trainspec.lsp.completion import _yaml, complete
 from trainspec.lsp.convert import span, to_lsp
 from trainspec.lsp.framing import (
-    DEFAULT_LIMIT,
-    LIMIT_VARIABLE,
     FramingError,
     StreamReader,
     TooLarge,
     frames,
-    message_limit,
 )
 from trainspec.lsp.hover import hover
 from trainspec.lsp.text import Edit, Source, apply, line_edits
@@ -361,12 +360,16 @@ def test_a_header_that_cannot_be_read_is_a_framing_error(header):
         asyncio.run(_frames_of(header + b"{}", 10))
 
 
-@pytest.mark.parametrize(("value", "limit"), [(None, DEFAULT_LIMIT), ("", DEFAULT_LIMIT), (" 2048 ", 2048)])
-def test_the_message_limit_comes_from_the_environment(value, limit):
-    assert message_limit({} if value is None else {LIMIT_VARIABLE: value}) == limit
+@pytest.mark.parametrize(("value", "limit"), [(None, 64 * 2**20), ("", 64 * 2**20), (" 2048 ", 2048)])
+def test_the_message_limit_comes_from_the_environment(monkeypatch, value, limit):
+    if value is not None:
+        monkeypatch.setenv(LSP_MESSAGE_BYTES.variable, value)
+    assert LSP_MESSAGE_BYTES.value == limit
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "64M", "1.5"])
-def test_an_unusable_message_limit_stops_the_server_with_a_reason(value):
-    with pytest.raises(SystemExit, match=LIMIT_VARIABLE):
-        message_limit({LIMIT_VARIABLE: value})
+def test_an_unusable_message_limit_stops_the_server_with_a_reason(monkeypatch, capsys, value):
+    """Vetted with every other limit before the server starts: a usage error naming the variable."""
+    monkeypatch.setenv(LSP_MESSAGE_BYTES.variable, value)
+    assert main(["lsp"]) == 2
+    assert LSP_MESSAGE_BYTES.variable in capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trainspec.pipeline import check_path
-from trainspec.result import Outcome
+from trainspec.result import Outcome, exit_status
 from trainspec.runner import Options, check_file
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -29,9 +29,10 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
             "directive.toml",
             "# trainspec: family=no-such-family\n[model]\ndim = 4096\n",
             None,
-            Outcome.UNUSABLE_SETTINGS,
+            Outcome.UNUSABLE_DIRECTIVE,
         ),
         ("bomb.yaml", BOMB, "specforge", Outcome.TOO_LARGE),
+        ("dotted.toml", "a" + ".a" * 2000 + " = 1\n", None, Outcome.OVER_LIMIT),
     ],
 )
 def test_the_outcome_is_what_stopped_the_check(tmp_path, name, text, family, outcome):
@@ -75,3 +76,49 @@ def test_the_runner_skips_by_outcome(tmp_path, name, text, options, skipped):
     if skipped:
         assert result.diagnostics == []
         assert result.skipped.endswith(check_path(path, family=options.get("family")).reason)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "ok", "status"),
+    [
+        (Outcome.CHECKED, True, 0),
+        (Outcome.CHECKED, False, 1),
+        (Outcome.SKIPPED, True, 0),
+        (Outcome.SYNTAX, False, 1),
+        (Outcome.SYNTAX, True, 1),  # --ignore hid why, but the file was not checked: it cannot pass
+        (Outcome.UNUSABLE_DIRECTIVE, True, 1),
+        (Outcome.TOO_LARGE, False, 1),
+        (Outcome.OVER_LIMIT, False, 2),
+        (Outcome.UNREADABLE, False, 2),
+        (Outcome.UNCLAIMED, False, 2),
+        (Outcome.UNUSABLE_SETTINGS, False, 2),
+    ],
+)
+def test_the_exit_status_comes_from_the_outcome(outcome, ok, status):
+    assert exit_status(outcome, ok) == status
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome"),
+    [(BOMB, Outcome.TOO_LARGE), ("model:\n  dim: !!python/int 4096\n", Outcome.CHECKED)],
+)
+def test_ignore_cannot_hide_unsupported_yaml(tmp_path, text, outcome):
+    """Like the other ids of a file not checked (as written), `--ignore` leaves it: the file must not pass."""
+    path = tmp_path / "run.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = check_file(str(path), Options(family="specforge", ignore=("unsupported-yaml", "unsupported-*")))
+    assert result.outcome is outcome
+    assert "unsupported-yaml" in [d.rule for d in result.diagnostics]
+    assert result.exit_status == 1
+
+
+@pytest.mark.parametrize(("limit", "status"), [("100000", 1), ("10", 2)])
+def test_migrate_exits_by_the_outcome_of_a_file_it_cannot_read(tmp_path, monkeypatch, capsys, limit, status):
+    """A file that does not parse is the config's problem (1); one over the size limit is not read at all (2)."""
+    from trainspec.cli import main
+
+    monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", limit)
+    path = tmp_path / "run.yaml"
+    path.write_text("model: [a, b, c\n", encoding="utf-8")
+    assert main(["migrate", str(path), "--family", "specforge"]) == status
+    assert ("syntax-error" if status == 1 else "file-not-readable") in capsys.readouterr().err

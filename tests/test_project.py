@@ -186,6 +186,19 @@ def test_project_settings_are_read_and_merged(tmp_path):
     assert project.settings_for(tmp_path / "other.toml").select is None
 
 
+def test_a_file_s_options_match_the_project_globs_once(tmp_path, monkeypatch):
+    from trainspec import project as projects
+    from trainspec.runner import Options
+
+    (tmp_path / ".trainspec.toml").write_text('[[configs]]\npaths = ["x/*.toml"]\nworld-size = "8"\nignore = ["b"]\n')
+    matched = []
+    entry_for = projects.Project.entry_for
+    monkeypatch.setattr(projects.Project, "entry_for", lambda self, f: matched.append(f) or entry_for(self, f))
+    options = Options(use_project=True).for_file(str(tmp_path / "x" / "run.toml"))
+    assert options.world_sizes == (8,) and options.ignore == ("b",)
+    assert len(matched) == 1
+
+
 def test_a_pyproject_without_trainspec_settings_is_passed_over(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert load_project(tmp_path / "pyproject.toml") is None

@@ -127,10 +127,13 @@ def engine_page() -> str:
         "",
         "What trainspec itself reports, for a file of any family: reading and "
         "parsing, schema validation, overrides, world sizes and suppression comments.",
-        "",
-        "## Rules",
+        "Each section is one stage of a check.",
     ]
+    category = None
     for info in engine_rules():
+        if info.category is not None and info.category != category:
+            category = info.category
+            lines += ["", f"## {category.value[0].upper()}{category.value[1:]}"]
         lines += render_rule(info)
     return HEADER + "\n".join(lines).rstrip() + "\n"
 

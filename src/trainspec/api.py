@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .checker import check_document
 from .codes import MODEL_MISMATCH
+from .device import Device, target
 from .diagnostics import Diagnostic, Severity
 from .document import Document
 from .errors import ConfigError, ConfigWarning
@@ -39,10 +40,16 @@ def check(
     family: str | Family | None = None,
     overrides: Iterable[str] = (),
     world_size: int | Sequence[int] | None = None,
+    gpu: str | Device | None = None,
 ) -> list[Diagnostic]:
-    """Every diagnostic for one config file, sorted by position."""
+    """Every diagnostic for one config file, sorted by position.
+
+    `gpu`: the GPU the job runs on, as `--gpu` takes it (`"h100"`, `"sm_90"`; ValueError for an unknown
+    name) or a `Device`, for the rules that read it and the family's device checks.
+    """
     _need_path(path, "check")
-    found = check_path(path, family=family, overrides=overrides, world_size=world_size).diagnostics
+    device = target(gpu) if isinstance(gpu, str) else gpu
+    found = check_path(path, family=family, overrides=overrides, world_size=world_size, device=device).diagnostics
     return sorted(found, key=Diagnostic.sort_key)
 
 
@@ -52,6 +59,7 @@ def check_config(
     *,
     world_size: int | None = None,
     source: str = "<config>",
+    gpu: str | Device | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic for a config already in memory (e.g. a loaded model's dump), sorted.
 
@@ -62,7 +70,7 @@ def check_config(
     A part no config file could hold (a recursive dict, a complex number, an
     integer key) is an error at its path, and the rest is still checked; a null
     where a key may be left out and has no default (a dump's `"vlm": None`) is
-    that key left out, as the trainer holds it.
+    that key left out, as the trainer holds it. `gpu` is the target GPU, as `check` takes it.
 
     Raises TypeError when `config` is not a mapping or `family` not a name or a Family.
     """
@@ -75,7 +83,8 @@ def check_config(
     data, problems = as_data(config, source)
     doc = Document(source, "data", "", fam.schema.without_absent_nulls(data), dict, problems)
     doc.mark_origin((), "the resolved config")
-    result = check_document(doc, fam, (), sizes, migrate=False)
+    device = target(gpu) if isinstance(gpu, str) else gpu
+    result = check_document(doc, fam, (), sizes, migrate=False, device=device)
     return sorted(result.diagnostics, key=Diagnostic.sort_key)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from .codes import REGISTRY
+from .codes import REGISTRY, Category
 from .diagnostics import Severity
 from .examples import Example
 from .families import Family, all_families
@@ -38,6 +38,8 @@ class RuleInfo:
     source: str
     """"rule" (a Family rule), "hook" (a Family notice), "schema" (an `x-trainspec-rule` id) or "engine"."""
     example: Example | None
+    category: Category | None = None
+    """The stage of a check that reports an engine id (None for a family's ids)."""
 
 
 @cache
@@ -86,7 +88,9 @@ def family_rules(family: Family) -> tuple[RuleInfo, ...]:
 
 @cache
 def engine_rules() -> tuple[RuleInfo, ...]:
-    """The engine's ids, each with the example of the first family (by name) that shows it."""
+    """The engine's ids, grouped by category (in the order `Category` declares them), each group by id;
+    each with the example of the first family (by name) that shows it."""
+    order = list(Category)
     families = [f for _, f in sorted(all_families().items())]
     return tuple(
         RuleInfo(
@@ -98,8 +102,9 @@ def engine_rules() -> tuple[RuleInfo, ...]:
             ENGINE,
             "engine",
             next((f.examples[code.id] for f in families if code.id in f.examples), None),
+            code.category,
         )
-        for code in sorted(REGISTRY.values(), key=lambda c: c.id)
+        for code in sorted(REGISTRY.values(), key=lambda c: (order.index(c.category), c.id))
     )
 
 

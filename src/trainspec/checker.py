@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -18,6 +19,7 @@ from .codes import (
     OUT_OF_RANGE,
     WORLD_SIZE_DERIVED,
 )
+from .device import Device
 from .diagnostics import Diagnostic, Severity
 from .dialect import adopt_loader_readings, loader_conversions, loader_readings
 from .digits import in_digit_limit, too_many_digits
@@ -29,7 +31,9 @@ from .overrides import Override, apply_overrides
 from .paths import Path, format_path
 from .placement import place
 from .result import Outcome, Result
-from .rule_engine import disagreeing_sizes, run_rules, world_size_rules
+from .rule_engine import disagreeing_sizes, no_target, run_rules, world_size_rules
+from .rules import Context
+from .schema import replace_value
 from .validation import findings
 from .wording import show
 
@@ -43,13 +47,15 @@ def check_document(
     migrate: bool = True,
     fallback_sizes: bool = False,
     selected_by: Selection = "flag",
+    device: Device | None = None,
 ) -> Result:
     """Every diagnostic of one document; world-size rules run once per size, everything else once.
 
     A config that states its own world size (`Family.world_size_from_config`) is checked at that
     size; given sizes that differ are one error, unless they are `fallback_sizes` (the command
     line's, meant for configs that state none), which such a config does not take. `selected_by`
-    says what chose `family`, for advice to choose another version.
+    says what chose `family`, for advice to choose another version. `device`: the target GPU, for the
+    rules that read it and the family's device checks (without one, such rules are skipped with a note).
     """
     out: list[Diagnostic] = list(doc.problems)
     if not isinstance(doc.data, dict):
@@ -75,7 +81,7 @@ def check_document(
             message = f"`{format_path(path)}` = {show(value)}: numbers must be finite (no NaN or infinity)"
         else:
             rule, message = OUT_OF_RANGE.id, f"`{format_path(path)}`: {too_many_digits()}"
-            _set(doc.data, path, None)  # reported here; the validator would choke on writing it out
+            replace_value(doc.data, path, None)  # reported here; the validator would choke on writing it out
         out.append(place(doc, path, rule, Severity.ERROR, message, at_key=False))
     already_reported = set(broken)
     if not family.trusted_schema:
@@ -122,13 +128,26 @@ def check_document(
             said = f"sizes {', '.join(unused)} given are" if len(unused) > 1 else f"size {''.join(unused)} given is"
             aside = f"; the world {said} for configs that state none" if unused else ""
             out.append(Diagnostic(doc.file, None, None, (), WORLD_SIZE_DERIVED.id, Severity.NOTE, derived[1] + aside))
-    registries = family.registries
-    out.extend(run_rules(doc, [r for r in family.rules if not r.needs_world_size], config, broken, None, registries))
-    world_rules = [r for r in family.rules if r.needs_world_size]
-    out.extend(world_size_rules(doc, world_rules, config, broken, sizes, registries))
+    context = Context(sizes, device, family.registries)
+    usable = [r for r in family.rules if device is not None or not r.needs_device]
+    out.extend(run_rules(doc, [r for r in usable if not r.needs_world_size], config, broken, context.at(None)))
+    out.extend(no_target(doc, [r for r in family.rules if r.needs_device and device is None]))
+    world_rules = [r for r in usable if r.needs_world_size]
+    out.extend(world_size_rules(doc, world_rules, config, broken, context))
     if others:
-        out.extend(disagreeing_sizes(doc, world_rules, config, broken, others, registries, sizes[0]))
-    return Result(doc.file, family, out, config, sizes[0] if len(sizes) == 1 else None, doc)
+        out.extend(disagreeing_sizes(doc, world_rules, config, broken, replace(context, world_sizes=others), sizes[0]))
+    if device is not None and family.device_checks is not None:
+        out.extend(_device_checks(doc, family, config, device))
+    world_size = sizes[0] if len(sizes) == 1 else None
+    return Result(doc.file, family, out, config, world_size, doc, device=device)
+
+
+def _device_checks(doc: Document, family: Family, config: dict[str, Any], device: Device) -> list[Diagnostic]:
+    """What the family says its configs need of the target device (`Family.device_checks`, which
+    `trainspec.distributed` runs on the job's own device), placed at the keys they name."""
+    assert family.device_checks is not None
+    found, failed = _guarded(doc, family, "device checks", partial(family.device_checks, config, device))
+    return failed or [place(doc, d.path, d.rule, d.severity, d.message, entry=True) for d in found]
 
 
 def _guarded(doc: Document, family: Family, what: str, call: Callable[[], Any]) -> tuple[Any, list[Diagnostic]]:
@@ -158,12 +177,6 @@ def _states_world_size(doc: Document, family: Family, derived: tuple[int, str]) 
     return derived != _derived_world_size(family, family.schema.fill_defaults({})) or (
         _derived_world_size(family, doc.data) is not None
     )
-
-
-def _set(data: Any, path: Path, value: Any) -> None:
-    for part in path[:-1]:
-        data = data[part]
-    data[path[-1]] = value
 
 
 def _unusable_numbers(value: Any, path: Path) -> Iterator[tuple[Path, int | float]]:

@@ -23,7 +23,8 @@ from .diagnostics import Severity
 
 
 class Category(enum.Enum):
-    """Which stage of a check reports the id."""
+    """Which stage of a check reports the id: `trainspec rules` and the reference docs group the engine's
+    ids by it, and SARIF tags each rule with it (`tag`), so a reader finds where a problem comes from."""
 
     READ = "reading and parsing the file"
     SETTINGS = "the project configuration and file directives"
@@ -32,10 +33,16 @@ class Category(enum.Enum):
     OVERRIDE = "command-line overrides"
     LOADER = "where the family's own loader reads the file differently"
     WORLD_SIZE = "world sizes"
+    TARGET = "the target GPU"
     SUPPRESSION = "suppression comments"
     INTERNAL = "a failure of trainspec or of a family's code"
     LIMIT = "the limits an untrusted input is held to"
-    RUNTIME = "trainspec.distributed, on the machine that runs the job"
+    RUNTIME = "on the machine that runs the job (trainspec.distributed)"
+
+    @property
+    def tag(self) -> str:
+        """The category as one word of a machine-read list (`world-size`)."""
+        return self.name.lower().replace("_", "-")
 
 
 class Flag(enum.Flag):
@@ -43,10 +50,8 @@ class Flag(enum.Flag):
 
     NONE = 0
     FILE_NOT_CHECKED = enum.auto()
-    """The file could not be checked at all: reported whatever --select/--ignore say (so CI never
-    passes it), and an editor offers no fix for it."""
-    USAGE = enum.auto()
-    """A usage problem: the command exits with status 2 rather than 1."""
+    """The file could not be checked at all, or not as written (a YAML tag, which its loader refuses too):
+    reported whatever --select/--ignore say (so CI never passes it), and an editor offers no fix for it."""
     SCHEMA_SERVERS_REPORT = enum.auto()
     """yaml-language-server and taplo report the problem too, from the schema or their parser: an
     editor set to `rulesOnly` leaves it to them."""
@@ -117,7 +122,7 @@ UNSUPPORTED_YAML = Code(
     "unsupported-yaml",
     Severity.ERROR,
     Category.READ,
-    Flag.NONE,
+    Flag.FILE_NOT_CHECKED,
     """A YAML value carries a tag other than the plain core ones.
 
 Configs are plain data; tags such as `!!python/tuple` would build objects that
@@ -139,7 +144,7 @@ FILE_NOT_FOUND = Code(
     "file-not-found",
     Severity.ERROR,
     Category.READ,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """A path on the command line does not exist, or a directory or glob
 holds no config files.
 
@@ -150,7 +155,7 @@ FILE_NOT_READABLE = Code(
     "file-not-readable",
     Severity.ERROR,
     Category.READ,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """A file exists but cannot be read (no permission, a name too long,
 an I/O error).
 
@@ -162,7 +167,7 @@ UNKNOWN_FAMILY = Code(
     "unknown-family",
     Severity.ERROR,
     Category.FAMILY,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE | Flag.QUIET_IN_EDITORS,
+    Flag.FILE_NOT_CHECKED | Flag.QUIET_IN_EDITORS,
     """trainspec cannot tell which config family the file belongs to.
 
 The family is taken from a file directive (`# trainspec: family=NAME`), `--family`,
@@ -179,7 +184,7 @@ WRONG_FORMAT = Code(
     "wrong-format",
     Severity.ERROR,
     Category.FAMILY,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """The file is written in a format its config family does not read.
 
 KempnerForge reads TOML only; SpecForge reads YAML and JSON. The family came from
@@ -218,7 +223,7 @@ INVALID_PROJECT_CONFIG = Code(
     "invalid-project-config",
     Severity.ERROR,
     Category.SETTINGS,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """The project configuration (`[tool.trainspec]` in pyproject.toml, or a `.trainspec.toml`)
 that governs the file cannot be used.
 
@@ -243,7 +248,7 @@ INVALID_FAMILY_SCHEMA = Code(
     "invalid-family-schema",
     Severity.ERROR,
     Category.FAMILY,
-    Flag.FILE_NOT_CHECKED | Flag.USAGE,
+    Flag.FILE_NOT_CHECKED,
     """The config family's schema is not a valid JSON Schema, or not a
 self-contained one (a `$ref` to another file or URL).
 
@@ -397,6 +402,18 @@ WORLD_SIZE_UNKNOWN = Code(
     """Rules that need the number of ranks were skipped: no world size was given.
 
 Pass `--world-size N` (or several: `--world-size 8,16,64`) to check them.""",
+)
+
+GPU_UNKNOWN = Code(
+    "gpu-unknown",
+    Severity.NOTE,
+    Category.TARGET,
+    Flag.NONE,
+    """Rules that need the GPU the job runs on were skipped: no target GPU was given.
+
+Pass `--gpu NAME` (`h100`, `a100-40gb`, `mi300x`, ...; an unknown name is answered with the
+list) or a CUDA compute capability (`--gpu sm_90`, `--gpu 9.0`), set `gpu` in the project
+configuration, or write `# trainspec: gpu=h100` in the file, to check them.""",
 )
 
 GPU_MEMORY_EXCEEDED = Code(
@@ -589,31 +606,6 @@ CONFIG_DIFFERS_ACROSS_RANKS = Code(
 Every rank must train with the same config; the message names the ranks and
 the first config paths whose values differ. Usually one node read a stale copy
 of the file, or an override reached only some ranks.""",
-)
-
-DEVICE_BF16_UNSUPPORTED = Code(
-    "device-bf16-unsupported",
-    Severity.ERROR,
-    Category.RUNTIME,
-    Flag.NONE,
-    """The config trains in bf16 (or fp8, whose master weights are bf16) on an
-NVIDIA GPU without native bfloat16 (compute capability below 8.0).
-
-Reported by `trainspec.distributed.device_diagnostics` on the machine that
-runs the job; torch would only emulate bfloat16 there, slowly. Use fp16/fp32
-or a newer GPU.""",
-)
-
-DEVICE_FP8_UNSUPPORTED = Code(
-    "device-fp8-unsupported",
-    Severity.ERROR,
-    Category.RUNTIME,
-    Flag.NONE,
-    """The config asks for fp8 on a device without FP8 matrix multiplies
-(NVIDIA compute capability 8.9 or newer has them).
-
-Reported by `trainspec.distributed.device_diagnostics` on the machine that
-runs the job.""",
 )
 
 DEVICE_COUNT_PER_NODE = Code(

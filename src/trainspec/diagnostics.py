@@ -41,6 +41,16 @@ Suggestion = Move | SetValue
 """What a message proposes, as data: an editor offers it as a fix without reading the English."""
 
 
+def suggestion_data(suggestion: Suggestion | None) -> dict[str, Any] | None:
+    """A suggestion as the JSON and SARIF reports write it (docs/ci.md): `{"kind": "move", "to": PATH}`
+    or `{"kind": "set-value", "config_path": PATH, "value": VALUE}`; None for none."""
+    if isinstance(suggestion, Move):
+        return {"kind": "move", "to": shown_path(suggestion.to)}
+    if isinstance(suggestion, SetValue):
+        return {"kind": "set-value", "config_path": shown_path(suggestion.path), "value": suggestion.value}
+    return None
+
+
 def shown_path(path: Path) -> str:
     """A diagnostic's path as reports print it: the dotted path, or nothing for the whole document."""
     return format_path(path) if path else ""

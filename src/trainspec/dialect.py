@@ -37,7 +37,7 @@ from .diagnostics import Diagnostic, Severity
 from .document import Document, Unreadable
 from .families import Family
 from .paths import Path, format_path
-from .schema import get, json_type
+from .schema import get, json_type, replace_value
 from .wording import show
 
 _PYTHON_TYPES: dict[str, Any] = {
@@ -105,7 +105,7 @@ def adopt_loader_readings(doc: Document, family: Family) -> Iterator[tuple[Path,
         accepted, converted = _loader_value(family, node, older, doc.data, path)
         if not accepted:
             continue
-        _set(doc.data, path, converted)
+        replace_value(doc.data, path, converted)
         yield (
             path,
             YAML_DIALECT.id,
@@ -116,12 +116,6 @@ def adopt_loader_readings(doc: Document, family: Family) -> Iterator[tuple[Path,
                 f"{show(converted)} so that every tool reads it alike"
             ),
         )
-
-
-def _set(data: Any, path: Path, value: Any) -> None:
-    for part in path[:-1]:
-        data = data[part]
-    data[path[-1]] = value
 
 
 Conversion = Callable[[frozenset[str], Any], tuple[bool, Any]]

@@ -1,4 +1,4 @@
-"""File directives: a config's own `# trainspec: world-size=12 family=NAME@VERSION` comment line.
+"""File directives: a config's own `# trainspec: world-size=12 family=NAME@VERSION gpu=h100` comment line.
 
 A directive speaks for the one file it is in, so it outranks the project configuration and
 the command line (see `docs/project.md`). Only formats with comments carry directives;
@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .codes import INVALID_DIRECTIVE
+from .device import Device, target
 from .diagnostics import Diagnostic, Severity
 from .document import Document
 from .formats import FORMATS
@@ -18,7 +19,7 @@ from .world_sizes import parse_world_sizes
 
 _LINE = re.compile(r"^\s*#\s*trainspec:(?!\s*ignore\[)\s*(.*?)\s*$")
 _SETTING = re.compile(r"([\w-]+)=(\S+)")
-KEYS = ("world-size", "family")
+KEYS = ("world-size", "family", "gpu")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class Directives:
     family: str | None = None
     family_at: tuple[int, int] = (1, 1)
     """Line and column of the `family=` setting, for errors about the family it names."""
+    device: Device | None = None
+    """The target GPU `gpu=` names."""
 
 
 def directives_of(doc: Document) -> tuple[Directives, list[Diagnostic]]:
@@ -41,6 +44,7 @@ def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]
     sizes: tuple[int, ...] = ()
     family: str | None = None
     family_at = (1, 1)
+    device: Device | None = None
     seen: dict[str, int] = {}
     problems: list[Diagnostic] = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -66,14 +70,20 @@ def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]
                     problems.append(_invalid(file, number, column, f"world-size {exc}"))
             elif key == "family":
                 family, family_at = value, (number, found.start(1) + found_setting.start() + 1)
+            elif key == "gpu":
+                try:
+                    device = target(value)
+                except ValueError as exc:
+                    problems.append(_invalid(file, number, column, f"gpu: {exc}", GPU_HINT))
             else:
                 problems.append(_invalid(file, number, column, f"unknown setting `{key}`"))
-    return Directives(sizes, family, family_at), problems
+    return Directives(sizes, family, family_at, device), problems
 
 
-def _invalid(file: str, line: int, column: int, why: str) -> Diagnostic:
-    message = (
-        f"file directive: {why}; write `# trainspec: world-size=8,16 family=NAME[@VERSION]` "
-        "(either setting alone is fine) on a line of its own"
-    )
+HINT = "write `# trainspec: world-size=8,16 family=NAME[@VERSION]` (either setting alone is fine) on a line of its own"
+GPU_HINT = "write `# trainspec: gpu=h100` (or gpu=sm_90), alone or beside world-size= and family="
+
+
+def _invalid(file: str, line: int, column: int, why: str, hint: str = HINT) -> Diagnostic:
+    message = f"file directive: {why}; {hint}"
     return Diagnostic(file, line, column, (), INVALID_DIRECTIVE.id, Severity.ERROR, message)

@@ -16,16 +16,20 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Run:
-    """The options a check of an example runs with (as `--family`, `--world-size` and `--set` give them)."""
+    """The options a check of an example runs with (as `--family`, `--world-size`, `--set`, `--gpu-memory`
+    and `--gpu` give them)."""
 
     world_sizes: tuple[int, ...] = ()
     overrides: tuple[str, ...] = ()
     family: str | None = None
     gpu_memory: str = ""
+    gpu: str = ""
+    """The target GPU, as `--gpu` takes it (`h100`, `sm_90`)."""
 
     def argv(self) -> list[str]:
         family = ["--family", self.family] if self.family else []
         family += ["--gpu-memory", self.gpu_memory] if self.gpu_memory else []
+        family += ["--gpu", self.gpu] if self.gpu else []
         sizes = ["--world-size", ",".join(map(str, self.world_sizes))] if self.world_sizes else []
         return family + sizes + [arg for override in self.overrides for arg in ("--set", override)]
 

@@ -1,6 +1,7 @@
 """A GPU's memory as a check: the family's estimate of one rank's memory (`Family.memory`) against the
 memory of the GPUs the job runs on (`--gpu-memory 80GiB`, or `gpu-memory` in the project configuration;
-`layout.parse_size` reads both).
+`layout.parse_size` reads both; without either, the memory of the target GPU, `--gpu h100`, when the
+catalogue of `device` knows it).
 
 `check` reports `gpu-memory-exceeded` when the estimate at a world size is above the budget, naming
 its largest part; `plan` drops the layouts that do not fit and ranks the rest by headroom. The engine
@@ -53,13 +54,15 @@ def fitting(
     return found.total - budget, found.total
 
 
-def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnostic]:
-    """`gpu-memory-exceeded` for each world size whose estimate is above the budget, for a config without errors."""
+def exceeded(result: Result, budget: int, sizes: Iterable[int], gpu: str | None = None) -> list[Diagnostic]:
+    """`gpu-memory-exceeded` for each world size whose estimate is above the budget, for a config without errors.
+    `gpu`: the name of the target GPU whose memory the budget is (None: the budget was given as such)."""
     if result.family is None or result.config is None or any(d.is_error for d in result.diagnostics):
         return []
     sizes = list(sizes)
+    what = "--gpu-memory" if gpu is None else f"the memory of {gpu}"
     if not sizes and result.family.memory is not None:
-        message = "--gpu-memory not checked: the memory per rank depends on the world size; pass --world-size N"
+        message = f"{what} not checked: the memory per rank depends on the world size; pass --world-size N"
         return [Diagnostic(result.file, None, None, (), WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)]
     out = []
     for size in sizes:
@@ -68,7 +71,7 @@ def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnost
         except Exception as exc:
             message = (
                 f"the memory estimate of family {result.family.name} failed at world size {size} "
-                f"({type(exc).__name__}: {exc}), so --gpu-memory was not checked; this is a bug in the family, "
+                f"({type(exc).__name__}: {exc}), so {what} was not checked; this is a bug in the family, "
                 "please report it"
             )
             out.append(Diagnostic(result.file, None, None, (), HOOK_FAILED.id, Severity.ERROR, message))
@@ -77,8 +80,9 @@ def exceeded(result: Result, budget: int, sizes: Iterable[int]) -> list[Diagnost
             continue
         largest = found.largest
         at = f"at world size {size}: " if len(sizes) > 1 else ""
+        limit = f"--gpu-memory {gib(budget)}" if gpu is None else f"the {gib(budget)} of {gpu}"
         message = (
-            f"{at}the estimated memory per rank, {gib(found.total)}, exceeds --gpu-memory {gib(budget)}; the largest "
+            f"{at}the estimated memory per rank, {gib(found.total)}, exceeds {limit}; the largest "
             f"part is {largest.name} ({gib(int(largest.value or 0))}: {largest.how}). The estimate assumes "
             f"{found.assumptions}; "
             f"`trainspec show --world-size {size}` lists every part"

@@ -23,7 +23,7 @@ from .limits import LAYOUT_WORLD_SIZE, LAYOUTS
 from .paths import Path, format_path, is_prefix
 from .result import Result
 from .rule_engine import run_rules
-from .rules import Rule
+from .rules import Context, Rule
 from .schema import get
 from .wording import show
 
@@ -56,6 +56,8 @@ def search(base: Result, space: LayoutSpace) -> tuple[tuple[Path, ...], Judged, 
     """(the layout paths, the rules a candidate layout is judged by, the errors no layout changes)."""
     assert base.family is not None and base.document is not None
     paths, judged = layout_rules(base.family, space)
+    if base.device is None:  # rules that read the device were skipped: they judge no layout either
+        judged = tuple((r, read) for r, read in judged if not r.needs_device)
     moved = {r.id for r, _ in judged}
     return paths, judged, [d for d in base.diagnostics if d.is_error and d.rule not in moved and not _under(d, paths)]
 
@@ -163,7 +165,7 @@ class Verdicts:
 
     def __init__(self, base: Result, judged: Judged, world_size: int) -> None:
         assert base.family is not None and base.document is not None
-        self.registries, self.world_size = base.family.registries, world_size
+        self.context = Context((world_size,), base.device, base.family.registries)
         self.raw = any(r.raw for r, _ in judged)
         self.doc = base.document.snapshot() if self.raw else base.document
         self.rules = sorted(judged, key=lambda item: len(item[1]))  # the most often remembered first
@@ -176,7 +178,7 @@ class Verdicts:
         for rule, read in self.rules:
             key = (rule.id, tuple(values[i] for i in read))
             if key not in self.seen:
-                found = list(run_rules(self.doc, [rule], config, [], self.world_size, self.registries))
+                found = list(run_rules(self.doc, [rule], config, [], self.context))
                 self.seen[key] = None if any(d.is_error for d in found) else tuple(d.message for d in found)
             verdict = self.seen[key]
             if verdict is None:

@@ -62,5 +62,8 @@ LAYOUT_WORLD_SIZE = Limit("TRAINSPEC_MAX_LAYOUT_WORLD_SIZE", 1 << 24, "GPUs")
 """The largest world size a layout is searched at (finding its divisors takes time growing with its root)."""
 SWEEP_RUNS = Limit("TRAINSPEC_MAX_SWEEP", 10_000, "variant checks")
 """`check --sweep`: variants × world sizes."""
+LSP_MESSAGE_BYTES = Limit("TRAINSPEC_LSP_MAX_MESSAGE_BYTES", 64 * 2**20, "bytes")
+"""One language-server message's body (64 MiB): far above any config (a message carries at most one
+buffer's text); a longer one is skipped unread."""
 
-ALL = (FILE_BYTES, KEY_PARTS, DIAGNOSTICS, LAYOUTS, LAYOUT_WORLD_SIZE, SWEEP_RUNS)
+ALL = (FILE_BYTES, KEY_PARTS, DIAGNOSTICS, LAYOUTS, LAYOUT_WORLD_SIZE, SWEEP_RUNS, LSP_MESSAGE_BYTES)

@@ -32,6 +32,7 @@ from .codes import (
     WRONG_FORMAT,
 )
 from .detect import detect, schema_reference
+from .device import Device
 from .diagnostics import Diagnostic, Severity
 from .directives import directives_of
 from .document import Document
@@ -69,17 +70,19 @@ def check_path(
     text: str | None = None,
     fallback_sizes: bool = False,
     family_from: Selection = "flag",
+    device: Device | None = None,
 ) -> Result:
     """Check one file (or `text` as if read from it); problems come back as diagnostics, never raised.
 
     Raises ValueError for a world size below 1 (a caller's mistake, not the config's).
     `fallback_sizes`: the world sizes are for files that state none (see `checker.check_document`);
     a file directive's sizes never are. `family_from`: what chose `family` (the flag or the project).
+    `device`: the target GPU (`device.target`), unless the file's directive names another.
     """
     sizes = world_sizes_of(world_size)
     file = str(path)
     try:
-        return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from)
+        return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from, device)
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
         return Result.not_checked(Outcome.SYNTAX, Diagnostic(file, 1, 1, (), SYNTAX_ERROR.id, Severity.ERROR, message))
@@ -106,6 +109,7 @@ def _check(
     text: str | None,
     fallback_sizes: bool = False,
     family_from: Selection = "flag",
+    device: Device | None = None,
 ) -> Result:
     lines: dict[int, str] = {}
     try:
@@ -122,10 +126,11 @@ def _check(
     if directives.family is not None:
         unusable = _directive_family_problem(file, doc, directives.family, directives.family_at)
         if unusable is not None:
-            return Result.not_checked(Outcome.UNUSABLE_SETTINGS, unusable, doc.problems, doc)
+            return Result.not_checked(Outcome.UNUSABLE_DIRECTIVE, unusable, doc.problems, doc)
         family, family_from = directives.family, "directive"
     if directives.world_sizes:
         sizes, fallback_sizes = directives.world_sizes, False
+    device = directives.device or device
     if isinstance(family, str):
         try:
             fam = get_family(family)
@@ -161,10 +166,10 @@ def _check(
             )
             doc.problems.append(Diagnostic(file, 1, 1, (), LOADER_FORMAT.id, Severity.ERROR, message))
     try:
-        alone = (
+        alone = (  # at the loader, before the launch: the device is not yet in question
             check_document(doc.snapshot(), fam, (), sizes) if overrides and fam.checks_file_before_overrides else None
         )
-        return check_overridden(doc, fam, overrides, sizes, fallback_sizes, alone, selected_by=family_from)
+        return check_overridden(doc, fam, overrides, sizes, fallback_sizes, alone, family_from, device)
     except _schema_errors() as exc:
         message = f"the schema of family {fam.name!r} ({fam.schema_file}) is unusable: {_first_line(exc)}"
         unusable = Diagnostic(file, None, None, (), INVALID_FAMILY_SCHEMA.id, Severity.ERROR, message)
@@ -179,15 +184,18 @@ def check_overridden(
     fallback_sizes: bool,
     alone: Result | None,
     selected_by: Selection = "flag",
+    device: Device | None = None,
 ) -> Result:
     """The check of `doc` with `overrides` applied; given the check of the file `alone` (for a family whose
     loader checks the file before it applies overrides), also what that loader refuses which the overrides
     hide or trainspec's reading of them accepts. A sweep runs this once per variant."""
-    result = check_document(doc, family, overrides, sizes, fallback_sizes=fallback_sizes, selected_by=selected_by)
+    result = check_document(
+        doc, family, overrides, sizes, fallback_sizes=fallback_sizes, selected_by=selected_by, device=device
+    )
     if alone is not None:
         result.diagnostics.extend(_repaired_by_overrides(alone, family, result))
         if family.loader_overrides is not None and alone.ok and alone.config is not None:
-            result.diagnostics.extend(_as_the_loader_overrides(alone.config, family, overrides, sizes, result))
+            result.diagnostics.extend(_as_the_loader_overrides(alone.config, family, overrides, sizes, result, device))
     return result
 
 
@@ -230,7 +238,12 @@ def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> lis
 
 
 def _as_the_loader_overrides(
-    loaded: dict[str, Any], family: Family, overrides: Sequence[Override], sizes: tuple[int, ...], merged: Result
+    loaded: dict[str, Any],
+    family: Family,
+    overrides: Sequence[Override],
+    sizes: tuple[int, ...],
+    merged: Result,
+    device: Device | None,
 ) -> list[Diagnostic]:
     """What the family's own override handling (applied to the loaded config, as the loader does) refuses
     that trainspec's overrides accepted: `override-refused-by-loader` errors."""
@@ -249,7 +262,7 @@ def _as_the_loader_overrides(
     still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
     doc = Document(merged.file, "data", "", final, dict)
     doc.mark_origin((), origin)
-    for d in check_document(doc, family, (), sizes, migrate=False).diagnostics:
+    for d in check_document(doc, family, (), sizes, migrate=False, device=device).diagnostics:
         if d.is_error and (d.rule, d.path) not in still:
             message = (
                 f"{family.name} applies the overrides to the config it loaded, and refuses the result: {d.message}"

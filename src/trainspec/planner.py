@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
+from .device import Device
 from .diagnostics import Diagnostic
 from .directives import directives_of
 from .errors import TrainspecError
@@ -33,7 +34,7 @@ from .layout_search import (
 )
 from .paths import format_path, parse_path
 from .pipeline import as_overrides, world_sizes_of
-from .result import Result
+from .result import Outcome, Result, exit_status
 from .runner import Options, check_file
 from .schema import get
 
@@ -44,12 +45,19 @@ OVER_NODE = "more processes per node than --gpus-per-node"
 class PlanError(TrainspecError):
     """No plan can be made for this file (its family declares no layout, or it could not be read).
 
-    `diagnostics`: the errors of a file that could not be checked (empty when its family declares no layout).
+    `diagnostics`: the errors of a file that could not be checked (empty when its family declares no layout);
+    `outcome`: that file's check's outcome (None when the file checked, but no layout can be searched).
     """
 
-    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = (), outcome: Outcome | None = None) -> None:
         super().__init__(message)
         self.diagnostics = tuple(diagnostics)
+        self.outcome = outcome
+
+    @property
+    def exit_status(self) -> int:
+        """The file's check's status (1, or 2 for a usage problem); 2 when there is no layout to search."""
+        return 2 if self.outcome is None else exit_status(self.outcome, ok=False)
 
 
 @dataclass
@@ -77,19 +85,23 @@ def plan(
     overrides: str | Iterable[str] = (),
     gpus_per_node: int | None = None,
     gpu_memory: int | None = None,
+    gpu: Device | None = None,
 ) -> list[Plan]:
     """The passing layouts of one config at each world size in `gpus`, ranked.
 
     With `gpu_memory` (bytes of one GPU), layouts whose estimated memory per rank exceeds it are left
-    out and the rest ranked by headroom first. Raises PlanError when the file's family declares no
-    layout or the file cannot be checked at all; ValueError for a world size below 1. One string is
-    one override.
+    out and the rest ranked by headroom first. `gpu`: the target GPU (`device.target`), for the rules
+    that read it; its memory is the budget when `gpu_memory` is not given. Raises PlanError when the
+    file's family declares no layout or the file cannot be checked at all; ValueError for a world size
+    below 1. One string is one override.
     """
     sizes = world_sizes_of(gpus)
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
         raise ValueError(f"gpus_per_node must be a whole number of at least 1, got {gpus_per_node!r}")
     given = as_overrides(overrides)
-    base = check_file(str(path), Options(family=family, overrides=tuple(given), as_found=True))
+    base = check_file(str(path), Options(family=family, overrides=tuple(given), as_found=True, gpu=gpu))
+    if gpu_memory is None and base.device is not None:
+        gpu_memory = base.device.memory
     space = layout_of(base)
     written = _file_values(base, space, family, bool(given))
     pinned = _pinned(base)
@@ -125,7 +137,8 @@ def layout_of(base: Result) -> LayoutSpace:
     """The layout space of a checked file's family; PlanError when there is none to search."""
     if base.family is None or base.config is None or base.document is None:
         problems = "; ".join(d.message for d in base.diagnostics if d.is_error) or "no family"
-        raise PlanError(f"{base.file}: cannot be planned ({problems})", [d for d in base.diagnostics if d.is_error])
+        errors = [d for d in base.diagnostics if d.is_error]
+        raise PlanError(f"{base.file}: cannot be planned ({problems})", errors, base.outcome)
     if base.family.layout is None:
         raise PlanError(f"family {base.family.id} declares no parallel layout, so there is nothing to plan")
     return base.family.layout

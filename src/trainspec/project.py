@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .codes import INVALID_PROJECT_CONFIG
+from .device import Device, target
 from .diagnostics import Diagnostic, Severity
 from .discovery import is_config_file
 from .document import Document, LineIndex
@@ -33,6 +34,8 @@ from .world_sizes import parse_world_sizes
 
 if TYPE_CHECKING:
     import jsonschema
+
+T = TypeVar("T")
 
 FILENAMES = (".trainspec.toml", "pyproject.toml")
 """Looked for in this order in each folder; the first holding trainspec settings wins."""
@@ -57,6 +60,7 @@ class Settings:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     gpu_memory: int | None = None
+    gpu: Device | None = None
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,11 @@ class Project:
 
     def settings_for(self, file: str | Path) -> Settings:
         """The project's settings for `file`: its entry's, over the project-wide defaults."""
-        entry = self.entry_for(file)
+        return self.settings_of(self.entry_for(file))
+
+    def settings_of(self, entry: Entry | None) -> Settings:
+        """`entry`'s settings over the project-wide defaults (the defaults alone without an entry): for a
+        caller that has found a file's entry already, so its globs are matched once."""
         if entry is None:
             return self.defaults
         mine, base = entry.settings, self.defaults
@@ -127,6 +135,7 @@ class Project:
             select=mine.select if mine.select is not None else base.select,
             ignore=base.ignore + mine.ignore,
             gpu_memory=mine.gpu_memory or base.gpu_memory,
+            gpu=mine.gpu or base.gpu,
         )
 
 
@@ -261,18 +270,21 @@ def _settings(table: Mapping[str, Any]) -> Settings:
         overrides=tuple(table.get("set", ())),
         select=tuple(table["select"]) if "select" in table else None,
         ignore=tuple(table.get("ignore", ())),
-        gpu_memory=_gpu_memory(table.get("gpu-memory")),
+        gpu_memory=_read(table, "gpu-memory", parse_size),
+        gpu=_read(table, "gpu", target),
     )
 
 
-def _gpu_memory(given: Any) -> int | None:
-    """`gpu-memory = "80GiB"` in bytes (the schema admits only sizes it can read)."""
+def _read(table: Mapping[str, Any], key: str, read: Callable[[str], T]) -> T | None:
+    """A setting read as its command-line option reads it (`gpu-memory = "80GiB"` in bytes, `gpu = "h100"`
+    as the device it names); the schema checks the type, the reader whether trainspec can use the value."""
+    given = table.get(key)
     if given is None:
         return None
     try:
-        return parse_size(str(given))
+        return read(str(given))
     except ValueError as exc:
-        raise _Unusable(str(given), f"gpu-memory {given!r}: {exc}") from None
+        raise _Unusable(str(given), f"{key} {given!r}: {exc}") from None
 
 
 @functools.cache

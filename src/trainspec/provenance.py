@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
+from .device import Device
 from .diagnostics import Diagnostic
 from .families import Family
 from .layout import Quantity
 from .paths import Path, format_path
 from .pipeline import as_overrides, world_sizes_of
-from .result import Result
+from .result import Outcome, Result, exit_status
 from .rules import ABSENT
 from .runner import Options, check_file
 
@@ -46,10 +47,15 @@ class Shown:
     quantities: list[Quantity] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     note: str = ""
+    outcome: Outcome = Outcome.CHECKED
 
     @property
     def ok(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.outcome, self.ok)
 
 
 def show(
@@ -58,12 +64,14 @@ def show(
     family: str | Family | None = None,
     overrides: str | Iterable[str] = (),
     world_size: int | None = None,
+    gpu: Device | None = None,
 ) -> Shown:
     """The resolved config of one file with every leaf's origin and the family's derived quantities.
 
     Raises ValueError for a world size below 1; problems of the config are in `diagnostics`. One string
     is one override. A config that states its own world size (SpecForge's trainer topology) is shown at
-    that size, and `note` says when `world_size` disagrees with it.
+    that size, and `note` says when `world_size` disagrees with it. `gpu`: the target GPU, for the rules
+    that read it (`device.target`).
     """
     # as `trainspec check` takes --world-size: for a config that states none (the config's own size wins)
     options = Options(
@@ -72,9 +80,10 @@ def show(
         world_sizes=world_sizes_of(world_size),
         fallback_sizes=True,
         as_found=True,
+        gpu=gpu,
     )
     result = check_file(str(path), options)
-    shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics)
+    shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics, outcome=result.outcome)
     if result.family is None or result.config is None or result.document is None:
         return shown
     shown.leaves = list(leaves(result))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .diagnostics import Diagnostic
 
 if TYPE_CHECKING:
+    from .device import Device
     from .document import Document
     from .families import Family
 
@@ -23,6 +24,8 @@ class Outcome(enum.Enum):
     """The file is missing or cannot be read."""
     SYNTAX = "syntax"
     """The text does not parse (or is not UTF-8)."""
+    OVER_LIMIT = "over a limit"
+    """The file is beyond a limit an untrusted input is held to (its size, a dotted key's parts): not parsed."""
     TOO_LARGE = "too large"
     """The document expands to more values than any config holds (YAML aliases repeating aliases)."""
     NOT_A_MAPPING = "not a mapping"
@@ -34,13 +37,43 @@ class Outcome(enum.Enum):
     WRONG_FORMAT = "wrong format"
     """Its family does not read its format."""
     UNUSABLE_SETTINGS = "unusable settings"
-    """The project configuration that governs it, or its family directive, cannot be used."""
+    """The project configuration that governs it cannot be used."""
+    UNUSABLE_DIRECTIVE = "unusable directive"
+    """Its family directive names a family that does not exist or does not read its format."""
     UNUSABLE_SCHEMA = "unusable schema"
     """Its family's schema is not a usable JSON Schema."""
     CRASHED = "crashed"
     """trainspec failed while checking it (a bug)."""
     SKIPPED = "skipped"
     """Left out on purpose (a directory walk found it, or --skip-unknown): `Result.skipped` says why."""
+
+    @property
+    def usage(self) -> bool:
+        """The file was not checked for a reason outside its config (it is missing, unreadable or too large
+        to read, no family is named or claims it, its project configuration or family schema is unusable):
+        a usage problem, so the command exits with status 2 rather than 1."""
+        return self in _USAGE
+
+
+_USAGE = frozenset(
+    {
+        Outcome.UNREADABLE,
+        Outcome.OVER_LIMIT,
+        Outcome.UNCLAIMED,
+        Outcome.UNKNOWN_FAMILY,
+        Outcome.WRONG_FORMAT,
+        Outcome.UNUSABLE_SETTINGS,
+        Outcome.UNUSABLE_SCHEMA,
+    }
+)
+
+
+def exit_status(outcome: Outcome, ok: bool) -> int:
+    """A command's exit status for one file: 2 for a usage problem, else 1 when the file has errors or was
+    not checked (even when --ignore hid why), else 0. A run's status is the highest of its files'."""
+    if outcome.usage:
+        return 2
+    return 0 if ok and outcome in (Outcome.CHECKED, Outcome.SKIPPED) else 1
 
 
 @dataclass
@@ -53,7 +86,7 @@ class Result:
     file again. `skipped` says why a file a directory walk or glob found was not
     checked (it belongs to no known family); reports list it apart, never as a problem.
     `outcome` says whether the file was checked; when it was not, `reason` is what the
-    diagnostic that stopped it says.
+    diagnostic that stopped it says. `device` is the target GPU the check knew, if any.
     """
 
     file: str
@@ -66,6 +99,7 @@ class Result:
     skipped: str = ""
     outcome: Outcome = Outcome.CHECKED
     reason: str = ""
+    device: Device | None = None
 
     @property
     def ok(self) -> bool:
@@ -91,6 +125,10 @@ class Result:
             outcome=outcome,
             reason=stopped.message,
         )
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.outcome, self.ok)
 
     def skip(self, why: str) -> Result:
         """This file left out of the report, with `why`."""

@@ -3,49 +3,49 @@
 A rule whose inputs failed the schema (or sit inside or above a value that did)
 is skipped, unless those inputs are `optional`; world-size rules run once per
 world size, and a size given for a config that states its own is one mistake,
-reported once. A rule that raises becomes a diagnostic, never a stopped run.
+reported once; rules that read the target device are skipped, with a note,
+without one. A rule that raises becomes a diagnostic, never a stopped run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .codes import WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
+from .codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
 from .diagnostics import Diagnostic, Severity
 from .document import Document
 from .paths import Path, format_path
 from .placement import first_written, place, related_place
-from .rules import ABSENT, Rule, Violation
+from .rules import ABSENT, Context, Rule, Violation
 from .schema import get
 from .wording import show
 
+NOTHING_KNOWN = Context()
+"""A check that knows no world size, no device and no registered names."""
+
 
 def world_size_rules(
-    doc: Document,
-    rules: Sequence[Rule],
-    config: dict[str, Any],
-    broken: list[Path],
-    sizes: Sequence[int],
-    registries: Mapping[str, tuple[str, ...]],
+    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context
 ) -> Iterator[Diagnostic]:
-    """World-size rules at each size: plain at one size; at several, each diagnostic says its size and a
-    size where all pass gets a note. Without a size they are skipped, with a note."""
+    """World-size rules at each of the context's sizes: plain at one size; at several, each diagnostic says
+    its size and a size where all pass gets a note. Without a size they are skipped, with a note."""
     if not rules:
         return
+    sizes = context.world_sizes
     if not sizes:
         skipped = ", ".join(r.id for r in rules)
         message = f"world-size rules not checked ({skipped}): no world size known; pass --world-size N"
         yield Diagnostic(doc.file, None, None, (), WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)
         return
     if len(sizes) == 1:
-        yield from run_rules(doc, rules, config, broken, sizes[0], registries)
+        yield from run_rules(doc, rules, config, broken, context)
         return
     for size in sizes:
         found = [
             replace(d, world_size=size, message=f"at world size {size}: {d.message}")
-            for d in run_rules(doc, rules, config, broken, size, registries)
+            for d in run_rules(doc, rules, config, broken, context.at(size))
         ]
         yield from found or [
             Diagnostic(
@@ -61,25 +61,28 @@ def world_size_rules(
         ]
 
 
+def no_target(doc: Document, rules: Sequence[Rule]) -> list[Diagnostic]:
+    """The note that rules reading the target device were skipped, for want of one (none when no rule was)."""
+    if not rules:
+        return []
+    skipped = ", ".join(r.id for r in rules)
+    message = f"GPU rules not checked ({skipped}): no target GPU known; pass --gpu NAME (e.g. h100) or --gpu sm_90"
+    return [Diagnostic(doc.file, None, None, (), GPU_UNKNOWN.id, Severity.NOTE, message)]
+
+
 def disagreeing_sizes(
-    doc: Document,
-    rules: Sequence[Rule],
-    config: dict[str, Any],
-    broken: list[Path],
-    sizes: Sequence[int],
-    registries: Mapping[str, tuple[str, ...]],
-    own: int,
+    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context, own: int
 ) -> list[Diagnostic]:
-    """Given sizes other than the one the config states for itself: each rule they break, once.
+    """Given sizes (the context's) other than the one the config states for itself: each rule they break, once.
 
     The config's own size is the one its launcher starts, so the rules ran there; a size given
     for the file that differs is one mistake however many such sizes there are.
     """
-    passing = {(d.rule, d.path) for d in run_rules(doc, rules, config, broken, own, registries)}
+    passing = {(d.rule, d.path) for d in run_rules(doc, rules, config, broken, context.at(own))}
     first: dict[tuple[str, Path], Diagnostic] = {}
     also: dict[tuple[str, Path], list[int]] = {}
-    for size in sizes:
-        for d in run_rules(doc, rules, config, broken, size, registries):
+    for size in context.world_sizes:
+        for d in run_rules(doc, rules, config, broken, context.at(size)):
             key = (d.rule, d.path)
             if key in passing:
                 continue
@@ -95,14 +98,9 @@ def disagreeing_sizes(
 
 
 def run_rules(
-    doc: Document,
-    rules: Iterable[Rule],
-    config: dict[str, Any],
-    broken: list[Path],
-    world_size: int | None = None,
-    registries: Mapping[str, tuple[str, ...]] | None = None,
+    doc: Document, rules: Iterable[Rule], config: dict[str, Any], broken: list[Path], context: Context = NOTHING_KNOWN
 ) -> Iterator[Diagnostic]:
-    """Each rule on the values at its paths; `registries` are the extra names a project overlay registers."""
+    """Each rule on the values at its paths, given what the check knows (`context`: at most one world size)."""
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
     touches = _touches_any(broken) if broken else None
     sections = {b[0] if b else None for b in broken}
@@ -121,7 +119,7 @@ def run_rules(
         if stopped:
             values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
         try:
-            violations = rule.run(values, world_size, registries)
+            violations = rule.run(values, context)
         except Exception as exc:  # a rule must not take the whole report down
             yield Diagnostic(
                 doc.file,

@@ -15,7 +15,9 @@ A rule yields messages (placed at the first of its paths the file writes,
 with its other paths as related locations) or `Violation`s that name their
 own place and the paths they involve: the engine never reads the message to
 find them. World-size rules take the world size as a keyword argument
-`world_size` and are skipped, with a note, when none is known. A path
+`world_size` and are skipped, with a note, when none is known; device rules
+take the target GPU (a `device.Device`) as `device`, and are skipped, with a
+note, when no target is given (`--gpu h100`). A path
 declared `optional` does not stop the rule when it failed the schema: the
 rule receives ABSENT for it and checks the rest.
 """
@@ -25,10 +27,11 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from .device import Device
 from .diagnostics import Severity
 from .layout import divisors
 from .paths import Path, parse_path
@@ -52,6 +55,25 @@ class Violation:
 
 
 @dataclass(frozen=True)
+class Context:
+    """What a check knows besides the config, for the rules that ask: the world sizes it runs at, the
+    target device, the extra names a project overlay registers (`registries`)."""
+
+    world_sizes: tuple[int, ...] = ()
+    device: Device | None = None
+    registries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def world_size(self) -> int | None:
+        """The one world size a rule runs at; None with none, or several (each is run on its own)."""
+        return self.world_sizes[0] if len(self.world_sizes) == 1 else None
+
+    def at(self, world_size: int | None) -> Context:
+        """This context at one world size (or none)."""
+        return replace(self, world_sizes=() if world_size is None else (world_size,))
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     severity: Severity
@@ -59,6 +81,7 @@ class Rule:
     check: Callable[..., Iterable[str | Violation]]
     needs_world_size: bool = False
     needs_registries: bool = False
+    needs_device: bool = False
     raw: bool = False
     at_launch: bool = False
     summary: str = ""
@@ -72,17 +95,16 @@ class Rule:
         schema in another section cannot stop it."""
         return frozenset(p[0] if p else None for p in self.parsed_paths)
 
-    def run(
-        self, values: list[Any], world_size: int | None, registries: Mapping[str, tuple[str, ...]] | None = None
-    ) -> list[Violation]:
-        """The rule's findings on `values` (in the order of its paths)."""
-        if self.needs_world_size or self.needs_registries:
-            kwargs: dict[str, Any] = {"world_size": world_size} if self.needs_world_size else {}
-            if self.needs_registries:
-                kwargs["registries"] = registries or {}
-            found = self.check(*values, **kwargs)
-        else:
-            found = self.check(*values)
+    def run(self, values: list[Any], context: Context) -> list[Violation]:
+        """The rule's findings on `values` (in the order of its paths), given what the check knows."""
+        kwargs: dict[str, Any] = {}
+        if self.needs_world_size:
+            kwargs["world_size"] = context.world_size
+        if self.needs_registries:
+            kwargs["registries"] = context.registries
+        if self.needs_device:
+            kwargs["device"] = context.device
+        found = self.check(*values, **kwargs)
         return [f if isinstance(f, Violation) else Violation(f) for f in found]
 
 
@@ -96,7 +118,8 @@ def rule(
 ) -> Callable[[Callable[..., Iterable[str | Violation]]], Rule]:
     """Declare a rule. `raw=True` passes the values as written (ABSENT when not written);
     `at_launch=True` marks a rule the family's own trainer applies at launch, to the final config
-    (after overrides), rather than when it loads the file; `optional` names paths (among `paths`)
+    (after overrides), rather than when it loads the file (a rule that reads the world size or the
+    device is: they are known only there); `optional` names paths (among `paths`)
     the rule still runs without, when their values failed the schema (it receives ABSENT)."""
     if not set(optional) <= set(paths):
         raise ValueError(f"rule {rule_id}: optional paths must be among its paths")
@@ -113,8 +136,9 @@ def rule(
             check=fn,
             needs_world_size="world_size" in params,
             needs_registries="registries" in params,
+            needs_device="device" in params,
             raw=raw,
-            at_launch=at_launch or "world_size" in params,
+            at_launch=at_launch or "world_size" in params or "device" in params,
             summary=doc.splitlines()[0],
             doc=doc,
             parsed_paths=tuple(parse_path(p) for p in paths),

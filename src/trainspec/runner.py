@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from . import suppressions
 from .catalogue import engine_rules, family_rules, names_a_rule
 from .codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
+from .device import Device, target
 from .diagnostics import Diagnostic, Severity
 from .examples import Example
 from .families import Family, UnknownFamily, all_families, get_family
@@ -63,7 +64,10 @@ class Options:
     ignore: tuple[str, ...] = ()
     warnings_as_errors: bool = False
     gpu_memory: int | None = None
-    """Bytes of one GPU: the family's memory estimate above it is an error (`gpu_memory.py`)."""
+    """Bytes of one GPU: the family's memory estimate above it is an error (`gpu_memory.py`); when None,
+    the memory of the target GPU, if the catalogue knows it."""
+    gpu: Device | None = None
+    """The target GPU (`--gpu`), for the rules that read it and the family's device checks."""
     skip_unknown: bool = False
     expanded: frozenset[str] = frozenset()
     """Files found by expanding a directory or glob: those of no known family are skipped."""
@@ -85,9 +89,10 @@ class Options:
     def for_file(self, file: str) -> Options:
         """These options with the project configuration of `file` merged in (see `docs/project.md`).
 
-        World sizes: the file's glob, else the command line, else the project default (a file
-        directive, read later, outranks all three). Family: the command line, else the glob, else
-        the project default. Overrides: the project's, then the glob's, then the command line's.
+        World sizes and the target GPU: the file's glob, else the command line, else the project
+        default (a file directive, read later, outranks all three). Family: the command line, else
+        the glob, else the project default. Overrides: the project's, then the glob's, then the
+        command line's.
         `--select` replaces the project's; every `ignore` adds up.
         """
         project = find_project(file) if self.use_project else None
@@ -95,7 +100,7 @@ class Options:
             return self
         overlays = usable(project)
         entry = project.entry_for(file)
-        mine = project.settings_for(file)
+        mine = project.settings_of(entry)
         family = self.family
         if family is None and mine.overlay is not None:
             family = overlays[mine.overlay]
@@ -119,6 +124,7 @@ class Options:
             ignore=(*mine.ignore, *self.ignore),
             warnings_as_errors=self.warnings_as_errors or project.warnings_as_errors,
             gpu_memory=self.gpu_memory or mine.gpu_memory,
+            gpu=(entry.settings.gpu if entry else None) or self.gpu or mine.gpu,
         )
 
 
@@ -182,6 +188,7 @@ def check_file(file: str, options: Options) -> Result:
         text=options.texts.get(file),
         fallback_sizes=options.fallback_sizes,
         family_from=options.family_from,
+        device=options.gpu,
     )
     if result.outcome is Outcome.WRONG_FORMAT and file in options.expanded:
         return result.skip(result.reason)
@@ -206,12 +213,16 @@ def as_reported(result: Result, options: Options) -> Result:
     every check of a file (a sweep's variants included)."""
     if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
         result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
-    if options.gpu_memory is not None:
+    budget, gpu = options.gpu_memory, None
+    if budget is None and result.device is not None:  # the target GPU's own memory, when the catalogue knows it
+        budget, gpu = result.device.memory, result.device.name
+    if budget is not None:
         sizes = (result.world_size,) if result.world_size is not None else options.world_sizes
-        result = replace(result, diagnostics=[*result.diagnostics, *exceeded(result, options.gpu_memory, sizes)])
+        result = replace(result, diagnostics=[*result.diagnostics, *exceeded(result, budget, sizes, gpu)])
     found = result.diagnostics
     if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
-        known, checked = _suppression_checks(result.family, result.world_size is not None or bool(options.world_sizes))
+        sized = result.world_size is not None or bool(options.world_sizes)
+        known, checked = _suppression_checks(result.family, sized, result.device is not None)
         found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
     kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
@@ -243,7 +254,8 @@ def _project_problems(file: str, exc: Exception) -> list[Diagnostic]:
 
 
 def reported_anyway(rule_id: str) -> bool:
-    """The file could not be checked at all: reported whatever --select/--ignore say, so CI never passes it."""
+    """The file could not be checked (at all, or as written): reported whatever --select/--ignore say,
+    so CI never passes it."""
     return has_flag(rule_id, Flag.FILE_NOT_CHECKED)
 
 
@@ -256,14 +268,17 @@ def selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool
 
 @lru_cache(maxsize=64)
 def _suppression_checks(
-    family: Family | None, world_size_known: bool
+    family: Family | None, world_size_known: bool, device_known: bool
 ) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
-    """(is the id a rule id, could such a rule have fired): world-size rules need a world size.
-    The same for every file of a family: built once."""
+    """(is the id a rule id, could such a rule have fired): world-size rules need a world size, device
+    rules a target device. The same for every file of a family: built once."""
     infos = [*(family_rules(family) if family is not None else ()), *engine_rules()]
     ids = [r.id for r in infos]
     notes = {r.id for r in infos if r.severity is Severity.NOTE}  # never suppressed: notes fail nothing
-    skipped = set() if world_size_known or family is None else {r.id for r in family.rules if r.needs_world_size}
+    rules = () if family is None else family.rules
+    skipped = {
+        r.id for r in rules if (r.needs_world_size and not world_size_known) or (r.needs_device and not device_known)
+    }
 
     def known(pattern: str) -> bool:
         return any(suppressions.matches(i, pattern) for i in ids)
@@ -396,7 +411,11 @@ def run_example(example: Example, fixed: bool, family: str | None = None) -> lis
                 f.write(text)
         budget = parse_size(run.gpu_memory) if run.gpu_memory else None
         options = Options(
-            family=run.family or family, overrides=run.overrides, world_sizes=run.world_sizes, gpu_memory=budget
+            family=run.family or family,
+            overrides=run.overrides,
+            world_sizes=run.world_sizes,
+            gpu_memory=budget,
+            gpu=target(run.gpu) if run.gpu else None,
         )
         found = [d for result in check_files([path], options) for d in result.diagnostics]
     return sorted((replace(d, file=name) if d.file == path else d for d in found), key=Diagnostic.sort_key)

@@ -355,3 +355,10 @@ def get(data: Any, path: Path) -> Any:
         else:
             return None
     return data
+
+
+def replace_value(data: Any, path: Path, value: Any) -> None:
+    """Put `value` at `path`, where a value is written already (another reading of it replaces it)."""
+    for part in path[:-1]:
+        data = data[part]
+    data[path[-1]] = value

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 
 from .checker import check_document
+from .device import Device
 from .diagnostics import Diagnostic, Severity
 from .directives import directives_of
 from .document import Document
@@ -115,6 +116,7 @@ def sweep(
     ignore: Sequence[str] = (),
     warnings_as_errors: bool = False,
     fallback_sizes: bool = False,
+    gpu: Device | None = None,
 ) -> Sweep:
     """Check every combination of the axes' values on top of `overrides`, the file read once.
 
@@ -143,6 +145,7 @@ def sweep(
         warnings_as_errors=warnings_as_errors,
         layout_hints=False,  # a sweep leaves layouts to `plan`
         fallback_sizes=fallback_sizes,
+        gpu=gpu,
     )
     base = check_file(str(path), options)
     found = Sweep(str(path), parsed, base.for_report())
@@ -153,7 +156,8 @@ def sweep(
         options = replace(options, world_sizes=own, fallback_sizes=False)
         _within_budget(count, own)
     found.world_sizes = options.world_sizes
-    checker = _VariantChecker(base.document, base.family, fixed, options.world_sizes, options.fallback_sizes)
+    sizes, fallback = options.world_sizes, options.fallback_sizes
+    checker = _VariantChecker(base.document, base.family, fixed, sizes, fallback, base.device)  # a directive's GPU too
     for values in itertools.product(*(a.values for a in parsed)):
         assignments = tuple((a.path, v) for a, v in zip(parsed, values, strict=True))
         result = as_reported(checker.check(assignments), options).for_report()
@@ -172,9 +176,15 @@ class _VariantChecker:
     """The per-override part of `pipeline.check_path`, from one parsed document and one check of the file alone."""
 
     def __init__(
-        self, checked: Document, family: Family, fixed: list[Override], sizes: tuple[int, ...], fallback: bool
+        self,
+        checked: Document,
+        family: Family,
+        fixed: list[Override],
+        sizes: tuple[int, ...],
+        fallback: bool,
+        device: Device | None,
     ) -> None:
-        self.family, self.fixed, self.sizes, self.fallback = family, fixed, sizes, fallback
+        self.family, self.fixed, self.sizes, self.fallback, self.device = family, fixed, sizes, fallback, device
         self.pristine = parse(checked.file, checked.text)
         self.pristine.problems = list(checked.problems)  # what reading it found, and the loader-format verdict
         self.pristine.positions  # noqa: B018 (a cached property: computed once, copied by each snapshot)
@@ -185,7 +195,8 @@ class _VariantChecker:
     def check(self, assignments: tuple[tuple[str, str], ...]) -> Result:
         first = max((o.index for o in self.fixed), default=0) + 1  # numbered after the command line's own
         overrides = [*self.fixed, *(Override(n, f"{p}={v}") for n, (p, v) in enumerate(assignments, first))]
-        return check_overridden(self.pristine.snapshot(), self.family, overrides, self.sizes, self.fallback, self.alone)
+        doc = self.pristine.snapshot()
+        return check_overridden(doc, self.family, overrides, self.sizes, self.fallback, self.alone, device=self.device)
 
 
 def reported(variant: Variant) -> Iterator[Diagnostic]:

@@ -12,11 +12,11 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import Flag, has_flag
 from ..reporters import NAMES as REPORT_FORMATS
 from ..world_sizes import parse_world_size, parse_world_sizes
 
 if TYPE_CHECKING:
+    from ..device import Device
     from ..overrides import Override
     from ..progress import Progress
     from ..result import Result
@@ -50,6 +50,26 @@ def gpu_memory_arg(text: str) -> int:
 def add_gpu_memory(p: argparse.ArgumentParser, does: str) -> None:
     p.add_argument(
         "--gpu-memory", type=gpu_memory_arg, metavar="SIZE", help=f"memory of one GPU (80GiB, 141GB): {does}"
+    )
+
+
+def gpu_arg(text: str) -> Device:
+    """A GPU name (`h100`) or a compute capability (`sm_90`, `9.0`), as `device.target` reads it."""
+    from ..device import target
+
+    try:
+        return target(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_gpu(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--gpu",
+        type=gpu_arg,
+        metavar="NAME",
+        help="the GPU the job runs on (h100, a100-40gb, mi300x, ... or a compute capability: sm_90, 9.0): "
+        "rules that depend on it are checked, and its memory is the --gpu-memory budget when that is not given",
     )
 
 
@@ -98,6 +118,7 @@ def register(sub: Any) -> None:
         help="override a value before checking (repeatable); VALUE is read as YAML 1.2",
     )
     add_gpu_memory(p, "an error when the family's estimate of one rank's memory exceeds it")
+    add_gpu(p)
     p.add_argument("--format", choices=REPORT_FORMATS, default="text")
     p.add_argument(
         "--color",
@@ -220,6 +241,7 @@ def collect(
         ignore=ignore,
         warnings_as_errors=args.warnings_as_errors,
         gpu_memory=args.gpu_memory,
+        gpu=args.gpu,
         skip_unknown=args.skip_unknown,
         expanded=inputs.expanded,
         texts=inputs.texts,
@@ -249,14 +271,15 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         print(f"trainspec: {found}", file=sys.stderr)
         return 2
     results, progress = found
-    seen: set[str] = set()
+    status = 0
 
     def watched() -> Iterator[Result]:
+        nonlocal status
         for result in results:
-            seen.update("usage" if has_flag(d.rule, Flag.USAGE) else "error" for d in result.diagnostics if d.is_error)
+            status = max(status, result.exit_status)
             if progress is not None and result.diagnostics:
                 progress.clear()  # the line is written again on the next file
             yield result
 
     get_reporter(args.format, color=args.color)(watched(), sys.stdout)
-    return 2 if "usage" in seen else 1 if "error" in seen else 0
+    return status

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ..codes import Flag, has_flag
 from ..diagnostics import Diagnostic
 from ..escaping import json_text, terminal
 
@@ -52,6 +51,7 @@ def run_sweep(
             warnings_as_errors=args.warnings_as_errors,
             use_project=not args.isolated,
             fallback_sizes=True,
+            gpu=args.gpu,
         ).for_file(file)
         found = sweep(
             file,
@@ -63,6 +63,7 @@ def run_sweep(
             ignore=options.ignore,
             warnings_as_errors=options.warnings_as_errors,
             fallback_sizes=options.fallback_sizes,
+            gpu=options.gpu,
         )
     except (SweepError, OverlayError, UnknownFamily, ProjectError) as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
@@ -71,7 +72,7 @@ def run_sweep(
         from ..reporters import get_reporter
 
         get_reporter(args.format, color=args.color)([found.base], sys.stdout)
-        return 2 if any(has_flag(d.rule, Flag.USAGE) for d in found.base.diagnostics) else 1
+        return found.base.exit_status
     (report_json if args.format == "json" else report_text)(found, sys.stdout)
     return 1 if found.failing else 0
 

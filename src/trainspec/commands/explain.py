@@ -34,6 +34,8 @@ def render(info: RuleInfo) -> str:
     lines = [f"{info.id} ({info.severity.value}, {where})"]
     if info.paths:
         lines.append("paths: " + ", ".join(info.paths))
+    if info.category is not None:
+        lines.append(f"category: {info.category.value}")
     lines += ["", info.doc.strip(), ""]
     example = info.example
     if example is None:

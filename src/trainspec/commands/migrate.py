@@ -19,7 +19,7 @@ from ..escaping import terminal
 from ..families import UnknownFamily
 from ..migrate import MigrateError, Migration, migrate, unified_diff
 from ..readers import ReadError
-from ..result import Outcome
+from ..result import exit_status
 from ..safe_write import WriteRefused, write_text
 
 
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         result = migrate(file, args.family)
     except ReadError as exc:
         print(exc.diagnostic.one_line(), file=sys.stderr)
-        return 2 if exc.outcome is Outcome.UNREADABLE else 1
+        return exit_status(exc.outcome, ok=False)
     except (MigrateError, UnknownFamily) as exc:
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2

@@ -17,8 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import Flag, has_flag
-from .check import add_gpu_memory, world_size_arg, world_sizes_arg
+from .check import add_gpu, add_gpu_memory, world_size_arg, world_sizes_arg
 
 if TYPE_CHECKING:
     from ..planner import Plan
@@ -41,6 +40,7 @@ def register(sub: Any) -> None:
         "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", help="override a value first"
     )
     add_gpu_memory(p, "leave out the layouts whose estimated memory per rank exceeds it, rank the rest by headroom")
+    add_gpu(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument(
         "--apply", type=world_size_arg, metavar="N", help="write the N-th layout listed into the file (one --gpus)"
@@ -61,13 +61,13 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             overrides=args.overrides,
             gpus_per_node=args.gpus_per_node,
             gpu_memory=args.gpu_memory,
+            gpu=args.gpu,
         )
     except PlanError as exc:
         for d in exc.diagnostics:  # a config that cannot be checked: its errors as `check` reports them
             print(d.one_line(), file=sys.stderr)
         print(f"trainspec: {exc}", file=sys.stderr)
-        usage = not exc.diagnostics or any(has_flag(d.rule, Flag.USAGE) for d in exc.diagnostics)
-        return 2 if usage else 1
+        return exc.exit_status
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
     if args.format == "json":

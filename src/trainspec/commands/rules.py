@@ -1,6 +1,7 @@
 """`trainspec rules [FAMILY]`: every rule id a check can report, one line each.
 
-Each line: id, severity, summary, and the config paths the rule reads.
+Each line: id, severity, summary, and the config paths the rule reads. The engine's ids
+come last, grouped by the stage of a check that reports them (`codes.Category`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
                 "paths": list(i.paths),
                 "summary": i.summary,
                 "source": i.source,
+                "category": i.category.tag if i.category else None,
                 "follows": families[i.family].follows if i.family in families else None,
             }
             for i in infos
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         sys.stdout.write("\n")
         return 0
     width = max(len(i.id) for i in infos)
-    family = None
+    family = category = None
     for i in infos:
         if i.family != family:
             family = i.family
@@ -62,6 +64,9 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
                 else families[family].id + (f" (follows {follows})" if follows else "")
             )
             sys.stdout.write(("\n" if i is not infos[0] else "") + f"{title}\n")
+        if i.category is not None and i.category != category:
+            category = i.category
+            sys.stdout.write(f"  {category.value}:\n")
         paths = f"  [{', '.join(i.paths)}]" if i.paths else ""
         sys.stdout.write(f"  {i.id:<{width}}  {i.severity.value:<7}  {i.summary}{paths}\n")
     return 0

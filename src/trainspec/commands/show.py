@@ -12,9 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..codes import Flag, has_flag
 from ..escaping import json_text, terminal
-from .check import world_size_arg
+from .check import add_gpu, world_size_arg
 
 if TYPE_CHECKING:
     from ..layout import Quantity
@@ -31,6 +30,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("file", metavar="CONFIG")
     p.add_argument("--world-size", type=world_size_arg, metavar="N", help="number of ranks the job runs on")
+    add_gpu(p)
     p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from the file)")
     p.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", help="override a value first"
@@ -42,15 +42,13 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     from ..provenance import show
 
-    shown = show(args.file, family=args.family, overrides=args.overrides, world_size=args.world_size)
+    shown = show(args.file, family=args.family, overrides=args.overrides, world_size=args.world_size, gpu=args.gpu)
     if args.format == "json":
         # a TOML date is shown as written; a non-finite number as "NaN" or "Infinity" (strict JSON)
         sys.stdout.write(json_text(as_json(shown), indent=2, default=str) + "\n")
     else:
         sys.stdout.write(as_text(shown))
-    if any(has_flag(d.rule, Flag.USAGE) for d in shown.diagnostics):
-        return 2
-    return 0 if shown.ok else 1
+    return shown.exit_status
 
 
 def as_json(shown: Shown) -> dict[str, Any]:

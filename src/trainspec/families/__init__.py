@@ -36,7 +36,7 @@ Migration = Callable[[Document], list[Diagnostic]]
 
 @dataclass(frozen=True)
 class Notice:
-    """An id that a family's hooks (migrations, normalizers) report, documented like a rule."""
+    """An id that a family's hooks (migrations, normalizers, device checks) report, documented like a rule."""
 
     severity: Severity
     paths: tuple[str, ...]
@@ -117,7 +117,7 @@ class Family:
     - `device_checks`: what a config needs of the device a rank computes on
       (the resolved config, a `device.Device`) -> errors at config paths, with
       no file; `trainspec.distributed` runs it on the machine that runs the job
-      (bfloat16 or FP8 support, for example).
+      (bfloat16 or FP8 support, for example). Its ids are among `notices`.
     - `examples`: for each rule id (the family's rules and its schema's
       `x-trainspec-rule` ids), a config that breaks it and the fixed config;
       `trainspec explain` and the reference docs show them, and a test runs them.

@@ -21,10 +21,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
@@ -32,11 +31,10 @@ from typing import Any, BinaryIO, Protocol
 import cattrs
 from lsprotocol import types as lsp
 
+from ..limits import LSP_MESSAGE_BYTES
+
 log = logging.getLogger("trainspec.lsp")
 
-LIMIT_VARIABLE = "TRAINSPEC_LSP_MAX_MESSAGE_BYTES"
-DEFAULT_LIMIT = 64 * 2**20
-"""Bytes in one message's body: far above any config (a message carries at most one buffer's text)."""
 MAX_HEADER_LINE = 1024
 MAX_HEADER_LINES = 16
 CHUNK = 2**20
@@ -68,16 +66,6 @@ class TooLarge:
     """A message whose body is over the limit (skipped, not read)."""
 
     size: int
-
-
-def message_limit(environ: Mapping[str, str] = os.environ) -> int:
-    """The largest body accepted, from LIMIT_VARIABLE (bytes) or DEFAULT_LIMIT."""
-    raw = environ.get(LIMIT_VARIABLE, "").strip()
-    if not raw:
-        return DEFAULT_LIMIT
-    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
-        raise SystemExit(f"trainspec lsp: {LIMIT_VARIABLE}={raw!r} is not a positive number of bytes")
-    return int(raw)
 
 
 class StreamReader:
@@ -178,7 +166,7 @@ async def serve(protocol: Endpoint, reader: StreamReader, stop: threading.Event,
 def too_large(size: int, limit: int) -> str:
     return (
         f"a message of {size:,} bytes is over the limit of {limit:,} bytes and was skipped "
-        f"(set {LIMIT_VARIABLE} in the server's environment to raise it)"
+        f"(set {LSP_MESSAGE_BYTES.variable} in the server's environment to raise it)"
     )
 
 

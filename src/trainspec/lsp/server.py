@@ -26,13 +26,14 @@ from pygls.workspace import TextDocument
 from .. import __version__
 from ..families import Family, all_families
 from ..formats import BY_EXTENSION, FORMATS
+from ..limits import LSP_MESSAGE_BYTES
 from ..project import FILENAMES as PROJECT_FILES
 from ..project import forget_projects
 from .actions import code_actions
 from .analysis import Analysis, Settings
 from .completion import complete
 from .convert import to_lsp
-from .framing import FramingError, StreamReader, message_limit
+from .framing import FramingError, StreamReader
 from .framing import serve as serve_frames
 from .hover import hover
 from .inlay import inlay_hints
@@ -67,7 +68,7 @@ class TrainspecServer(LanguageServer):
 
         Ends with SystemExit(1) when the client's stream cannot be read as messages.
         """
-        limit = message_limit()
+        limit = LSP_MESSAGE_BYTES.value
         self._stop_event = stop = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         reader = StreamReader(stdin or sys.stdin.buffer, self.thread_pool)

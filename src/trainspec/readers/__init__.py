@@ -102,7 +102,7 @@ def _unreadable(path: str, rule: str, message: str) -> ReadError:
 
 def _too_large(path: str) -> ReadError:
     return ReadError(
-        file_error(path, FILE_NOT_READABLE.id, FILE_BYTES.exceeded("is too large to check")), Outcome.TOO_LARGE
+        file_error(path, FILE_NOT_READABLE.id, FILE_BYTES.exceeded("is too large to check")), Outcome.OVER_LIMIT
     )
 
 

@@ -112,7 +112,7 @@ def _within_key_parts(file: str, text: str) -> None:
             line = text.count("\n", 0, m.start()) + 1
             message = KEY_PARTS.exceeded(f"a dotted key of {parts:,} parts")
             column = m.start() - text.rfind("\n", 0, m.start())
-            raise ReadError(file_error(file, FILE_NOT_READABLE.id, message, line, column), Outcome.TOO_LARGE)
+            raise ReadError(file_error(file, FILE_NOT_READABLE.id, message, line, column), Outcome.OVER_LIMIT)
 
 
 def parse(file: str, text: str) -> Document:

@@ -1,10 +1,12 @@
-"""One JSON document: every diagnostic as an object, plus a summary."""
+"""One JSON document: every diagnostic as an object (with the change its message suggests, as data), plus
+a summary."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TextIO
 
+from ..diagnostics import suggestion_data
 from ..escaping import json_text
 from ..result import Result
 from . import checked, counts, sorted_diagnostics
@@ -14,7 +16,9 @@ def report(results: Iterable[Result], out: TextIO) -> None:
     results = list(results)
     doc = {
         "version": 1,
-        "diagnostics": [d.to_dict() for d in sorted_diagnostics(checked(results))],
+        "diagnostics": [
+            {**d.to_dict(), "suggestion": suggestion_data(d.suggestion)} for d in sorted_diagnostics(checked(results))
+        ],
         "skipped": [{"file": r.file, "reason": r.skipped} for r in results if r.skipped],
         "summary": counts(results),
     }

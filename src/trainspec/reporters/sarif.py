@@ -7,6 +7,11 @@ through the `SRCROOT` base) and region (its start and, where known, its end).
 Files without a line are reported on line 1, since code scanning needs a
 region to show an alert.
 
+The change a message suggests is in the result's `properties.suggestion` (as the JSON
+report writes it); a key renamed in place is also a SARIF `fixes` entry, a replacement of
+the key as written on its line. Other suggestions stay properties: a value or a moved key
+written in the file's own syntax needs the document, which a report no longer holds.
+
 `helpUri` must be an absolute URL, so it is given only where one is known:
 a family's `docs_url` (its reference page), else the package's
 `Documentation` project URL (the folder holding docs/reference/*.md).
@@ -14,6 +19,7 @@ a family's `docs_url` (its reference page), else the package's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import metadata
@@ -23,7 +29,7 @@ from urllib.parse import quote, urljoin
 
 from .. import __version__
 from ..catalogue import RuleInfo, lookup
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Move, Severity, suggestion_data
 from ..escaping import json_text
 from ..families import Family
 from ..result import Result
@@ -45,7 +51,7 @@ def build(results: Sequence[Result]) -> dict[str, Any]:
         for d in sorted(r.diagnostics, key=Diagnostic.sort_key):
             if d.rule not in rules:
                 rules[d.rule] = descriptor(d, lookup(d.rule, r.family), r.family)
-            found.append(result(d, list(rules).index(d.rule)))
+            found.append(result(d, list(rules).index(d.rule), r.lines.get(d.line or 0)))
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -85,7 +91,7 @@ def descriptor(d: Diagnostic, info: RuleInfo | None, family: Family | None) -> d
         "fullDescription": {"text": info.doc[:1024]},
         "help": {"text": info.doc, "markdown": help_markdown(info)},
         "defaultConfiguration": {"level": LEVELS[info.severity]},
-        "properties": {"tags": ["trainspec", info.family]},
+        "properties": {"tags": ["trainspec", info.family, *([info.category.tag] if info.category else [])]},
     }
     page = docs_page(info.family, family)
     if page:
@@ -142,7 +148,8 @@ def _location(
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
-def result(d: Diagnostic, index: int) -> dict[str, Any]:
+def result(d: Diagnostic, index: int, line: str | None = None) -> dict[str, Any]:
+    """The SARIF result of `d`; `line` is the source line it starts on, when the report holds it."""
     message = f"{d.origin}: {d.message}" if d.origin else d.message
     out: dict[str, Any] = {
         "ruleId": d.rule,
@@ -162,4 +169,40 @@ def result(d: Diagnostic, index: int) -> dict[str, Any]:
     ]
     if related:
         out["relatedLocations"] = related
+    suggestion = suggestion_data(d.suggestion)
+    if suggestion is not None:
+        fix = _rename(d, line)
+        if fix is not None:
+            out["fixes"] = [fix]
+        out["properties"] = {"suggestion": suggestion}
     return out
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _rename(d: Diagnostic, line: str | None) -> dict[str, Any] | None:
+    """The fix of a key that the diagnostic suggests renaming in place: its text on `line` (the key as
+    written, quoted or not: checked, so a diagnostic placed elsewhere gets none) replaced by the new name."""
+    move = d.suggestion
+    if not isinstance(move, Move) or not d.path or move.to[:-1] != d.path[:-1] or line is None:
+        return None
+    old, new = d.path[-1], move.to[-1]
+    if d.column is None or d.end_line != d.line or d.end_column is None or not isinstance(new, str):
+        return None
+    written = line[d.column - 1 : d.end_column - 1]
+    quote = written[:1] if written[:1] in "\"'" and written[-1:] == written[:1] else ""
+    if written != f"{quote}{old}{quote}" or not _PLAIN_KEY.fullmatch(new):
+        return None
+    location = _location(d.file, d.line, d.column, d.end_line, d.end_column)["physicalLocation"]
+    return {
+        "description": {"text": f"Rename `{old}` to `{new}`"},
+        "artifactChanges": [
+            {
+                "artifactLocation": location["artifactLocation"],
+                "replacements": [
+                    {"deletedRegion": location["region"], "insertedContent": {"text": quote + new + quote}}
+                ],
+            }
+        ],
+    }

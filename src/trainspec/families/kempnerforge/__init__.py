@@ -17,7 +17,7 @@ from .examples import EXAMPLES
 from .examples_build import EXAMPLES as BUILD_EXAMPLES
 from .layout import LAYOUT
 from .memory import estimate as memory_estimate
-from .precision import device_checks
+from .precision import NOTICES, device_checks
 from .quantities import derive
 from .rules import RULES
 from .rules_build import RULES as BUILD_RULES
@@ -96,6 +96,7 @@ FAMILY = Family(
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=(*RULES, *BUILD_RULES),
     examples={**EXAMPLES, **BUILD_EXAMPLES},
+    notices=NOTICES,
     schema_rule_docs=SCHEMA_RULE_DOCS,
     file_globs=("**/configs/train/*.toml", "**/configs/model/*.toml"),
     checks_file_before_overrides=True,

@@ -2,7 +2,8 @@
 
 `master_dtype` is for trainers (it imports torch); `device_checks` is the
 family's `Family.device_checks` hook, which `trainspec.distributed` runs on
-the machine that runs the job.
+the machine that runs the job, and `trainspec check --gpu` ahead of it. The ids it reports
+are the family's notices (`NOTICES`), documented like its rules.
 """
 
 from __future__ import annotations
@@ -10,15 +11,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...codes import DEVICE_BF16_UNSUPPORTED, DEVICE_FP8_UNSUPPORTED
 from ...device import Device
 from ...diagnostics import Diagnostic, Severity
+from .. import Notice
 
 if TYPE_CHECKING:
     import torch
 
 MASTER_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
 """train.mixed_precision -> master-weight dtype (FP8 is a compute mode; its master weights are bf16)."""
+
+BF16_UNSUPPORTED = "device-bf16-unsupported"
+FP8_UNSUPPORTED = "device-fp8-unsupported"
+
+NOTICES = {
+    BF16_UNSUPPORTED: Notice(
+        Severity.ERROR,
+        ("train.mixed_precision",),
+        """The config trains in bf16 (or fp8, whose master weights are bf16) on an
+NVIDIA GPU without native bfloat16 (compute capability below 8.0).
+
+Reported by `trainspec.distributed.device_diagnostics` on the machine that
+runs the job; torch would only emulate bfloat16 there, slowly. Use fp16/fp32
+or a newer GPU.""",
+    ),
+    FP8_UNSUPPORTED: Notice(
+        Severity.ERROR,
+        ("train.mixed_precision",),
+        """The config asks for fp8 on a device without FP8 matrix multiplies
+(NVIDIA compute capability 8.9 or newer has them).
+
+Reported by `trainspec.distributed.device_diagnostics` on the machine that
+runs the job.""",
+    ),
+}
+"""What `device_checks` reports: ids of this family, not of the engine (no other family checks the device)."""
 
 
 def master_dtype(mixed_precision: str) -> torch.dtype:
@@ -46,16 +73,20 @@ def device_checks(config: Mapping[str, Any], device: Device) -> list[Diagnostic]
     bf16_weights = MASTER_DTYPES.get(precision) == "bfloat16" if isinstance(precision, str) else False
     if capability is not None and not device.rocm and bf16_weights and capability < (8, 0):
         error(
-            DEVICE_BF16_UNSUPPORTED.id,
+            BF16_UNSUPPORTED,
             f'train.mixed_precision = "{precision}" keeps bfloat16 weights, but {device.name} '
             f"(compute capability {capability[0]}.{capability[1]}) has no native bfloat16 (8.0 or newer has); "
             'use "fp16" or "fp32" on this GPU',
         )
     if precision == "fp8" and not device.rocm and (capability is None or capability < (8, 9)):
-        have = f"compute capability {capability[0]}.{capability[1]}" if capability else f"a {device.type} device"
+        have = (
+            f"{device.name} (compute capability {capability[0]}.{capability[1]})"
+            if capability
+            else f"a {device.type} device"
+        )
         error(
-            DEVICE_FP8_UNSUPPORTED.id,
+            FP8_UNSUPPORTED,
             f'train.mixed_precision = "fp8" needs FP8 matmuls (a CUDA GPU of compute capability 8.9 or newer), '
-            f'but this process runs on {have}; use "bf16"',
+            f'but the job runs on {have}; use "bf16"',
         )
     return out
