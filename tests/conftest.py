@@ -16,6 +16,8 @@ os.environ["TRAINSPEC_IGNORE_INSTALLED"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
+AXOLOTL_EXAMPLES = Path(__file__).resolve().parent / "data" / "axolotl" / "examples-0.18.0"
+"""Axolotl's example configs: real, but not all of them pass its loader (tests/data/README.md)."""
 
 
 def corpus_world_size(path: Path) -> int:

@@ -48,6 +48,7 @@ def test_drift_check_fails_on_stale_missing_and_extra_pages(tmp_path, capsys):
     assert "engine.md is stale" in err and "old-family.md belongs to no built-in family" in err
     assert tool.main(["--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
+        "axolotl.md",
         "engine.md",
         "kempnerforge.md",
         "kempnerforge@089fbbd.md",

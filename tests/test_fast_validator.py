@@ -16,7 +16,6 @@ import datetime
 import math
 import tomllib
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,12 +30,14 @@ from trainspec.schema import Schema
 from trainspec.schema_walk import Where, build_validator
 from trainspec.validation import findings
 
-CORPUS = Path(__file__).parent / "corpus"
+from .conftest import AXOLOTL_EXAMPLES, CORPUS
+
 FAMILIES = sorted(every_version().values(), key=lambda f: f.id)
 DOCS = {
-    path.relative_to(CORPUS).as_posix(): parse(str(path), path.read_text()).data
-    for path in sorted(CORPUS.rglob("*"))
-    if path.suffix in (".toml", ".yaml", ".json")
+    path.relative_to(folder.parent).as_posix(): parse(str(path), path.read_text()).data
+    for folder in (CORPUS, AXOLOTL_EXAMPLES)
+    for path in sorted(folder.rglob("*"))
+    if path.suffix in (".toml", ".yaml", ".yml", ".json")
 }
 
 

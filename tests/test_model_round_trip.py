@@ -16,10 +16,13 @@ import trainspec
 from trainspec.api import check_config
 from trainspec.families import every_version
 
-from .conftest import CORPUS, ROOT, corpus_world_size
+from .conftest import AXOLOTL_EXAMPLES, CORPUS, ROOT, corpus_world_size
 
 CONFIGS = sorted(
-    p for folder in (CORPUS, ROOT / "examples") for p in folder.rglob("*") if p.suffix in {".toml", ".yaml", ".json"}
+    p
+    for folder in (CORPUS, ROOT / "examples", AXOLOTL_EXAMPLES)
+    for p in folder.rglob("*")
+    if p.suffix in {".toml", ".yaml", ".yml", ".json"}
 )
 
 

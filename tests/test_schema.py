@@ -50,7 +50,7 @@ def test_path_index_knows_every_section_and_variant_key():
     } <= paths
 
 
-@pytest.mark.parametrize("name", ["kempnerforge", "specforge"])
+@pytest.mark.parametrize("name", ["kempnerforge", "specforge", "axolotl"])
 def test_builtin_schemas_are_valid_draft_2020_12(name):
     """The built-in families skip this check at run time (`trusted_schema`), so it runs here."""
     from jsonschema import Draft202012Validator

@@ -185,18 +185,20 @@ def _is_class(kind: Any) -> bool:
     return _is_model(kind) or (isinstance(kind, type) and dataclasses.is_dataclass(kind))
 
 
-def _class_fields(kind: type) -> Iterator[tuple[str, Any, list[Any], bool, Any]]:
-    """(name, annotation, constraint metadata, required, default) of each field of a class."""
+def _class_fields(kind: type) -> Iterator[tuple[str, Any, list[Any], bool, Any, str]]:
+    """(name, annotation, constraint metadata, required, default, description) of each field of a class."""
     if _is_model(kind):
         undefined = _pydantic_undefined()
         for name, info in kind.model_fields.items():  # type: ignore[attr-defined]
             default = info.default_factory() if info.default_factory is not None else info.default
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, Mapping) else {}
             yield (
                 info.alias or name,
                 info.annotation,
                 list(info.metadata),
                 info.is_required(),
                 (None if default is undefined else default),
+                info.description or str(extra.get("description") or ""),
             )
         return
     hints = typing.get_type_hints(kind, include_extras=True)
@@ -206,7 +208,7 @@ def _class_fields(kind: type) -> Iterator[tuple[str, Any, list[Any], bool, Any]]
             default = field.default_factory()
         else:
             default = None if required else field.default
-        yield field.name, hints[field.name], [], required, default
+        yield field.name, hints[field.name], [], required, default, str(field.metadata.get("description") or "")
 
 
 def _pydantic_undefined() -> Any:
@@ -215,13 +217,19 @@ def _pydantic_undefined() -> Any:
     return PydanticUndefined
 
 
-def _class_object(kind: type, path: str, rows: dict[str, Row]) -> None:
-    for name, annotation, extra, required, default in _class_fields(kind):
+def _class_object(kind: type, path: str, rows: dict[str, Row], *, required_here: bool = True) -> None:
+    """The fields of `kind` under `path`; a field another class of the same union already gave is kept,
+    and with `required_here` False (a later member of a union) none is required."""
+    for name, annotation, extra, required, default, description in _class_fields(kind):
         here = f"{path}.{name}" if path else name
+        if here in rows:
+            continue
         row = _class_field(annotation, extra, here, rows)
-        row["required"] = required
+        row["required"] = required and required_here
         if not required:
             row["default"] = _jsonable(default)
+        if description:
+            row["description"] = description
         rows[here] = row
 
 
@@ -230,14 +238,28 @@ def _class_field(annotation: Any, extra: list[Any], path: str, rows: dict[str, R
     kinds: set[str] = set()
     nested: list[type] = []
     items: list[Any] = []
+    anything = False
+    branches: list[Row] = []
     for member, meta in _members(annotation, extra):
+        branch: Row = {}
         for m in meta:
-            _constraint(row, m, member)
-        kinds.update(_class_kind(member, row, nested, items))
-    _types(row, kinds)
+            _constraint(branch, m, member)
+        named = _class_kind(member, branch, nested, items)
+        anything = anything or not named
+        kinds.update(named)
+        row.update({k: v for k, v in branch.items() if k != "enum"})
+        row.setdefault("enum", []).extend(branch.get("enum", ()))
+        if named != {"null"}:
+            branches.append({"type": sorted(named), **branch})
+    if not row["enum"]:
+        del row["enum"]
+    _types(row, set() if anything else kinds)  # `Any | None` takes any value, not only null
+    if len(branches) > 1 and any(len(b) > 1 for b in branches):
+        row["branches"] = branches  # what each member allows (`Literal["auto"] | bool`); not compared
+    for kind in nested:  # a union of classes: the fields of each, the first's where they share one
+        _class_object(kind, path, rows, required_here=len(nested) == 1)
     if nested:
-        _class_object(nested[0], path, rows)
-        row["closed"] = _closed(nested[0])
+        row["closed"] = all(_closed(kind) for kind in nested)
     if items:
         rows[f"{path}[]"] = _class_field(items[0], [], f"{path}[]", rows)
     return row
@@ -247,7 +269,8 @@ def _members(annotation: Any, extra: list[Any]) -> Iterator[tuple[Any, list[Any]
     """Each member of a union, unwrapped from `Annotated`, with the constraints that apply to it."""
     meta = list(extra)
     while typing.get_origin(annotation) is typing.Annotated:
-        meta += list(annotation.__metadata__)
+        for item in annotation.__metadata__:  # a pydantic `Field(...)` inside holds its constraints as metadata
+            meta += item.metadata if isinstance(getattr(item, "metadata", None), list) else [item]
         annotation = annotation.__origin__
     origin = typing.get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
@@ -267,7 +290,7 @@ def _class_kind(member: Any, row: Row, nested: list[type], items: list[Any]) -> 
         row.setdefault("enum", []).extend(values)
         return {json_type(v) for v in values}
     if isinstance(member, type) and issubclass(member, enum.Enum):
-        values = [_jsonable(m.value) for m in member]
+        values = [_enum_value(m) for m in member]
         row.setdefault("enum", []).extend(values)
         return {json_type(v) for v in values}
     if _is_class(member):
@@ -313,7 +336,7 @@ def _closed(kind: type) -> bool:
 def _jsonable(value: Any) -> Any:
     """A default as JSON would write it; a nested class's instance as the fields it sets to non-defaults."""
     if isinstance(value, enum.Enum):
-        return _jsonable(value.value)
+        return _enum_value(value)
     if _is_model(type(value)):
         return _jsonable(value.model_dump(exclude_defaults=True))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -324,6 +347,12 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _enum_value(member: enum.Enum) -> Any:
+    """An enum member as a config writes it: its value, or its name when the value is no JSON scalar (a dtype)."""
+    value = _jsonable(member.value)
+    return value if value is None or isinstance(value, (str, int, float, bool)) else member.name
 
 
 def _is_default(kind: type, name: str, value: Any) -> bool:

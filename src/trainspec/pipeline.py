@@ -189,6 +189,11 @@ def check_overridden(
     """The check of `doc` with `overrides` applied; given the check of the file `alone` (for a family whose
     loader checks the file before it applies overrides), also what that loader refuses which the overrides
     hide or trainspec's reading of them accepts. A sweep runs this once per variant."""
+    as_read = (
+        copy.deepcopy(doc.data)
+        if overrides and alone is None and family.loader_overrides is not None and isinstance(doc.data, dict)
+        else None
+    )
     result = check_document(
         doc, family, overrides, sizes, fallback_sizes=fallback_sizes, selected_by=selected_by, device=device
     )
@@ -196,6 +201,10 @@ def check_overridden(
         result.diagnostics.extend(_repaired_by_overrides(alone, family, result))
         if family.loader_overrides is not None and alone.ok and alone.config is not None:
             result.diagnostics.extend(_as_the_loader_overrides(alone.config, family, overrides, sizes, result, device))
+    elif as_read is not None:  # a loader that applies its overrides to the file as read, then validates
+        result.diagnostics.extend(
+            _as_the_loader_overrides(as_read, family, overrides, sizes, result, device, migrate=True)
+        )
     return result
 
 
@@ -244,9 +253,12 @@ def _as_the_loader_overrides(
     sizes: tuple[int, ...],
     merged: Result,
     device: Device | None,
+    *,
+    migrate: bool = False,
 ) -> list[Diagnostic]:
-    """What the family's own override handling (applied to the loaded config, as the loader does) refuses
-    that trainspec's overrides accepted: `override-refused-by-loader` errors."""
+    """What the family's own override handling (applied to the loaded config, or with `migrate` to the file
+    as read, as the loader does) refuses that trainspec's overrides accepted: `override-refused-by-loader`
+    errors."""
     assert family.loader_overrides is not None
     refused_here = {d.origin for d in merged.diagnostics if d.is_error and d.origin}
     if any(o.origin in refused_here for o in overrides):
@@ -262,7 +274,7 @@ def _as_the_loader_overrides(
     still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
     doc = Document(merged.file, "data", "", final, dict)
     doc.mark_origin((), origin)
-    for d in check_document(doc, family, (), sizes, migrate=False, device=device).diagnostics:
+    for d in check_document(doc, family, (), sizes, migrate=migrate, device=device).diagnostics:
         if d.is_error and (d.rule, d.path) not in still:
             message = (
                 f"{family.name} applies the overrides to the config it loaded, and refuses the result: {d.message}"

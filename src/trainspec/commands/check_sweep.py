@@ -102,6 +102,7 @@ def _sizes(sizes: Sequence[int]) -> str:
 
 
 def report_json(found: Sweep, out: TextIO) -> None:
+    from ..reporters.json import diagnostic_json
     from ..sweeper import reported
 
     doc = {
@@ -114,7 +115,7 @@ def report_json(found: Sweep, out: TextIO) -> None:
                 "assignments": [{"path": path, "value": value} for path, value in variant.assignments],
                 "ok": variant.ok,
                 "passes_at_world_sizes": list(found.passes_at(variant)),
-                "diagnostics": [d.to_dict() for d in sorted(reported(variant), key=Diagnostic.sort_key)],
+                "diagnostics": [diagnostic_json(d) for d in sorted(reported(variant), key=Diagnostic.sort_key)],
             }
             for variant in found.variants
         ],

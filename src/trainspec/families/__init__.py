@@ -95,7 +95,10 @@ class Family:
       lower-case `.yaml`/`.yml` is YAML); a file it cannot parse that way is
       an error (`loader-format`).
     - `loader_overrides`: the family loader's own override handling, applied
-      to the loaded config (defaults filled): (family, config, overrides) ->
+      to the loaded config (defaults filled) for a family whose loader checks
+      the file before its overrides, else to the file's data as read (its
+      migrations and validation then run on the result, as such a loader's
+      do): (family, config, overrides) ->
       (the config it ends with, or None when it is the merged one,
       [(override, why it is refused)]); what it
       refuses that trainspec's `--set` accepted is an error

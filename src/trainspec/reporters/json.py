@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from ..diagnostics import suggestion_data
+from ..diagnostics import Diagnostic, suggestion_data
 from ..escaping import json_text
 from ..result import Result
 from . import checked, counts, sorted_diagnostics
@@ -16,10 +16,13 @@ def report(results: Iterable[Result], out: TextIO) -> None:
     results = list(results)
     doc = {
         "version": 1,
-        "diagnostics": [
-            {**d.to_dict(), "suggestion": suggestion_data(d.suggestion)} for d in sorted_diagnostics(checked(results))
-        ],
+        "diagnostics": [diagnostic_json(d) for d in sorted_diagnostics(checked(results))],
         "skipped": [{"file": r.file, "reason": r.skipped} for r in results if r.skipped],
         "summary": counts(results),
     }
     out.write(json_text(doc, indent=2) + "\n")
+
+
+def diagnostic_json(d: Diagnostic) -> dict[str, object]:
+    """One diagnostic as `check --format json` writes it (a sweep's variants included)."""
+    return {**d.to_dict(), "suggestion": suggestion_data(d.suggestion)}

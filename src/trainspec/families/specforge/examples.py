@@ -405,7 +405,8 @@ EXAMPLES[OVERRIDE_REFUSED_BY_LOADER.id] = Example(
 # the engine's ids for YAML the reader refuses
 EXAMPLES[DUPLICATE_KEY.id] = _fix(offline(training="  num_epochs: 1\n  num_epochs: 2\n"), "  num_epochs: 1\n", "")
 EXAMPLES[UNSUPPORTED_YAML.id] = _fix(offline(training="  num_epochs: !!python/int 2\n"), "!!python/int ", "")
-EXAMPLES[NOT_A_MAPPING.id] = Example("- model\n- data\n", offline(), "yaml")
+# a list says nothing of its family, and more than one family reads YAML: the family is named
+EXAMPLES[NOT_A_MAPPING.id] = Example("- model\n- data\n", offline(), "yaml", run=Run(family="specforge"))
 
 EXAMPLES[LOADER_FORMAT.id] = Example(offline(), offline(), "yaml", filename="RUN.YAML")
 

@@ -1,0 +1,41 @@
+"""Axolotl's config (YAML): one release, 0.18.0, drafted from its config classes and curated.
+
+`schema/axolotl/config.schema.json` was drafted by `tools/draft_schema.py` from
+`axolotl.utils.schemas.config.AxolotlInputConfig` and then curated (descriptions for
+people, the header); `tools/family_drift.py` keeps it and the classes together. The loader
+reads YAML with PyYAML's safe loader and validates with pydantic in lax mode, ignoring keys
+it does not know.
+"""
+
+from __future__ import annotations
+
+from ...resources import schema_dir
+from ...versions import fold_versions, release_fields
+from .. import Family
+from .examples import EXAMPLES
+from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
+from .overrides import apply_overrides
+from .rules import RULES
+
+SCHEMAS = schema_dir() / "axolotl"
+
+FAMILY = Family(
+    name="axolotl",
+    description="Axolotl fine-tuning config (YAML).",
+    **release_fields(SCHEMAS),
+    model="trainspec.families.axolotl.model:AxolotlConfig",
+    rules=RULES,
+    examples=EXAMPLES,
+    trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
+    formats=frozenset({"yaml"}),
+    migrations=(migrate_keys,),
+    notices=NOTICES,
+    legacy_keys=LEGACY_KEYS,
+    loader_overrides=apply_overrides,
+    loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
+    distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.installed)
+    docs_url="https://docs.axolotl.ai/docs/config-reference.html",
+)
+
+FAMILIES = fold_versions(FAMILY, SCHEMAS)
+"""Every Axolotl version trainspec follows, oldest first; the plain name selects the newest."""

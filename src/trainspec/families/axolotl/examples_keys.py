@@ -1,0 +1,27 @@
+"""Examples of the ids Axolotl's retired and renamed keys report (`migrations.py`)."""
+
+from __future__ import annotations
+
+from ...examples import Example
+from .migrations import DEPRECATED, REMOVED, RENAMED, RENAMED_CONFLICT, RENAMED_IGNORED
+
+BASE = (
+    "base_model: NousResearch/Llama-3.2-1B\n"
+    "learning_rate: 0.0002\n"
+    "datasets:\n"
+    "  - path: teknium/GPT4-LLM-Cleaned\n"
+    "    type: alpaca\n"
+)
+
+
+def _yaml(bad: str, good: str) -> Example:
+    return Example(BASE + bad, BASE + good, "yaml")
+
+
+EXAMPLES = {
+    REMOVED: _yaml("max_packed_sequence_len: 2048\n", "sample_packing: true\n"),
+    DEPRECATED: _yaml("eval_max_new_tokens: 128\n", "generation_max_new_tokens: 128\n"),
+    RENAMED: _yaml("noisy_embedding_alpha: 5\n", "neftune_noise_alpha: 5\n"),
+    RENAMED_CONFLICT: _yaml("noisy_embedding_alpha: 5\nneftune_noise_alpha: 5\n", "neftune_noise_alpha: 5\n"),
+    RENAMED_IGNORED: _yaml("dataset_processes: 4\ndataset_num_proc: 8\n", "dataset_num_proc: 8\n"),
+}
