@@ -251,5 +251,6 @@ def test_trainspec_and_specforge_0_2_0_agree(tmp_path):
         f"SpecForge 0.2.0 differential ({VERSION}, seed {SEED}): {judge.counts['cases']} cases; a stricter case "
         "counts once per class of its errors; " + judge.summary()
     )
+    judge.finish()
     assert judge.counts["cases"] >= CASES
     assert any(k.startswith("stricter") for k in judge.counts), "the cases must reach a stricter verdict at least once"
