@@ -23,16 +23,13 @@ import copy
 import json
 import math
 import os
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
@@ -41,6 +38,7 @@ from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import get_family
 
 from .conftest import CORPUS, REPORTS, ROOT
+from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, seeded, set_path, set_raw, undocumented
 from .specforge_loader import Verdict, load, require
 
 VERSION = "specforge@0.2.0"
@@ -49,11 +47,6 @@ SEED = int(os.environ.get("TRAINSPEC_DIFFERENTIAL_SEED", "0"))
 DOC = ROOT / "docs" / "loader-differences.md"
 
 EXAMPLES = sorted((CORPUS / "specforge").glob("*.yaml")) + sorted((CORPUS / "specforge-a6b6b02").glob("*.yaml"))
-YAML_1_1 = [
-    *("yes", "no", "on", "off", "Yes", "OFF", "y", "n", "017", "0o17", "0x1F", "0b101", "1:30", "1_000"),
-    *("1_000.5", "2024-01-01", "2024_01_01", "1e-4", "1.0e+3", ".inf", "-.inf", ".nan", "~", "Null", "+1", ".5"),
-]
-WRONG = [5, 0, -1, "5", " 7", "07", 2.0, 2.5, True, False, "true", "on", [1], ["1"], {"a": 1}, None, "", "1e-3", "x y"]
 OVERRIDE_VALUES = ["", "null", "yes", "true", "1", " 7", "0", "-3", "2.0", "[1, 2]", "{}", "abc", "1e-3", "[a", "x=y"]
 LEGACY = {
     "deployment_mode": ["local_colocated", "disaggregated", None, "elsewhere"],
@@ -119,47 +112,10 @@ class Case:
     def text(self) -> str:
         if self.name.endswith(".json"):
             return json.dumps(self.config, indent=2)
-        text = yaml.safe_dump(self.config, sort_keys=False, allow_unicode=True)
-        for marker, raw in self.raw.items():
-            text = text.replace(f"'{marker}'", raw).replace(marker, raw)
-        return text
+        return render(self.config, self.raw)
 
     def describe(self) -> str:
         return f"{self.name} ({'; '.join(self.steps)}), overrides {self.overrides}, world size {self.world_size}"
-
-
-def _set(config: dict[str, Any], path: tuple[str, ...], value: Any) -> bool:
-    """Set `path` (creating missing mappings); False where a list or a scalar is in the way."""
-    node: Any = config
-    for part in path[:-1]:
-        if isinstance(node, list):
-            if not node or part != "0":
-                return False
-            node = node[0]
-            continue
-        if not isinstance(node, dict):
-            return False
-        if node.get(part) is None:
-            node[part] = {}
-        node = node[part]
-    if isinstance(node, list):
-        if not node:
-            return False
-        node = node[0]
-    if not isinstance(node, dict):
-        return False
-    node[path[-1]] = value
-    return True
-
-
-def _remove(config: dict[str, Any], path: tuple[str, ...]) -> bool:
-    node: Any = config
-    for part in path[:-1]:
-        node = node[0] if isinstance(node, list) and node else node.get(part) if isinstance(node, dict) else None
-    if isinstance(node, dict) and path[-1] in node:
-        del node[path[-1]]
-        return True
-    return False
 
 
 @cache
@@ -181,28 +137,26 @@ def cases(draw: st.DrawFn) -> Case:
         where = ".".join(path)
         if kind == "valid":
             value = draw(value_of(index))
-            if _set(config, path, value):
+            if set_path(config, path, value):
                 steps.append(f"{where} = {value!r}")
         elif kind == "wrong":
             value = draw(st.sampled_from(WRONG))
-            if _set(config, path, value):
+            if set_path(config, path, value):
                 steps.append(f"{where} = {value!r}")
         elif kind == "yaml11" and not name.endswith(".json"):
             scalar = draw(st.sampled_from(YAML_1_1))
-            marker = f"RAW{len(raw)}RAW"
-            if _set(config, path, marker):
-                raw[marker] = scalar
+            if set_raw(config, raw, path, scalar):
                 steps.append(f"{where}: {scalar} (raw YAML)")
         elif kind == "unknown":
             typo = draw(st.sampled_from([path[-1] + "s", path[-1][:-1], "extra"]))
-            if _set(config, (*path[:-1], typo), 1):
+            if set_path(config, (*path[:-1], typo), 1):
                 steps.append(f"unknown key {'.'.join((*path[:-1], typo))}")
         elif kind == "legacy":
             key = draw(st.sampled_from(sorted(LEGACY)))
             value = draw(st.sampled_from(LEGACY[key]))
-            if _set(config, ("training", key), value):
+            if set_path(config, ("training", key), value):
                 steps.append(f"legacy training.{key} = {value!r}")
-        elif kind == "remove" and _remove(config, path):
+        elif kind == "remove" and remove_path(config, path):
             steps.append(f"removed {where}")
     overrides = [draw(overrides_item()) for _ in range(draw(st.sampled_from([0, 0, 0, 1, 1, 2, 3])))]
     world_size = draw(st.sampled_from([None, None, None, "planned", "planned", 1, 2, 3, 4, 8, 16]))
@@ -244,9 +198,7 @@ class Outcome:
     loader: Verdict
 
 
-Classifier = Callable[[Diagnostic], bool]
-
-CLASSES: dict[str, tuple[str, Classifier]] = {
+CLASSES: Classes = {
     # class -> (the row of docs/loader-differences.md, which of trainspec's errors belong to it)
     "YAML 1.1 booleans": ("Q11 file formats (§7)", lambda d: "'s loader reads it as" in d.message),
     "duplicate keys": ("Q11 file formats (§7)", lambda d: "duplicate-key" in (d.rule, d.message.split(":")[0])),
@@ -262,11 +214,6 @@ CLASSES: dict[str, tuple[str, Classifier]] = {
     "override values typed": ("Q10 overrides (§6)", lambda d: d.origin is not None and "must be" in d.message),
 }
 """Each way trainspec may be stricter than the loader, with the documented row it falls under."""
-
-
-def classify(error: Diagnostic) -> str | None:
-    """The class a stricter error belongs to (the first that claims it)."""
-    return next((name for name, (_, belongs) in CLASSES.items() if belongs(error)), None)
 
 
 def run(case: Case, directory: Path) -> Outcome:
@@ -285,43 +232,25 @@ def _shown(outcome: Outcome) -> str:
 
 def test_every_class_is_a_documented_row():
     text = DOC.read_text(encoding="utf-8")
-    for name, (row, _) in CLASSES.items():
-        assert f"| {row} |" in text, f"class {name!r}: no row {row!r} in {DOC.name}"
+    assert not undocumented(CLASSES, text), f"{undocumented(CLASSES, text)} in {DOC.name}"
     assert "TRAINSPEC_DIFFERENTIAL_CASES" in text
 
 
 def test_trainspec_and_specforge_0_2_0_agree(tmp_path):
     require()
-    counts: Counter[str] = Counter()
+    judge = Judge("SpecForge 0.2.0", CLASSES)
 
-    @seed(SEED)
-    @settings(
-        max_examples=CASES,
-        phases=[Phase.explicit, Phase.generate],  # a failing case is shown as drawn: shrinking takes minutes
-        database=None,
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-    )
+    @seeded(SEED, CASES)
     @given(cases())
     def agree(case: Case) -> None:
         outcome = run(case, tmp_path)
-        counts["cases"] += 1
-        refused, accepted = not outcome.loader.accepted, not outcome.errors
-        if refused and accepted:
-            pytest.fail(f"trainspec accepts what SpecForge 0.2.0 refuses:\n{_shown(outcome)}", pytrace=False)
-        if refused or accepted:
-            counts["agree: both refuse" if refused else "agree: both accept"] += 1
-            return
-        found = {d.rule: classify(d) for d in outcome.errors}
-        if None in found.values():
-            pytest.fail(f"trainspec is stricter, in no documented way:\n{_shown(outcome)}", pytrace=False)
-        counts.update(f"stricter: {name} [{CLASSES[name][0]}]" for name in set(found.values()) if name)
+        judge(outcome.errors, not outcome.loader.accepted, lambda: _shown(outcome))
 
     agree()
     REPORTS.append(
-        f"SpecForge 0.2.0 differential ({VERSION}, seed {SEED}): {counts['cases']} cases; a stricter case counts "
-        "once per class of its errors; " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "cases")
+        f"SpecForge 0.2.0 differential ({VERSION}, seed {SEED}): {judge.counts['cases']} cases; a stricter case "
+        "counts once per class of its errors; " + judge.summary()
     )
-    assert counts["cases"] >= CASES
-    assert any(k.startswith("stricter") for k in counts), "the cases must reach a stricter verdict at least once"
+    judge.finish()
+    assert judge.counts["cases"] >= CASES
+    assert any(k.startswith("stricter") for k in judge.counts), "the cases must reach a stricter verdict at least once"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the test suite needs, on a fresh Debian or Ubuntu machine with Python >= 3.11, Node 20
 # and npm: the system packages the editor and shell tests drive, a virtualenv `.venv` with a
-# current pip, torch 2.13.0, trainspec with its test extras, SpecForge 0.2.0's config loader, and the
-# Node language servers.
+# current pip, torch 2.13.0, trainspec with its test extras, SpecForge 0.2.0's and Axolotl 0.18.0's
+# config loaders, and the Node language servers.
 # Safe to run again: what is already there is kept. CI runs this same script (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,4 +31,10 @@ fi
 # specforge/config/schema.py is used (it needs pydantic and the standard library), so none of the
 # package's own dependencies (torch, SGLang, transformers) are installed.
 .venv/bin/python -m pip install -q --no-deps specforge==0.2.0
+# Axolotl's released loader, the tests' oracle (tests/axolotl_loader.py): validating a config
+# imports transformers, accelerate, peft, pillow and addict (the versions axolotl 0.18.0 pins; torch is
+# the one above), so those come with their dependencies and axolotl itself without its own (datasets,
+# bitsandbytes, trl, ... are for training; its pins of pydantic, PyYAML and torch would replace ours).
+.venv/bin/python -m pip install -q transformers==5.14.1 accelerate==1.13.0 peft==0.19.1 pillow==13.0.0 addict==2.4.0
+.venv/bin/python -m pip install -q --no-deps axolotl==0.18.0
 npm ci --no-audit --no-fund

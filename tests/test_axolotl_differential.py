@@ -1,0 +1,373 @@
+"""Differential test: Axolotl's example configs, and mutations of them, through trainspec and through
+Axolotl 0.18.0's own validation path (tests/axolotl_loader.py), both at one target: eight H100s.
+
+Each of the 210 example configs runs as it is; then hypothesis draws `TRAINSPEC_AXOLOTL_CASES` cases
+(300 in CI), each an example config with one to three mutations: a key dropped, a boolean flipped, a
+value of the wrong type, a YAML 1.1 scalar written raw, an enum field set to a value it does not list
+(or one it does), a number field set out of its range, or one of `COMBINATIONS`, the settings the
+loader's cross-field validators check. Seeded: the same cases every run (another sequence:
+TRAINSPEC_DIFFERENTIAL_SEED). The verdicts (an error, or none) must agree, except:
+
+- trainspec must never accept what the loader refuses: such a case fails the test, unless it is in
+  `KNOWN_LENIENT` (open bugs: validators no rule mirrors yet; the list empties as rules land);
+- where trainspec is stricter, each error must fall under one of `CLASSES`, a row of
+  docs/loader-differences.md.
+
+The counts (agree, stricter by class, more lenient) are printed at the end of the run.
+docs/axolotl-corpus.md lists each example config's verdicts; `test_corpus_table` keeps it true
+(`TRAINSPEC_UPDATE_CORPUS_TABLE=1` rewrites it).
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import os
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+import trainspec
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.families import get_family
+
+from .axolotl_loader import GPU, RELEASE, WORLD_SIZE, Verdict, load, require
+from .conftest import CORPUS, REPORTS, ROOT
+from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, seeded, set_path, set_raw, undocumented
+
+pytestmark = pytest.mark.external  # the loader imports torch and transformers
+
+VERSION = f"axolotl@{RELEASE}"
+DEFAULT_CASES = 300
+CASES = int(os.environ.get("TRAINSPEC_AXOLOTL_CASES", str(DEFAULT_CASES)))
+SEED = int(os.environ.get("TRAINSPEC_DIFFERENTIAL_SEED", "0"))
+DOC = ROOT / "docs" / "loader-differences.md"
+TABLE = ROOT / "docs" / "axolotl-corpus.md"
+EXAMPLES_DIR = next(
+    (p for p in (CORPUS / "axolotl-0.18.0", ROOT.parent / "shared" / "corpus" / "axolotl-0.18.0") if p.is_dir()),
+    CORPUS / "axolotl-0.18.0",
+)
+EXAMPLES = sorted(p for p in EXAMPLES_DIR.rglob("*") if p.suffix in (".yml", ".yaml"))
+
+KNOWN_LENIENT: dict[str, str] = {
+    # the loader's message (a part of it) -> the validator that refuses with it; none open at the moment
+}
+"""The loader's refusals trainspec does not report yet: each an open bug, a validator no rule mirrors yet.
+A case where trainspec accepts what the loader refuses with one of these messages is counted, not failed.
+Remove a validator's entries when its rule lands; a lenient case with another message fails the test,
+and so does an entry no case reaches any more."""
+
+CLASSES: Classes = {
+    # class -> (the row of docs/loader-differences.md, which of trainspec's errors belong to it)
+    "YAML 1.1 scalars": ("A1 file format", lambda d: "'s loader reads it as" in d.message or "yaml-dialect" in d.rule),
+    "duplicate keys": ("A1 file format", lambda d: "duplicate-key" in (d.rule, d.message.split(":")[0])),
+    "lax coercion": ("A2 lax coercion", lambda d: "'s loader itself reads it as" in d.message),
+    "non-finite numbers": ("A3 NaN and infinity", lambda d: "non-finite-number" in d.rule + d.message),
+}
+"""Each way trainspec may be stricter than the loader, with the documented row it falls under."""
+
+COMBINATIONS: list[dict[str, Any]] = [
+    # settings the loader's cross-field validators (utils/schemas/validation.py, config.py) look at together
+    {"gradient_accumulation_steps": 4, "batch_size": 32},
+    {"warmup_steps": 10, "warmup_ratio": 0.1},
+    {"save_steps": 100, "save_strategy": "epoch"},
+    {"saves_per_epoch": 2, "save_steps": 100},
+    {"eval_steps": 50, "eval_strategy": "epoch"},
+    {"val_set_size": 0, "eval_steps": 50},
+    {"evals_per_epoch": 2, "eval_steps": 50},
+    {"evals_per_epoch": 2, "eval_strategy": "epoch"},
+    {"do_bench_eval": True, "evals_per_epoch": None, "eval_steps": None},
+    {"noisy_embedding_alpha": 5, "neftune_noise_alpha": 5},
+    {"do_causal_lm_eval": True, "eval_sample_packing": True},
+    {"peft_layers_pattern": ["layers"], "peft_layers_to_transform": None},
+    {"adapter": "lora", "flash_attn_fuse_mlp": True},
+    {"adapter": "lora", "load_in_8bit": True, "lora_mlp_kernel": True},
+    {"lora_qkv_kernel": True, "trust_remote_code": True},
+    {"sample_packing": True, "rl": "dpo"},
+    {"rl": "kto", "remove_unused_columns": True},
+    {"optimizer": "muon", "deepspeed": "deepspeed_configs/zero3.json"},
+    {"optimizer": "q_galore_adamw8bit", "adapter": "lora"},
+    {"sample_packing": True, "micro_batch_size": 2, "context_parallel_size": 2, "flash_attention": True},
+    {"context_parallel_size": 3, "flash_attention": True},
+    {"context_parallel_size": 2, "flash_attention": False, "sdpa_attention": True},
+    {"tensor_parallel_size": 16},
+    {"fp8": True},
+    {"bf16": True, "fp16": True},
+    {"early_stopping_patience": 3, "save_steps": None, "eval_steps": None},
+    {"save_strategy": "best", "metric_for_best_model": None},
+    {"relora": True},
+    {"fsdp_version": 1, "fsdp_config": {"cpu_offload_pin_memory": False}},
+    {"deepspeed": "deepspeed_configs/zero3.json", "fsdp_config": {"fsdp_version": 2}},
+    {"load_in_4bit": True, "adapter": None},
+    {"adapter": "qlora", "load_in_4bit": False},
+    {"scaling_softmax": True},
+    {"test_datasets": [{"path": "x", "type": "alpaca", "split": "train"}], "val_set_size": 0.1},
+    {"micro_batch_size": 0},
+    {"torch_compile": False, "torch_compile_options": {"mode": "max-autotune"}},
+    {"activation_offloading": True, "gradient_checkpointing": False},
+    {"rl": "dpo", "dpo_loss_type": ["sigmoid"], "dpo_loss_weights": [1.0, 2.0]},
+    {"adapter": "lora", "unfrozen_parameters": ["^lm_head"], "peft_layers_to_transform": [1]},
+    {"datasets": None, "pretraining_dataset": None},
+    {"max_packed_sequence_len": 2048},
+    {"tokens": {"pad_token": "<pad>"}},
+    {"output_dir": None},
+]
+OUT_OF_RANGE = [-1, 0, -0.5, 0.5, 10**12, 1e-12]
+
+
+# -- the loader's own fields: enums and numbers, from its config model ------------------------------------
+
+
+def _leaves(annotation: Any) -> Iterator[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        yield from _leaves(typing.get_args(annotation)[0])
+    elif origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            yield from _leaves(arg)
+    else:
+        yield annotation
+
+
+@cache
+def loader_fields() -> tuple[dict[str, list[Any]], list[str]]:
+    """The top-level fields of Axolotl's config model: each enum field with its values, and the number fields."""
+    require()
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    enums: dict[str, list[Any]] = {}
+    numbers: list[str] = []
+    for name, info in sorted(AxolotlInputConfig.model_fields.items()):
+        for leaf in _leaves(info.annotation):
+            if typing.get_origin(leaf) is typing.Literal:
+                enums.setdefault(name, []).extend(typing.get_args(leaf))
+            elif isinstance(leaf, type) and issubclass(leaf, enum.Enum):
+                enums.setdefault(name, []).extend(member.value for member in leaf)
+            elif leaf in (int, float) and name not in numbers:
+                numbers.append(name)
+    return enums, numbers
+
+
+# -- a case ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    config: Any
+    raw: dict[str, str]  # marker -> raw YAML scalar written in its place
+    steps: list[str]
+
+    def text(self) -> str:
+        return render(self.config, self.raw)
+
+    def describe(self) -> str:
+        return "; ".join(self.steps)
+
+
+@cache
+def example_config(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _paths(node: Any, here: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every key path in the config (a list's first item as "0")."""
+    found: list[tuple[str, ...]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found.append((*here, str(key)))
+            found.extend(_paths(value, (*here, str(key))))
+    elif isinstance(node, list) and node:
+        found.extend(_paths(node[0], (*here, "0")))
+    return found
+
+
+def _value_at(config: Any, path: tuple[str, ...]) -> Any:
+    node = config
+    for part in path:
+        node = node[0] if isinstance(node, list) else node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    example = draw(st.sampled_from(EXAMPLES))
+    config = copy.deepcopy(example_config(example))
+    raw: dict[str, str] = {}
+    steps = [str(example.relative_to(EXAMPLES_DIR))]
+    enums, numbers = loader_fields()
+    for _ in range(draw(st.sampled_from([1, 1, 2, 2, 3]))):
+        kind = draw(st.sampled_from(["drop", "flip", "wrong", "yaml11", "enum", "range", "combination", "combination"]))
+        paths = _paths(config) or [("base_model",)]
+        path = draw(st.sampled_from(paths))
+        where = ".".join(path)
+        if kind == "drop" and remove_path(config, path):
+            steps.append(f"removed {where}")
+        elif kind == "flip":
+            booleans = [p for p in paths if isinstance(_value_at(config, p), bool)]
+            if booleans:
+                path = draw(st.sampled_from(booleans))
+                set_path(config, path, not _value_at(config, path))
+                steps.append(f"{'.'.join(path)} flipped to {_value_at(config, path)}")
+        elif kind == "wrong":
+            value = draw(st.sampled_from(WRONG))
+            if set_path(config, path, value):
+                steps.append(f"{where} = {value!r}")
+        elif kind == "yaml11":
+            scalar = draw(st.sampled_from(YAML_1_1))
+            if set_raw(config, raw, path, scalar):
+                steps.append(f"{where}: {scalar} (raw YAML)")
+        elif kind == "enum":
+            name = draw(st.sampled_from(sorted(enums)))
+            value = draw(st.sampled_from([*enums[name], "bogus", name.upper()]))
+            set_path(config, (name,), value)
+            steps.append(f"{name} = {value!r}")
+        elif kind == "range":
+            name = draw(st.sampled_from(numbers))
+            value = draw(st.sampled_from(OUT_OF_RANGE))
+            set_path(config, (name,), value)
+            steps.append(f"{name} = {value!r}")
+        elif kind == "combination":
+            combination = draw(st.sampled_from(COMBINATIONS))
+            for key, value in combination.items():
+                set_path(config, (key,), copy.deepcopy(value))
+            steps.append(", ".join(f"{k} = {v!r}" for k, v in combination.items()))
+    return Case(config, raw, steps)
+
+
+# -- the two verdicts ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    case: Case
+    errors: list[Diagnostic] | None  # None: not checked (the family is not registered)
+    loader: Verdict
+
+    def shown(self) -> str:
+        errors = "; ".join(f"{d.rule}: {d.message}" for d in self.errors or ()) or "no error"
+        loader = self.loader.refused or "accepts"
+        return f"{self.case.describe()}\n  trainspec: {errors}\n  loader: {loader}\n---\n{self.case.text()}"
+
+
+@cache
+def family_missing() -> str:
+    """Why trainspec cannot check Axolotl configs here ("" when it can)."""
+    try:
+        get_family(VERSION)
+    except Exception as exc:  # the family is not on this branch yet
+        return f"{VERSION} is not registered here ({exc})"
+    return ""
+
+
+def run(case: Case, directory: Path) -> Outcome:
+    path = directory / "config.yaml"
+    path.write_text(case.text(), encoding="utf-8")
+    errors = None
+    if not family_missing():
+        found = trainspec.check(path, family=VERSION, world_size=WORLD_SIZE, gpu=GPU)
+        errors = [d for d in found if d.severity is Severity.ERROR]
+    return Outcome(case, errors, load(path))
+
+
+@cache
+def corpus_outcomes(directory: Path) -> tuple[Outcome, ...]:
+    """Each example config, unchanged, through both."""
+    return tuple(
+        run(Case(copy.deepcopy(example_config(p)), {}, [str(p.relative_to(EXAMPLES_DIR))]), directory) for p in EXAMPLES
+    )
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Outcome, ...]:
+    require()
+    return corpus_outcomes(tmp_path_factory.mktemp("axolotl-corpus"))
+
+
+def judged(judge: Judge, outcome: Outcome) -> None:
+    """Judge a case; a refusal is known by the part of the loader's message that `KNOWN_LENIENT` lists."""
+    assert outcome.errors is not None
+    refused = outcome.loader.refused
+    known = next((part for part in KNOWN_LENIENT if part in refused), refused)
+    judge(outcome.errors, bool(refused), outcome.shown, known)
+
+
+# -- the tests -------------------------------------------------------------------------------------------------
+
+
+def test_the_corpus_is_the_release():
+    assert len(EXAMPLES) == 210, f"{EXAMPLES_DIR}: {len(EXAMPLES)} example configs, expected axolotl 0.18.0's 210"
+
+
+def test_every_class_is_a_documented_row():
+    text = DOC.read_text(encoding="utf-8")
+    assert not undocumented(CLASSES, text), f"{undocumented(CLASSES, text)} in {DOC.name}"
+    assert "TRAINSPEC_AXOLOTL_CASES" in text
+
+
+def test_trainspec_and_axolotl_agree(tmp_path, corpus):
+    if family_missing():
+        pytest.skip(family_missing())
+    judge = Judge(f"Axolotl {RELEASE}", CLASSES, KNOWN_LENIENT)
+
+    @seeded(SEED, CASES)
+    @given(cases())
+    def agree(case: Case) -> None:
+        judged(judge, run(case, tmp_path))
+
+    agree()
+    for outcome in corpus:
+        judged(judge, outcome)
+    REPORTS.append(
+        f"Axolotl {RELEASE} differential ({VERSION}, {GPU} x {WORLD_SIZE}, seed {SEED}): {judge.counts['cases']} "
+        "cases (the corpus and its mutations); a stricter case counts once per class of its errors; " + judge.summary()
+    )
+    judge.finish()
+    assert judge.counts["cases"] >= CASES
+    if CASES == DEFAULT_CASES and SEED == 0:  # the cases the list was made from
+        stale = sorted(set(KNOWN_LENIENT) - judge.seen_lenient)
+        assert not stale, f"no case is more lenient with these any more, remove them from KNOWN_LENIENT: {stale}"
+
+
+# -- the corpus table ------------------------------------------------------------------------------------------
+
+
+def corpus_table(outcomes: tuple[Outcome, ...]) -> str:
+    """docs/axolotl-corpus.md: each example config's verdict, from the loader and from trainspec."""
+    clean = sum(1 for o in outcomes if o.loader.accepted)
+    lines = [
+        "# Axolotl 0.18.0's example configs, checked",
+        "",
+        f"The {len(outcomes)} example configs of Axolotl {RELEASE} (upstream tag v{RELEASE}), each checked at one",
+        f"target, {WORLD_SIZE} × {GPU.upper()} (`trainspec check --family {VERSION} --gpu {GPU} --world-size "
+        f"{WORLD_SIZE}`), and",
+        "run through the release's own loader at the same target (`validate_config` with the capabilities",
+        "that machine reports; tests/axolotl_loader.py). "
+        f"{clean} load; {len(outcomes) - clean} are refused, each for the reason the loader gives.",
+        "`tests/test_axolotl_differential.py` keeps this page true (`TRAINSPEC_UPDATE_CORPUS_TABLE=1` rewrites it).",
+        "",
+        "| config | Axolotl 0.18.0 | trainspec |",
+        "|---|---|---|",
+    ]
+    for o in outcomes:
+        loader = f"refused: {o.loader.refused}".replace("|", "\\|") if o.loader.refused else "loads"
+        ours = "not checked" if o.errors is None else ", ".join(sorted({f"`{d.rule}`" for d in o.errors})) or "clean"
+        lines.append(f"| `{o.case.steps[0]}` | {loader} | {ours} |")
+    return "\n".join(lines) + "\n"
+
+
+def test_corpus_table(corpus):
+    expected = corpus_table(corpus)
+    if os.environ.get("TRAINSPEC_UPDATE_CORPUS_TABLE"):
+        TABLE.write_text(expected, encoding="utf-8")
+    assert TABLE.read_text(encoding="utf-8") == expected, (
+        f"{TABLE.name} is stale: TRAINSPEC_UPDATE_CORPUS_TABLE=1 pytest {Path(__file__).name} -k table"
+    )
