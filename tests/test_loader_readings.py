@@ -187,3 +187,19 @@ def test_a_reading_the_loader_refuses_is_not_repaired_by_an_override(tmp_path):
     found = trainspec.check(path, overrides=['model={"target_model_path": "m"}'])
     (d,) = [d for d in found if d.severity is Severity.ERROR]
     assert d.rule == "override-repairs-file" and "yaml-dialect-refused" in d.message
+
+
+AXOLOTL = (
+    "base_model: m\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\ndatasets:\n  - path: d\n    type: alpaca\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "key"), [("bf16: yes\n", "bf16"), ("gradient_checkpointing: on\n", "gradient_checkpointing")]
+)
+def test_a_yaml_1_1_boolean_in_a_union_with_an_enum_says_what_the_loader_reads(write, line, key):
+    """`true | false | "auto"`: the loader reads `yes` as true, which the union's boolean branch takes, though
+    true is in none of its enums; the error says so."""
+    path = write("run.yml", AXOLOTL + line)
+    (d,) = [d for d in trainspec.check(path, family="axolotl") if d.config_path == key]
+    assert d.rule == "not-allowed-value" and d.message.endswith("(axolotl's loader reads it as true)")

@@ -157,8 +157,25 @@ def _loader_value(family: Family, node: Any, value: Any, data: Any, path: Path) 
     accepted, converted = (family.loader_conversion or pydantic_lax)(
         frozenset(family.schema.types(node, parent)), value
     )
-    allowed = [v for b in family.schema.branches(node, parent) for v in b.get("enum", ())]
-    return accepted and (not allowed or converted in allowed), converted
+    return accepted and _admits(family, node, parent, converted), converted
+
+
+def _admits(family: Family, node: Any, parent: Any, value: Any) -> bool:
+    """Whether `value` gets past the enums at `node`: it is one of their values, or a branch of a union
+    with no enum declares its type (`bf16: yes` is the boolean branch of `true | false | "auto"`)."""
+    branches = list(family.schema.branches(node, parent))
+    allowed = [v for b in branches for v in b.get("enum", ())]
+    if not allowed or value in allowed:
+        return True
+    unions = ("enum", "anyOf", "oneOf", "allOf", "$ref")
+    return any("type" in b and not any(k in b for k in unions) and _type_fits(b["type"], value) for b in branches)
+
+
+def _type_fits(declared: str | list[str], value: Any) -> bool:
+    """Whether `value` has one of the declared JSON types (an integer is a number too)."""
+    types = {declared} if isinstance(declared, str) else set(declared)
+    kind = json_type(value)
+    return kind in types or (kind == "integer" and "number" in types)
 
 
 def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -> None:
