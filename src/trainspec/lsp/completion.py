@@ -191,7 +191,9 @@ def _keys(family: Family, path: Path, config: Any, fmt: str, kind: str, snippets
         section = types == {"object"} or types == {"object", "null"}
         if kind == "table" and not section:
             continue
-        deprecated = any(sub.get("deprecated") for sub in schema.branches(spec))
+        # a legacy key the schema still lists (the loader reads it) is offered last, as deprecated
+        legacy = ".".join(map(str, (*path, name))) in family.legacy_keys
+        deprecated = legacy or any(sub.get("deprecated") for sub in schema.branches(spec))
         text = _key_insert(name, fmt, table=kind == "table", section=section)
         default = _default(family, spec)
         snippet = snippets and kind == "key" and not section and default is not None
