@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from ...examples import Example
 from .examples_keys import EXAMPLES as KEYS
+from .examples_mesh import EXAMPLES as MESH
 
-EXAMPLES: dict[str, Example] = {**KEYS}
+EXAMPLES: dict[str, Example] = {**KEYS, **MESH}

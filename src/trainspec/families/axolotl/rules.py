@@ -7,5 +7,6 @@ and names it in its docstring's last line.
 from __future__ import annotations
 
 from ...rules import Rule
+from .rules_mesh import RULES as MESH
 
-RULES: list[Rule] = []
+RULES: list[Rule] = [*MESH]
