@@ -13,6 +13,7 @@ from ...resources import schema_dir
 from ...versions import fold_versions, release_fields
 from .. import Family
 from .examples import EXAMPLES
+from .layout import LAYOUT, derive
 from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
 from .overrides import apply_overrides
 from .rules import RULES
@@ -34,6 +35,8 @@ FAMILY = Family(
     loader_overrides=apply_overrides,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
     distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.installed)
+    layout=LAYOUT,
+    derive=derive,
     docs_url="https://docs.axolotl.ai/docs/config-reference.html",
 )
 
