@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import trainspec
+from trainspec.codes import WORLD_SIZE_UNKNOWN
 from trainspec.diagnostics import Severity
 from trainspec.families import get_family
 from trainspec.pipeline import check_path
@@ -82,7 +83,8 @@ def test_an_axolotl_file_is_recognised_by_its_keys(write):
         learning_rate: 0.0002
         """,
     )
-    assert trainspec.check(path) == []
+    # recognised and clean; only the note that the mesh rule waits for a world size (--world-size)
+    assert [d.rule for d in trainspec.check(path)] == [WORLD_SIZE_UNKNOWN.id]
     result = trainspec.load(path)
     assert result.micro_batch_size == 2
 

@@ -19,7 +19,7 @@ datasets:
 
 def found(write, extra: str) -> list[tuple[str, str, Severity, int | None]]:
     path = write("run.yml", BASE + extra)
-    return [(d.rule, d.config_path, d.severity, d.line) for d in trainspec.check(path, family="axolotl")]
+    return [(d.rule, d.config_path, d.severity, d.line) for d in trainspec.check(path, family="axolotl", world_size=8)]
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def found(write, extra: str) -> list[tuple[str, str, Severity, int | None]]:
 )
 def test_a_key_the_loader_refuses_is_an_error_naming_what_replaced_it(write, extra, key, names):
     path = write("run.yml", BASE + extra)
-    (d,) = trainspec.check(path, family="axolotl")
+    (d,) = trainspec.check(path, family="axolotl", world_size=8)
     assert (d.rule, d.config_path, d.severity, d.line) == ("removed-key", key, Severity.ERROR, 6)
     assert names in d.message and "refuses" in d.message
 
@@ -53,7 +53,7 @@ def test_a_deprecated_key_the_loader_only_warns_about_is_a_warning(write):
 
 def test_a_renamed_key_moves_where_the_loader_moves_it(write):
     path = write("run.yml", BASE + "noisy_embedding_alpha: 5\n")
-    (d,) = trainspec.check(path, family="axolotl")
+    (d,) = trainspec.check(path, family="axolotl", world_size=8)
     assert (d.rule, d.config_path, d.severity, d.line) == ("renamed-key", "noisy_embedding_alpha", Severity.WARNING, 6)
     assert "neftune_noise_alpha" in d.message
     config = trainspec.load(path, family="axolotl")

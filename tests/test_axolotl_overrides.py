@@ -20,7 +20,7 @@ load_in_8bit: false
 
 def found(write, *overrides: str, extra: str = "") -> list[tuple[str, str]]:
     path = write("run.yml", BASE + extra)
-    return [(d.rule, d.message) for d in trainspec.check(path, family="axolotl", overrides=overrides)]
+    return [(d.rule, d.message) for d in trainspec.check(path, family="axolotl", world_size=8, overrides=overrides)]
 
 
 @pytest.mark.parametrize(

@@ -51,8 +51,8 @@ class LayoutSpace:
       `--gpus-per-node K`, a layout starting more than K is never offered.
     - `describe(config, world_size)`: what a config with a passing candidate
       applied resolves to, in the trainer's words, for a family whose layout
-      values leave degrees to the trainer to infer (Axolotl's unset
-      `dp_shard_size`); `plan` shows it beside each layout.
+      values leave degrees to the trainer to infer (an unset degree that
+      takes the ranks left over); `plan` shows it in place of the values.
     """
 
     paths: tuple[str, ...]
