@@ -3,6 +3,7 @@ the trainer builds, pinned against `axolotl.utils.distributed._get_parallel_conf
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -180,3 +181,12 @@ def _trainers(distributed, config: dict, world_size: int) -> tuple[int, ...] | s
     sizes = tuple(kwargs.get(k, 1) for k in ("dp_replicate_size", "dp_shard_size", "tp_size", "cp_size"))
     # accelerate's ParallelismConfig: the degrees must multiply to the number of processes
     return sizes if sizes[0] * sizes[1] * sizes[2] * sizes[3] == world_size else "refused"
+
+
+def test_plan_names_the_mesh_of_each_layout_in_text_and_json(write, capsys):
+    path = str(write(FSDP2))
+    assert main(["plan", path, "--gpus", "8", "--gpus-per-node", "4"]) == 0
+    assert "   1. dp_replicate=1 dp_shard=8 cp=1 tp=1   (the file as it is)" in capsys.readouterr().out
+    assert main(["plan", path, "--gpus", "8", "--format", "json"]) == 0
+    (first, *_) = json.loads(capsys.readouterr().out)["plans"][0]["layouts"]
+    assert first["resolved"] == "dp_replicate=1 dp_shard=8 cp=1 tp=1" and first["overrides"] == []
