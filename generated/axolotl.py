@@ -1838,9 +1838,9 @@ class AxolotlConfig(BaseModel):
     """
     Set to HF dataset for type: 'completion' for streaming instead of pre-tokenize
     """
-    dataset_processes: StrictInt | None = None
+    dataset_processes: Annotated[StrictInt | None, Field(deprecated=True)] = None
     """
-    The maximum number of processes to use while preprocessing your input dataset. This defaults to `os.cpu_count()` if not set.
+    Use `dataset_num_proc` instead. This parameter will be removed in a future version. The maximum number of processes to use while preprocessing your input dataset. This defaults to `os.cpu_count()` if not set.
     For Runpod VMs, it will default to number of vCPUs via RUNPOD_CPU_COUNT.
     """
     dataset_num_proc: StrictInt | None = None
@@ -1952,9 +1952,9 @@ class AxolotlConfig(BaseModel):
     """
     Number of high-loss steps in a row before the trainer aborts (default: 3)
     """
-    gc_steps: StrictInt | None = None
+    gc_steps: Annotated[StrictInt | None, Field(deprecated=True)] = None
     """
-    Deprecated. Run garbage collection every `gc_steps` steps. Use `torch_empty_cache_steps` and `gc_collect_steps` instead.
+    Use `torch_empty_cache_steps` to control CUDA cache clearing and `gc_collect_steps` for Python garbage collection. `gc_steps` will be removed in a future version. Deprecated. Run garbage collection every `gc_steps` steps. Use `torch_empty_cache_steps` and `gc_collect_steps` instead.
     """
     torch_empty_cache_steps: StrictInt | None = None
     """
@@ -2093,7 +2093,12 @@ class AxolotlConfig(BaseModel):
     pose_split_on_token_ids: list[StrictInt] | None = None
     pose_max_context_len: StrictInt | None = None
     pose_num_chunks: StrictInt | None = None
-    pretrain_multipack_buffer_size: StrictInt | None = None
+    pretrain_multipack_buffer_size: Annotated[
+        StrictInt | None, Field(deprecated=True)
+    ] = None
+    """
+    Deprecated in v0.13.0, will be removed in v0.14.0. Use streaming_multipack_buffer_size instead
+    """
     pretrain_multipack_attn: StrictBool | None = True
     """
     whether to prevent cross attention for packed sequences during pretraining
@@ -2110,22 +2115,22 @@ class AxolotlConfig(BaseModel):
     """
     Buffer size for multipack streaming datasets
     """
-    xformers_attention: StrictBool | None = None
+    xformers_attention: Annotated[StrictBool | None, Field(deprecated=True)] = None
     """
-    [DEPRECATED] Use `attn_implementation: xformers`. https://github.com/facebookresearch/xformers
+    Use `attn_implementation: xformers` instead. [DEPRECATED] Use `attn_implementation: xformers`. https://github.com/facebookresearch/xformers
     """
-    sdp_attention: StrictBool | None = None
+    sdp_attention: Annotated[StrictBool | None, Field(deprecated=True)] = None
     """
-    [DEPRECATED] Use `attn_implementation: sdpa`.
+    Use `attn_implementation: sdpa` instead. [DEPRECATED] Use `attn_implementation: sdpa`.
     """
-    flex_attention: StrictBool | None = None
+    flex_attention: Annotated[StrictBool | None, Field(deprecated=True)] = None
     """
-    Use PyTorch's flex attention.
+    Use `attn_implementation: flex_attention` instead.
     """
     flex_attn_compile_kwargs: dict[str, Any] | None = None
-    flash_attention: StrictBool | None = None
+    flash_attention: Annotated[StrictBool | None, Field(deprecated=True)] = None
     """
-    [DEPRECATED] Use `attn_implementation: flash_attention_2`. https://github.com/Dao-AILab/flash-attention
+    Use `attn_implementation: flash_attention_2` instead. [DEPRECATED] Use `attn_implementation: flash_attention_2`. https://github.com/Dao-AILab/flash-attention
     """
     flash_attn_cross_entropy: StrictBool | None = None
     """
@@ -2139,13 +2144,13 @@ class AxolotlConfig(BaseModel):
     """
     Whether to use bettertransformers
     """
-    sage_attention: StrictBool | None = None
+    sage_attention: Annotated[StrictBool | None, Field(deprecated=True)] = None
     """
-    [DEPRECATED] Use `attn_implementation: sage`. https://github.com/thu-ml/SageAttention
+    Use `attn_implementation: sage` instead. [DEPRECATED] Use `attn_implementation: sage`. https://github.com/thu-ml/SageAttention
     """
-    eager_attention: StrictBool | None = None
+    eager_attention: Annotated[StrictBool | None, Field(deprecated=True)] = None
     """
-    Use the model's eager (unfused) attention implementation.
+    Use `attn_implementation: eager` instead.
     """
     attn_implementation: StrictStr | None = None
     """
@@ -2248,9 +2253,9 @@ class AxolotlConfig(BaseModel):
     """
     Whether to use deepcompile for faster training with deepspeed
     """
-    fsdp: list[StrictStr] | None = None
+    fsdp: Annotated[list[StrictStr] | None, Field(deprecated=True)] = None
     """
-    FSDP configuration
+    Configuring FSDP using `fsdp` is deprecated. Please use `fsdp_config` instead. FSDP configuration
     """
     fsdp_config: FsdpConfig | None = None
     """
@@ -2268,11 +2273,12 @@ class AxolotlConfig(BaseModel):
     """
     Class-name patterns to match for fp32 norm sharding. Patterns without a '.' match against type(module).__name__ as a suffix. Patterns containing a '.' match the fully qualified class path exactly. Defaults to ['RMSNorm', 'LayerNorm'] when fp32_norms is true and this is unset.
     """
-    fsdp_final_state_dict_type: Literal["FULL_STATE_DICT", "LOCAL_STATE_DICT", "SHARDED_STATE_DICT"] | None = (
-        None
-    )
+    fsdp_final_state_dict_type: Annotated[
+        Literal["FULL_STATE_DICT", "LOCAL_STATE_DICT", "SHARDED_STATE_DICT"] | None,
+        Field(deprecated=True),
+    ] = None
     """
-    How FSDP saves the final model: `FULL_STATE_DICT` or `SHARDED_STATE_DICT`.
+    Configuring FSDP final state dict type using `fsdp_final_state_dict_type` is deprecated. Please use `fsdp_config.final_state_dict_type` instead.
     """
     val_set_size: StrictFloat | None = 0.0
     """

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import trainspec
-from trainspec.codes import WORLD_SIZE_UNKNOWN
 from trainspec.diagnostics import Severity
 from trainspec.families import get_family
 from trainspec.pipeline import check_path
@@ -33,8 +32,11 @@ REFUSED = {
     "expert_parallel/qwen3_30ba3b_ep_fft_4gpu.yaml": {("wrong-type", "warmup_steps")},
     "expert_parallel/qwen3_30ba3b_ep_fsdp_fft_4gpu.yaml": {("wrong-type", "warmup_steps")},
     "expert_parallel/qwen3_30ba3b_ep_lora_4gpu.yaml": {("wrong-type", "warmup_steps")},
-    # the loader stops earlier, at `save_strategy: best` without `metric_for_best_model` (a rule's matter)
-    "llama-3/diffusion/sft-1b.yaml": {("wrong-type", "warmup_steps")},
+    # the loader stops earlier, at `save_strategy: best` without `metric_for_best_model`
+    "llama-3/diffusion/sft-1b.yaml": {
+        ("wrong-type", "warmup_steps"),
+        ("save-strategy-best-needs-metric", "save_strategy"),
+    },
     # the loader: "`max_packed_sequence_len` is no longer supported", "`flash_attn_rms_norm` is no longer supported."
     "archived/pythia-12b/config.yml": {("removed-key", "max_packed_sequence_len")},
     "archived/stablelm-2/1.6b/fft.yml": {("removed-key", "flash_attn_rms_norm")},
@@ -43,8 +45,21 @@ REFUSED = {
     "mistral-medium-3_5/qlora-text.yml": {("wrong-type", "output_dir")},
     "mistral-medium-3_5/qlora-vision.yml": {("wrong-type", "output_dir")},
     # launcher configs, not training configs: the loader says "either datasets or pretraining_dataset is required"
-    "cloud/baseten.yaml": {("missing-key", "base_model"), ("missing-key", "learning_rate")},
-    "cloud/modal.yaml": {("missing-key", "base_model"), ("missing-key", "learning_rate")},
+    "cloud/baseten.yaml": {
+        ("missing-key", "base_model"),
+        ("missing-key", "learning_rate"),
+        ("datasets-or-pretraining-dataset-required", "datasets"),
+        ("batch-size-two-of-three", "micro_batch_size"),
+    },
+    "cloud/modal.yaml": {
+        ("missing-key", "base_model"),
+        ("missing-key", "learning_rate"),
+        ("datasets-or-pretraining-dataset-required", "datasets"),
+        ("batch-size-two-of-three", "micro_batch_size"),
+    },
+    # the loader: "`early_stopping_patience` requires save_steps and eval_steps to be set"
+    "archived/falcon/config-7b-qlora.yml": {("early-stopping-needs-steps", "early_stopping_patience")},
+    "archived/xgen-7b/xgen-7b-8k-qlora.yml": {("early-stopping-needs-steps", "early_stopping_patience")},
     # stricter than the loader, which reads `false` as 0 in an integer field; the message says so
     "llama-2/relora.yml": {("wrong-type", "jagged_restart_anneal_steps")},
 }
@@ -83,8 +98,7 @@ def test_an_axolotl_file_is_recognised_by_its_keys(write):
         learning_rate: 0.0002
         """,
     )
-    # recognised and clean; only the note that the mesh rule waits for a world size (--world-size)
-    assert [d.rule for d in trainspec.check(path)] == [WORLD_SIZE_UNKNOWN.id]
+    assert trainspec.check(path, world_size=8, gpu="h100") == []  # the target its GPU and world-size rules read
     result = trainspec.load(path)
     assert result.micro_batch_size == 2
 

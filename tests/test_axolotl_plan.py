@@ -77,7 +77,7 @@ def test_ddp_deepspeed_and_fsdp1_build_no_mesh():
 
 
 def test_every_layout_plan_offers_checks_clean_and_builds_a_mesh_of_the_world_size(write):
-    path = write("gradient_accumulation_steps: 4\n" + FSDP2)
+    path = write("gradient_accumulation_steps: 4\nflash_attention: true\n" + FSDP2)  # cp needs flash attention
     found = plan(path, [8, 12], family="axolotl")
     for one in found:
         assert one.layouts and not one.blocking
@@ -88,6 +88,12 @@ def test_every_layout_plan_offers_checks_clean_and_builds_a_mesh_of_the_world_si
             sizes = [int(part.split("=")[1]) for part in layout.resolved.split()]
             assert sizes[0] * sizes[1] * sizes[2] * sizes[3] == one.world_size
     assert len({layout.resolved for layout in found[0].layouts}) == len(found[0].layouts) == 20
+
+
+def test_the_other_rules_that_read_a_degree_judge_every_layout_too(write):
+    found = plan(write("gradient_accumulation_steps: 4\n" + FSDP2), [8], family="axolotl")[0]
+    assert found.ruled_out == {"context-parallel-needs-flash-attention": 10}  # every layout with cp > 1
+    assert len(found.layouts) == 10 and all(" cp=1 " in layout.resolved for layout in found.layouts)
 
 
 def test_plan_never_offers_a_layout_the_mesh_rule_refuses(write):
@@ -107,11 +113,15 @@ def test_without_a_mesh_the_data_parallel_degrees_are_not_varied(write):
 
 
 def test_a_mesh_that_does_not_fit_is_an_error_naming_the_nearest_layout(write, capsys):
-    path = write(FSDP2 + "tensor_parallel_size: 3\n")
+    path = write("gradient_accumulation_steps: 4\n" + FSDP2 + "tensor_parallel_size: 3\n")
     assert main(["check", str(path), "--family", "axolotl", "--world-size", "8"]) == 1
     out = capsys.readouterr().out
     assert "error[mesh-fits-world-size] at world size 8, tensor_parallel_size = 3: the mesh would cover" in out
-    assert "= 6 ranks" in out and "the nearest layout that passes at world size 8: tensor_parallel_size=1" in out
+    assert (
+        "1 error(s)" in out
+        and "= 6 ranks" in out
+        and "the nearest layout that passes at world size 8: tensor_parallel_size=1" in out
+    )
 
 
 def test_show_derives_the_mesh_and_the_batch_of_one_step(write):
@@ -184,7 +194,7 @@ def _trainers(distributed, config: dict, world_size: int) -> tuple[int, ...] | s
 
 
 def test_plan_names_the_mesh_of_each_layout_in_text_and_json(write, capsys):
-    path = str(write(FSDP2))
+    path = str(write("gradient_accumulation_steps: 4\n" + FSDP2))
     assert main(["plan", path, "--gpus", "8", "--gpus-per-node", "4"]) == 0
     assert "   1. dp_replicate=1 dp_shard=8 cp=1 tp=1   (the file as it is)" in capsys.readouterr().out
     assert main(["plan", path, "--gpus", "8", "--format", "json"]) == 0

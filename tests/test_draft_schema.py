@@ -61,6 +61,7 @@ class Config(BaseModel):
     dtype: Dtype = Dtype.int8
     lora: Lora | None = None
     datasets: Annotated[list[Sft | Dpo], Field(min_length=1)] | None = None
+    old_name: int | None = Field(default=None, deprecated="Use `warmup`.", description="Steps.")
 
 
 def test_the_draft_is_a_valid_schema_that_reads_back_as_the_classes():
@@ -95,3 +96,4 @@ def test_the_draft_carries_descriptions_requirements_and_closed_sections():
     assert item["properties"]["path"]["description"] == "Where the data is."
     assert set(item["properties"]) == {"path", "kind", "beta"} and "required" not in item  # either class
     assert "type" not in props["anything"]
+    assert props["old_name"]["deprecated"] is True and props["old_name"]["description"] == "Use `warmup`. Steps."

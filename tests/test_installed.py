@@ -143,3 +143,9 @@ def test_the_language_server_checks_as_the_installed_release(tmp_path, release):
     assert analysis.family is not None and analysis.family.id == "specforge@0.1.0"
     assert "installed-release" in {d.rule for d in analysis.diagnostics}
     assert analysis.resolved.family is analysis.family  # completion and hover use the same version
+
+
+def test_the_installed_release_that_is_the_newest_version_needs_no_note(tmp_path, release):
+    newest = get_family("specforge")
+    release(newest.version)
+    assert checked(tmp_path) == (newest.id, [])

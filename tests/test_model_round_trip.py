@@ -26,6 +26,13 @@ CONFIGS = sorted(
 )
 
 
+READ_AS_WRITTEN = "axolotl"
+"""Axolotl's validators read the config as written, so its resolved config is not one it takes back:
+defaults filled (`gradient_accumulation_steps: 1` beside a `batch_size`) or unset keys dumped as null
+(`tokenizer_config: null`) are refused when it validates that config again. Its configs round-trip
+through the model; `check_config` of the dump is not expected to be clean."""
+
+
 def world_size(path: Path, version: str) -> int | None:
     """The GPU count a KempnerForge corpus file names; a SpecForge file states its own."""
     return corpus_world_size(path) if version.startswith("kempnerforge") else None
@@ -53,6 +60,8 @@ def test_every_clean_config_round_trips_through_its_model_and_checks_clean(versi
         assert model.model_validate(config.model_dump()) == config, path
         assert model.model_validate(config.model_dump(mode="json")) == config, path
         assert model.model_validate_json(config.model_dump_json()) == config, path
+        if version.startswith(READ_AS_WRITTEN):
+            continue
         found = check_config(config.model_dump(), version, world_size=world_size(path, version))
         assert [d for d in found if d.is_error] == [], path
 

@@ -7,7 +7,8 @@ The classes are read the way `tools/family_drift.py` reads them (pydantic models
 and dataclasses, as declared, never instantiated), and its table of field rows
 is turned back into a nested Draft 2020-12 schema: each field's JSON types,
 default, allowed values, constraints and description (pydantic's
-`Field(description=...)` or `json_schema_extra={"description": ...}`), the
+`Field(description=...)` or `json_schema_extra={"description": ...}`, after the reason a
+`Field(deprecated=...)` gives, with `deprecated: true`), the
 required fields of each object, and `additionalProperties: false` only where the
 class refuses unknown keys. The draft is where curation starts (titles and
 descriptions for people, editor annotations), and the drift tool then keeps the
@@ -60,8 +61,11 @@ def _object(rows: dict[str, Row], path: str, *, closed: bool) -> dict[str, Any]:
 def _field(rows: dict[str, Row], path: str) -> dict[str, Any]:
     row = rows[path]
     node: dict[str, Any] = {}
-    if row.get("description"):
-        node["description"] = row["description"]
+    said = " ".join(row[k].strip() for k in ("deprecated", "description") if row.get(k))
+    if said:
+        node["description"] = said
+    if row.get("deprecated"):
+        node["deprecated"] = True
     kinds = row.get("type", [])
     if kinds:
         node["type"] = kinds[0] if len(kinds) == 1 else kinds

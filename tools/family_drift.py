@@ -185,20 +185,25 @@ def _is_class(kind: Any) -> bool:
     return _is_model(kind) or (isinstance(kind, type) and dataclasses.is_dataclass(kind))
 
 
-def _class_fields(kind: type) -> Iterator[tuple[str, Any, list[Any], bool, Any, str]]:
-    """(name, annotation, constraint metadata, required, default, description) of each field of a class."""
+def _class_fields(kind: type) -> Iterator[tuple[str, Any, list[Any], bool, Any, dict[str, str]]]:
+    """(name, annotation, constraint metadata, required, default, notes) of each field of a class; the notes
+    are what it says to people: its description, and why it is deprecated."""
     if _is_model(kind):
         undefined = _pydantic_undefined()
         for name, info in kind.model_fields.items():  # type: ignore[attr-defined]
             default = info.default_factory() if info.default_factory is not None else info.default
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, Mapping) else {}
+            notes = {
+                "description": info.description or str(extra.get("description") or ""),
+                "deprecated": _deprecation(info.deprecated),
+            }
             yield (
                 info.alias or name,
                 info.annotation,
                 list(info.metadata),
                 info.is_required(),
                 (None if default is undefined else default),
-                info.description or str(extra.get("description") or ""),
+                {k: v for k, v in notes.items() if v},
             )
         return
     hints = typing.get_type_hints(kind, include_extras=True)
@@ -208,7 +213,15 @@ def _class_fields(kind: type) -> Iterator[tuple[str, Any, list[Any], bool, Any, 
             default = field.default_factory()
         else:
             default = None if required else field.default
-        yield field.name, hints[field.name], [], required, default, str(field.metadata.get("description") or "")
+        described = field.metadata.get("description")
+        yield field.name, hints[field.name], [], required, default, {"description": str(described)} if described else {}
+
+
+def _deprecation(why: Any) -> str:
+    """Why a field is deprecated ("" when it is not): its reason (text, or a `warnings.deprecated`), else a word."""
+    if why is None or why is False:
+        return ""
+    return "Deprecated." if why is True else str(getattr(why, "message", why))
 
 
 def _pydantic_undefined() -> Any:
@@ -220,7 +233,7 @@ def _pydantic_undefined() -> Any:
 def _class_object(kind: type, path: str, rows: dict[str, Row], *, required_here: bool = True) -> None:
     """The fields of `kind` under `path`; a field another class of the same union already gave is kept,
     and with `required_here` False (a later member of a union) none is required."""
-    for name, annotation, extra, required, default, description in _class_fields(kind):
+    for name, annotation, extra, required, default, notes in _class_fields(kind):
         here = f"{path}.{name}" if path else name
         if here in rows:
             continue
@@ -228,8 +241,7 @@ def _class_object(kind: type, path: str, rows: dict[str, Row], *, required_here:
         row["required"] = required and required_here
         if not required:
             row["default"] = _jsonable(default)
-        if description:
-            row["description"] = description
+        row.update(notes)  # not compared: what a field says to people is the schema's to curate
         rows[here] = row
 
 

@@ -5,7 +5,7 @@ trainspec in the same environment. When nobody gave a file's family version
 (the file was recognised, or a flag, directive or project names the family
 without `@version`) and the family names its trainer's package
 (`Family.distribution`), the installed release picks the version named after
-it, with a note saying so (`installed-release`); a release no version follows
+it, with a note saying so (`installed-release`) when that is not the newest; a release no version follows
 is a warning naming the nearest known versions (`installed-release-unknown`),
 and the file is checked as the newest. The release is read from the installed
 package's metadata (a folder listing and one small file, once per process): the
@@ -51,6 +51,8 @@ def for_installed(family: Family, file: str) -> tuple[Family, Diagnostic | None]
     versions = [family, *family.other_versions()]
     match = next((v for v in versions if release in (v.version, f"v{v.version}")), None)
     pin = f"pin another with --family {family.name}@VERSION or in the project configuration"
+    if match is family:  # the version the plain name selects anyway: nothing to say
+        return family, None
     if match is not None:
         message = f"checked as {match.id}, the release of `{family.distribution}` installed here ({release}); {pin}"
         return match, Diagnostic(file, None, None, (), INSTALLED_RELEASE.id, Severity.NOTE, message)

@@ -8,6 +8,8 @@ from .migrations import DEPRECATED, REMOVED, RENAMED, RENAMED_CONFLICT, RENAMED_
 BASE = (
     "base_model: NousResearch/Llama-3.2-1B\n"
     "learning_rate: 0.0002\n"
+    "micro_batch_size: 2\n"
+    "gradient_accumulation_steps: 1\n"
     "datasets:\n"
     "  - path: teknium/GPT4-LLM-Cleaned\n"
     "    type: alpaca\n"
@@ -19,7 +21,7 @@ def _yaml(bad: str, good: str) -> Example:
 
 
 EXAMPLES = {
-    REMOVED: _yaml("max_packed_sequence_len: 2048\n", "sample_packing: true\n"),
+    REMOVED: _yaml("max_packed_sequence_len: 2048\n", "sample_packing: true\nattn_implementation: flash_attention_2\n"),
     DEPRECATED: _yaml("eval_max_new_tokens: 128\n", "generation_max_new_tokens: 128\n"),
     RENAMED: _yaml("noisy_embedding_alpha: 5\n", "neftune_noise_alpha: 5\n"),
     RENAMED_CONFLICT: _yaml("noisy_embedding_alpha: 5\nneftune_noise_alpha: 5\n", "neftune_noise_alpha: 5\n"),
