@@ -9,8 +9,8 @@ FSDP2 = "fsdp_version: 2\nfsdp_config:\n  offload_params: false\n"
 
 EXAMPLES: dict[str, Example] = {
     "mesh-fits-world-size": Example(
-        BASE + "micro_batch_size: 1\ngradient_accumulation_steps: 4\n" + FSDP2 + "tensor_parallel_size: 3\n",
-        BASE + "micro_batch_size: 1\ngradient_accumulation_steps: 4\n" + FSDP2 + "tensor_parallel_size: 2\n",
+        BASE + FSDP2 + "tensor_parallel_size: 3\n",
+        BASE + FSDP2 + "tensor_parallel_size: 2\n",
         "yaml",
         run=Run(world_sizes=(8,)),
     ),
