@@ -49,6 +49,10 @@ class LayoutSpace:
     - `per_node`: the path whose value is the processes started on one node,
       if the config states it (SpecForge's `nproc_per_node`): with
       `--gpus-per-node K`, a layout starting more than K is never offered.
+    - `describe(config, world_size)`: what a config with a passing candidate
+      applied resolves to, in the trainer's words, for a family whose layout
+      values leave degrees to the trainer to infer (an unset degree that
+      takes the ranks left over); `plan` shows it in place of the values.
     """
 
     paths: tuple[str, ...]
@@ -57,6 +61,7 @@ class LayoutSpace:
     heuristic: str
     auto: Mapping[str, Any] = field(default_factory=dict)
     per_node: str | None = None
+    describe: Callable[[Mapping[str, Any], int], str] | None = None
 
     @cached_property
     def parsed_paths(self) -> tuple[Path, ...]:

@@ -31,12 +31,14 @@ from .wording import show
 @dataclass(frozen=True)
 class Layout:
     """One layout: every layout path's value, the overrides that select it, its warnings; with a GPU memory
-    to fit (`plan --gpu-memory`), the family's estimate of one rank's memory under it."""
+    to fit (`plan --gpu-memory`), the family's estimate of one rank's memory under it; what it resolves to
+    when the family describes it (`LayoutSpace.describe`)."""
 
     values: dict[str, Any]
     overrides: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     memory: int | None = None
+    resolved: str = ""
 
 
 Judged = tuple[tuple[Rule, tuple[int, ...]], ...]

@@ -181,7 +181,10 @@ def plan_result(
             verdicts.ruled_out[RULE] += 1
             continue
         changes = overrides_selecting(space, paths, values, written)
-        layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings, fit[1])
+        resolved = space.describe(config, world_size) if space.describe else ""
+        layout = Layout(
+            {format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings, fit[1], resolved
+        )
         ranked.append(((fit[0], *space.rank(config, world_size, gpus_per_node), len(changes), values), layout))
     result.layouts = [layout for _, layout in sorted(ranked, key=lambda item: item[0])]
     result.ruled_out = dict(verdicts.ruled_out.most_common())

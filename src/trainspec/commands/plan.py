@@ -97,6 +97,7 @@ def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
                 "overrides": list(layout.overrides),
                 "warnings": list(layout.warnings),
                 **({"memory_per_rank": layout.memory} if layout.memory is not None else {}),
+                **({"resolved": layout.resolved} if layout.resolved else {}),
             }
             for layout in found.layouts
         ],
@@ -128,7 +129,9 @@ def as_text(found: Plan, gpus_per_node: int | None) -> str:
     lines.append(f"closest to the file: layout {_nearest_rank(found)}")
     width = len(str(len(found.layouts)))
     for n, layout in enumerate(found.layouts, 1):
-        shape = " ".join(f"{path.rpartition('.')[2]}={value}" for path, value in layout.values.items())
+        shape = layout.resolved or " ".join(
+            f"{path.rpartition('.')[2]}={value}" for path, value in layout.values.items()
+        )
         select = " ".join(f"--set {o}" for o in layout.overrides) or _as_it_is(found, layout)
         memory = f"   (estimated {gib(layout.memory)} per rank)" if layout.memory is not None else ""
         lines.append(f"  {n:>{width}}. {shape}   {select}{memory}")

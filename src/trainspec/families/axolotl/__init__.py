@@ -15,6 +15,7 @@ from .. import Family
 from .examples import EXAMPLES
 from .fsdp_prefix import NOTICES as FSDP_PREFIX_NOTICES
 from .fsdp_prefix import migrate_fsdp_prefix
+from .layout import LAYOUT, derive
 from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
 from .overrides import apply_overrides
 from .rules import RULES
@@ -36,6 +37,8 @@ FAMILY = Family(
     loader_overrides=apply_overrides,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
     distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.installed)
+    layout=LAYOUT,
+    derive=derive,
     docs_url="https://docs.axolotl.ai/docs/config-reference.html",
 )
 

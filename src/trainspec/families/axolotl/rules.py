@@ -9,7 +9,8 @@ from __future__ import annotations
 from ...rules import Rule
 from .rules_config import RULES as CONFIG
 from .rules_data_training import RULES as DATA_TRAINING
+from .rules_mesh import RULES as MESH
 from .rules_peft_rl_optim import RULES as PEFT_RL_OPTIM
 from .rules_system_model import RULES as SYSTEM_MODEL
 
-RULES: list[Rule] = [*CONFIG, *DATA_TRAINING, *PEFT_RL_OPTIM, *SYSTEM_MODEL]
+RULES: list[Rule] = [*CONFIG, *DATA_TRAINING, *PEFT_RL_OPTIM, *SYSTEM_MODEL, *MESH]
