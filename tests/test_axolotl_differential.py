@@ -72,6 +72,7 @@ CLASSES: Classes = {
     "duplicate keys": ("A1 file format", lambda d: "duplicate-key" in (d.rule, d.message.split(":")[0])),
     "lax coercion": ("A2 lax coercion", lambda d: "'s loader itself reads it as" in d.message),
     "non-finite numbers": ("A3 NaN and infinity", lambda d: "non-finite-number" in d.rule + d.message),
+    "the device mesh": ("A4 the device mesh", lambda d: d.rule == "mesh-fits-world-size"),
 }
 """Each way trainspec may be stricter than the loader, with the documented row it falls under."""
 
@@ -340,6 +341,14 @@ def test_trainspec_and_axolotl_agree(tmp_path, corpus):
 # -- the corpus table ------------------------------------------------------------------------------------------
 
 
+WRITTEN_FOR = {
+    # example configs whose parallel degrees make a mesh for another world size than the table's
+    "distributed-parallel/llama-3_1-8b-hsdp-tp.yaml": 16,  # dp_replicate 2 × dp_shard 4 × tp 2
+    "gpt-oss/gpt-oss-120b-fft-fsdp2-offload.yaml": 16,  # dp_shard_size 16, "requires 2x8xH100 nodes"
+}
+"""Config -> the world size it is written for, where that is not the table's; checked clean there."""
+
+
 def corpus_table(outcomes: tuple[Outcome, ...]) -> str:
     """docs/axolotl-corpus.md: each example config's verdict, from the loader and from trainspec."""
     clean = sum(1 for o in outcomes if o.loader.accepted)
@@ -360,8 +369,19 @@ def corpus_table(outcomes: tuple[Outcome, ...]) -> str:
     for o in outcomes:
         loader = f"refused: {o.loader.refused}".replace("|", "\\|") if o.loader.refused else "loads"
         ours = "not checked" if o.errors is None else ", ".join(sorted({f"`{d.rule}`" for d in o.errors})) or "clean"
+        if o.case.steps[0] in WRITTEN_FOR:
+            ours += f" (clean at {WRITTEN_FOR[o.case.steps[0]]} × {GPU.upper()}, the size it is written for)"
         lines.append(f"| `{o.case.steps[0]}` | {loader} | {ours} |")
     return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("name", "world_size"), sorted(WRITTEN_FOR.items()))
+def test_a_config_written_for_another_world_size_is_clean_there(name, world_size):
+    path = EXAMPLES_DIR / name
+    at_8 = trainspec.check(path, family=VERSION, gpu=GPU, world_size=WORLD_SIZE)
+    assert [d.rule for d in at_8 if d.severity == Severity.ERROR] == ["mesh-fits-world-size"]
+    there = trainspec.check(path, family=VERSION, gpu=GPU, world_size=world_size)
+    assert not [d for d in there if d.severity == Severity.ERROR]
 
 
 def test_corpus_table(corpus):
