@@ -34,7 +34,7 @@ from .result import Outcome, Result
 from .rule_engine import disagreeing_sizes, no_target, run_rules, world_size_rules
 from .rules import Context, Rule
 from .schema import replace_value
-from .validation import findings
+from .validation import explain
 from .wording import show
 
 
@@ -88,7 +88,7 @@ def check_document(
         family.validator  # noqa: B018 (built whoever answers: it reports a broken family schema)
     fresh = "validator" not in vars(family)  # nothing built the python validator (a cached property) yet
     where = where_invalid(family.schema, doc.data, first=fresh, plain=plain)
-    for finding in () if where == ([], []) else findings(family.schema, family.validator, doc.data, where):
+    for finding in () if where == ([], []) else explain(family.schema, lambda: family.validator, doc.data, where):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:
