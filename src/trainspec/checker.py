@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from functools import partial
-from typing import Any
+from functools import lru_cache, partial
+from typing import Any, NamedTuple
 
 from .codes import (
     HOOK_FAILED,
@@ -32,9 +32,9 @@ from .paths import Path, format_path
 from .placement import place
 from .result import Outcome, Result
 from .rule_engine import disagreeing_sizes, no_target, run_rules, world_size_rules
-from .rules import Context
+from .rules import Context, Rule
 from .schema import replace_value
-from .validation import findings
+from .validation import explain
 from .wording import show
 
 
@@ -88,7 +88,7 @@ def check_document(
         family.validator  # noqa: B018 (built whoever answers: it reports a broken family schema)
     fresh = "validator" not in vars(family)  # nothing built the python validator (a cached property) yet
     where = where_invalid(family.schema, doc.data, first=fresh, plain=plain)
-    for finding in () if where == ([], []) else findings(family.schema, family.validator, doc.data, where):
+    for finding in () if where == ([], []) else explain(family.schema, lambda: family.validator, doc.data, where):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:
@@ -129,10 +129,10 @@ def check_document(
             aside = f"; the world {said} for configs that state none" if unused else ""
             out.append(Diagnostic(doc.file, None, None, (), WORLD_SIZE_DERIVED.id, Severity.NOTE, derived[1] + aside))
     context = Context(sizes, device, family.registries)
-    usable = [r for r in family.rules if device is not None or not r.needs_device]
-    out.extend(run_rules(doc, [r for r in usable if not r.needs_world_size], config, broken, context.at(None)))
-    out.extend(no_target(doc, [r for r in family.rules if r.needs_device and device is None]))
-    world_rules = [r for r in usable if r.needs_world_size]
+    plan = _rule_plan(family, device is not None)
+    out.extend(run_rules(doc, plan.anywhere, config, broken, context.at(None)))
+    out.extend(no_target(doc, plan.skipped))
+    world_rules = plan.per_world_size
     out.extend(world_size_rules(doc, world_rules, config, broken, context))
     if others:
         out.extend(disagreeing_sizes(doc, world_rules, config, broken, replace(context, world_sizes=others), sizes[0]))
@@ -140,6 +140,26 @@ def check_document(
         out.extend(_device_checks(doc, family, config, device))
     world_size = sizes[0] if len(sizes) == 1 else None
     return Result(doc.file, family, out, config, world_size, doc, device=device)
+
+
+class _RulePlan(NamedTuple):
+    """A family's rules as a check runs them: the same for every file, so sorted once per family."""
+
+    anywhere: tuple[Rule, ...]
+    """Run once, at no world size."""
+    per_world_size: tuple[Rule, ...]
+    skipped: tuple[Rule, ...]
+    """Rules that read the target device, when none is known."""
+
+
+@lru_cache(maxsize=64)
+def _rule_plan(family: Family, device_known: bool) -> _RulePlan:
+    usable = [r for r in family.rules if device_known or not r.needs_device]
+    return _RulePlan(
+        tuple(r for r in usable if not r.needs_world_size),
+        tuple(r for r in usable if r.needs_world_size),
+        tuple(r for r in family.rules if r.needs_device and not device_known),
+    )
 
 
 def _device_checks(doc: Document, family: Family, config: dict[str, Any], device: Device) -> list[Diagnostic]:
@@ -174,9 +194,13 @@ def _derived_world_size(family: Family, config: dict[str, Any]) -> tuple[int, st
 def _states_world_size(doc: Document, family: Family, derived: tuple[int, str]) -> bool:
     """Whether the config states the world size `derived` from it, rather than its defaults alone (SpecForge's
     trainer defaults, 1 × 1, are no statement): it differs from the defaults', or the written values give it."""
-    return derived != _derived_world_size(family, family.schema.fill_defaults({})) or (
-        _derived_world_size(family, doc.data) is not None
-    )
+    return derived != _default_world_size(family) or _derived_world_size(family, doc.data) is not None
+
+
+@lru_cache(maxsize=64)
+def _default_world_size(family: Family) -> tuple[int, str] | None:
+    """The world size a config of nothing but defaults states: the same for every file of a family."""
+    return _derived_world_size(family, family.schema.fill_defaults({}))
 
 
 def _unusable_numbers(value: Any, path: Path) -> Iterator[tuple[Path, int | float]]:

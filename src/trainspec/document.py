@@ -6,7 +6,7 @@ import bisect
 import copy
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -68,7 +68,11 @@ class Range:
     end: Pos | None
 
 
-Positions = dict[Path, Span]
+Positions = MutableMapping[Path, Span]
+"""Where each path of a document is written (a plain dict, or `Located` from offsets)."""
+
+Offsets = tuple[int | None, int | None, int | None, int | None]
+"""A Span still as character offsets: key, value, key end, value end (see `LineIndex.span`)."""
 
 
 class Unreadable(str):
@@ -102,6 +106,40 @@ class LineIndex:
             None if key_end is None else Pos(line, key_end - before) if key_end < after else self.pos(key_end),
             None if value_end is None else Pos(line, value_end - before) if value_end < after else self.pos(value_end),
         )
+
+
+class Located(MutableMapping[Path, Span]):
+    """Positions a scanner recorded as character offsets, made lines and columns only for the paths asked
+    about: a file with one error needs a few of its hundreds of positions, and the scan is cheaper
+    without the rest."""
+
+    def __init__(self, offsets: dict[Path, Offsets], index: LineIndex) -> None:
+        self._spans: dict[Path, Span | Offsets] = dict(offsets)
+        self._index = index
+
+    def __getitem__(self, path: Path) -> Span:
+        found = self._spans[path]
+        if type(found) is tuple:
+            found = self._spans[path] = self._index.span(*found)
+        return found  # type: ignore[return-value]
+
+    def get(self, path: Path, default: Any = None) -> Any:
+        return self[path] if path in self._spans else default
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._spans
+
+    def __setitem__(self, path: Path, span: Span) -> None:
+        self._spans[path] = span
+
+    def __delitem__(self, path: Path) -> None:
+        del self._spans[path]
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
 
 
 class Document:

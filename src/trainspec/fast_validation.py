@@ -18,9 +18,10 @@ an invalid one only on the way to its errors. Its answer holds when:
 
 from __future__ import annotations
 
+import itertools
 import re
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 from .paths import Path
 from .schema import Schema
@@ -195,17 +196,79 @@ def stand_in(data: Any, plain: bool | None = None) -> tuple[Any, list[Path]] | N
         return None
 
 
+class Error(NamedTuple):
+    """An error of the compiled validator in the terms of python-jsonschema's (the attributes `validation`
+    explains): the failing keyword as the schema writes it, its value there, the value it failed on, and
+    where both are."""
+
+    validator: str
+    validator_value: Any
+    instance: Any
+    absolute_path: Path
+    absolute_schema_path: tuple[str | int, ...]
+
+
+_AS_WRITTEN = {_STRICT_INTEGER: "type", _PATTERN: "pattern"}
+_REPORTED_ALIKE = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "required",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "uniqueItems",
+        "pattern",
+        "additionalProperties",
+    }
+)
+"""Keywords whose failure both validators report once per failing place, each explained in its own words."""
+_ELSEWHERE = frozenset({"anyOf", "oneOf", "not", "contains", "if", "then", "else", "$ref"})
+"""Keywords below which python-jsonschema reports otherwise (a union's branches as the context of one error,
+a condition's in the words of its `if`): an error under one is explained by python-jsonschema."""
+
+
 class FastValidator:
     """jsonschema-rs on the rewritten schema; it finds where plain data is invalid."""
 
     def __init__(self, schema: Schema) -> None:
         import jsonschema_rs
 
+        self._schema = schema
         self._validator = jsonschema_rs.Draft202012Validator(
             _rewrite(schema.inlined),
             validate_formats=False,
             keywords={_STRICT_INTEGER: _StrictInteger, _PATTERN: _Pattern},
         )
+
+    def errors_alike(self, data: Any, most: int) -> list[Error] | None:
+        """The errors of plain, invalid `data`, as python-jsonschema reports them, when each is one both
+        validators report alike (a plain keyword's failure, outside any union, negation, conditional or
+        recursive reference) and there are at most `most`; else None."""
+        try:
+            found = list(itertools.islice(self._validator.iter_errors(data), most + 1))
+        except Exception:  # text the compiled validator cannot take (a lone surrogate)
+            return None
+        if not found or len(found) > most:
+            return None
+        out = []
+        for error in found:
+            where = tuple(error.schema_path)
+            keyword = _AS_WRITTEN.get(str(where[-1]), where[-1])
+            if keyword not in _REPORTED_ALIKE or not _ELSEWHERE.isdisjoint(where):
+                return None
+            node: Any = self._schema.inlined
+            for part in where[:-1]:
+                node = node[part]
+            out.append(
+                Error(keyword, node[keyword], error.instance, tuple(error.instance_path), (*where[:-1], keyword))
+            )
+        return out
 
     def error_paths(self, data: Any) -> list[Path] | None:
         """Where plain `data` is invalid ([] when valid); None when unsure."""

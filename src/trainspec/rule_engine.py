@@ -105,19 +105,25 @@ def run_rules(
     touches = _touches_any(broken) if broken else None
     sections = {b[0] if b else None for b in broken}
     for rule in rules:
+        paths = rule.parsed_paths
         stopped: set[Path] | frozenset[Path] = frozenset()
         if touches is not None and (
             None in sections or None in rule.sections or not sections.isdisjoint(rule.sections)
         ):
-            stopped = {p for p in rule.parsed_paths if touches(p)}
+            stopped = {p for p in paths if touches(p)}
             if stopped - rule.optional:
                 continue
         if rule.raw:
-            values = [_value(doc.data, p, raw=True) for p in rule.parsed_paths]
+            values = [_value(doc.data, p, raw=True) for p in paths]
         else:
-            values = [seen[p] if p in seen else seen.setdefault(p, get(config, p)) for p in rule.parsed_paths]
+            values = []
+            for p in paths:
+                value = seen.get(p, _UNSEEN)
+                if value is _UNSEEN:
+                    value = seen[p] = get(config, p)
+                values.append(value)
         if stopped:
-            values = [ABSENT if p in stopped else v for p, v in zip(rule.parsed_paths, values, strict=True)]
+            values = [ABSENT if p in stopped else v for p, v in zip(paths, values, strict=True)]
         try:
             violations = rule.run(values, context)
         except Exception as exc:  # a rule must not take the whole report down
@@ -132,16 +138,28 @@ def run_rules(
             )
             continue
         if violations:
-            by_path = dict(zip(rule.parsed_paths, values, strict=True))
+            by_path = dict(zip(paths, values, strict=True))
             for violation in violations:
                 yield _rule_diagnostic(doc, rule, by_path, violation)
 
 
+_UNSEEN = object()
+
+
 def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:
-    """Whether a path is one of `broken`, inside one or above one (two set lookups per step, not a scan)."""
+    """Whether a path is one of `broken`, inside one or above one (two set lookups per step, not a scan),
+    each path decided once: the rules of a check share their paths."""
     exact = set(broken)
     above = {b[:n] for b in exact for n in range(len(b) + 1)}
-    return lambda path: path in above or any(path[:n] in exact for n in range(len(path)))
+    decided: dict[Path, bool] = {}
+
+    def touches(path: Path) -> bool:
+        found = decided.get(path)
+        if found is None:
+            found = decided[path] = path in above or any(path[:n] in exact for n in range(len(path)))
+        return found
+
+    return touches
 
 
 def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violation: Violation) -> Diagnostic:

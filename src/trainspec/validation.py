@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .codes import (
@@ -21,6 +21,7 @@ from .codes import (
     WRONG_TYPE,
 )
 from .diagnostics import Move, SetValue, Severity, Suggestion
+from .fast_validation import Error, fast_validator
 from .limits import DIAGNOSTICS
 from .paths import Path, format_path
 from .schema import Node, Schema
@@ -110,6 +111,20 @@ def findings(schema: Schema, validator: Any, data: Any, where: Where | None = No
     errors = errors_along(validator, data, where) if where is not None else None
     if errors is None:
         errors = list(validator.iter_errors(data))
+    return _explained(schema, errors, data)
+
+
+def explain(schema: Schema, validator: Callable[[], Any], data: Any, where: Where | None) -> list[Finding]:
+    """`findings`, from the compiled validator's own errors when it reports each as python-jsonschema
+    would (then python-jsonschema is not imported, nor the validator of record built: `validator()`
+    builds it, only when needed)."""
+    compiled = fast_validator(schema) if where is not None and not where.unjudged else None
+    alike = compiled.errors_alike(data, DIAGNOSTICS.value) if compiled is not None else None
+    return _explained(schema, alike, data) if alike is not None else findings(schema, validator(), data, where)
+
+
+def _explained(schema: Schema, errors: Sequence[Error | ValidationError], data: Any) -> list[Finding]:
+    """Each error in words, each finding once, at most `limits.DIAGNOSTICS` of them."""
     explained = (f for error in errors for f in _explain(schema, error, data))
     limit = DIAGNOSTICS.value  # explaining is what costs: a file of a million unknown keys stops here
     found = list({(f.path, f.rule, f.message): f for f in itertools.islice(explained, limit + 1)}.values())
@@ -125,7 +140,7 @@ def findings(schema: Schema, validator: Any, data: Any, where: Where | None = No
     ]
 
 
-def _rule_for(schema: Schema, error: ValidationError) -> str | None:
+def _rule_for(schema: Schema, error: Error | ValidationError) -> str | None:
     """The `x-trainspec-rule` that names the failing constraint, if any.
 
     An annotation covers the subschema it sits on and its items, except that
@@ -154,7 +169,7 @@ def _rule_for(schema: Schema, error: ValidationError) -> str | None:
     return found
 
 
-def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Finding]:
+def _explain(schema: Schema, error: Error | ValidationError, data: Any) -> Iterator[Finding]:
     path: Path = tuple(error.absolute_path)
     where = format_path(path)
     keyword = str(error.validator)
@@ -196,6 +211,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
                 )
         return
     if keyword in ("oneOf", "anyOf"):
+        assert not isinstance(error, Error), "a union's errors are python-jsonschema's"
         yield from _explain_union(schema, error, data, rule)
         return
     if keyword == "type":
@@ -275,6 +291,7 @@ def _explain(schema: Schema, error: ValidationError, data: Any) -> Iterator[Find
     if keyword == "minLength":
         yield Finding(path, rule, f"`{where}` must not be empty", at_key=False)
         return
+    assert not isinstance(error, Error), "the compiled validator's errors are of the keywords above"
     yield Finding(path, rule, f"`{where}`: {error.message}", at_key=False)
 
 
@@ -305,7 +322,7 @@ def _nearest_in_bound(keyword: str, bound: Any, value: Any) -> int | float | Non
     return None
 
 
-def _condition(schema: Schema, error: ValidationError) -> tuple[Node, Path] | None:
+def _condition(schema: Schema, error: Error | ValidationError) -> tuple[Node, Path] | None:
     """For an error inside an if/then: the `if` schema and the path of the object it tests."""
     parts = list(error.absolute_schema_path)
     if "then" not in parts:

@@ -51,15 +51,25 @@ def closest(name: str, known: list[str]) -> str | None:
     """The known name `name` most likely misspells: one at least SIMILAR to it, else one it starts
     (`warmup` for `warmup_steps`, from four characters on); else None."""
     score = {}
+    letters = {c: name.count(c) for c in set(name)}
     for k in known:
-        matcher = difflib.SequenceMatcher(None, name, k)
-        if matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR:  # cheap upper bounds
-            score[k] = matcher.ratio()
+        # difflib's cheap upper bounds (`real_quick_ratio`, `quick_ratio`), without building a matcher for
+        # every known name: most are far from `name`, and only the few that pass need the real ratio
+        total = len(name) + len(k)
+        if not total or (
+            2.0 * min(len(name), len(k)) / total >= SIMILAR and 2.0 * _shared(letters, k) / total >= SIMILAR
+        ):
+            score[k] = difflib.SequenceMatcher(None, name, k).ratio()
     candidates = [k for k in known if score.get(k, 0.0) >= SIMILAR]
     if not candidates:
         candidates = [k for k in known if len(name) >= 4 and k.startswith(name)]
         score = {k: difflib.SequenceMatcher(None, name, k).ratio() for k in candidates}
     return max(candidates, key=lambda k: score[k]) if candidates else None
+
+
+def _shared(letters: dict[str, int], other: str) -> int:
+    """How many characters `other` has in common with the text counted in `letters` (as multisets)."""
+    return sum(min(n, other.count(c)) for c, n in letters.items())
 
 
 def listed(names: list[str]) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from ..codes import DUPLICATE_KEY, SYNTAX_ERROR
 from ..diagnostics import Diagnostic, Related, Severity
 from ..digits import too_many_digits
-from ..document import Document, LineIndex, Pos, Positions
+from ..document import Document, LineIndex, Located, Offsets, Pos, Positions
 from ..paths import Path
 from . import ReadError, file_error, syntax
 
@@ -109,8 +109,8 @@ def _scan(text: str) -> tuple[Positions, list[tuple[Path, Pos, Pos, Pos]]]:
     One regex match per value (with its key), the open arrays and objects on a stack.
     """
     index = LineIndex(text)
-    span, pos = index.span, index.pos
-    out: Positions = {}
+    pos = index.pos
+    out: dict[Path, Offsets] = {}
     duplicates: list[tuple[Path, Pos, Pos, Pos]] = []
     stack: list[tuple[Path, int, Path, int, int | None, int | None, bool]] = []
     path: Path = ()  # of the array or object the cursor is in
@@ -120,15 +120,15 @@ def _scan(text: str) -> tuple[Positions, list[tuple[Path, Pos, Pos, Pos]]]:
         if kind == 3:  # ] or }
             child, items, path, value, key, key_end, first = stack.pop()
             if first:
-                out[child] = span(key, value, key_end, m.end())
+                out[child] = (key, value, key_end, m.end())
             continue
         raw = m[1]
         if raw is not None:
             child = (*path, raw[1:-1] if "\\" not in raw else json.loads(raw))
             key, key_end = m.span(1)
             seen = out.get(child)
-            if seen is not None and seen.key is not None:
-                duplicates.append((child, pos(key), pos(key_end), seen.key))
+            if seen is not None and seen[0] is not None:
+                duplicates.append((child, pos(key), pos(key_end), pos(seen[0])))
         else:
             child = (*path, items) if items >= 0 else ()
             key = key_end = None
@@ -138,5 +138,5 @@ def _scan(text: str) -> tuple[Positions, list[tuple[Path, Pos, Pos, Pos]]]:
             path, items = child, 0
         elif child not in out:
             start, end = m.span(4)
-            out[child] = span(key, start, key_end, end)
-    return out, duplicates
+            out[child] = (key, start, key_end, end)
+    return Located(out, index), duplicates

@@ -23,7 +23,7 @@ import rtoml
 from ..codes import FILE_NOT_READABLE, SYNTAX_ERROR
 from ..diagnostics import Diagnostic
 from ..digits import in_digit_limit, too_many_digits
-from ..document import Document, LineIndex, Positions, Span
+from ..document import Document, LineIndex, Located, Offsets, Positions
 from ..limits import KEY_PARTS
 from ..paths import Path
 from ..result import Outcome
@@ -209,18 +209,19 @@ def _key(raw: str) -> str:
 class _Scanner:
     """Walks TOML text once, recording the first place each path is written.
 
-    Each statement, key and value is one regex match; offsets become positions only as they are recorded.
+    Each statement, key and value is one regex match; it records character offsets, which become lines
+    and columns only for the paths asked about (`Located`).
     """
 
     def __init__(self, text: str) -> None:
         self.s = text
         self.i = 0
-        self.span = LineIndex(text).span
-        self.out: Positions = {}
+        self.index = LineIndex(text)
+        self.out: dict[Path, Offsets] = {}
         self.array_len: dict[Path, int] = {}
 
     def run(self) -> Positions:
-        s, n, out, span = self.s, len(self.s), self.out, self.span
+        s, n, out = self.s, len(self.s), self.out
         statement = _STATEMENT.match
         table: Path = ()
         while True:
@@ -232,11 +233,11 @@ class _Scanner:
                 path = (*table, m[1])
                 if path not in out:
                     key, key_end = m.span(1)
-                    out[path] = span(key, m.start(2), key_end, self.i)
+                    out[path] = (key, m.start(2), key_end, self.i)
             elif kind == 4:
                 table = self.table(m[4].split("."), m.start(3), self.i, array=len(m[3]) == 2)
             elif self.i >= n:
-                return out
+                return Located(out, self.index)
             elif s[self.i] != "[":
                 self.pair(table)
             else:
@@ -251,7 +252,7 @@ class _Scanner:
         """The path of the table a [header] or [[header]] from `start` to `end` opens; records its keys,
         each (if first written here) with the header as both its key and its value."""
         out, array_len = self.out, self.array_len
-        header = self.span(start, start, end, end)  # one Span (immutable) for all of them
+        header: Offsets = (start, start, end, end)
         path: Path = ()
         for n, key in enumerate(keys, 1):
             path += (key,)
@@ -262,7 +263,7 @@ class _Scanner:
         if array:
             array_len[path] = index = array_len.get(path, 0) + 1
             path += (index - 1,)
-            header = Span(None, header.value, None, header.value_end)
+            header = (None, start, None, end)
         if path not in out:
             out[path] = header
         return path
@@ -285,7 +286,7 @@ class _Scanner:
         keys, key_end = self.keys()
         self.i = _past(_SPACE, self.s, self.i + 1)  # past =
         if len(keys) > 1:
-            dotted = self.span(key_start, None, key_end, None)  # one Span (immutable) for the tables it makes
+            dotted = (key_start, None, key_end, None)
             for n in range(1, len(keys)):
                 self.out.setdefault(table + tuple(keys[:n]), dotted)
         self.value(table + tuple(keys), key_start, key_end)
@@ -298,10 +299,10 @@ class _Scanner:
         if s[start] not in "[{":
             self.i = _past(_SCALAR, s, start)
             if first:
-                out[path] = self.span(key, start, key_end, self.i)
+                out[path] = (key, start, key_end, self.i)
             return
         if first:  # recorded before what it holds, so paths keep the order of the text
-            out[path] = self.span(key, start, key_end, None)
+            out[path] = (key, start, key_end, None)
         self.i += 1
         if s[start] == "[":
             index = 0
@@ -325,5 +326,4 @@ class _Scanner:
                     self.i += 1
         self.i += 1
         if first:
-            whole = out[path]
-            out[path] = Span(whole.key, whole.value, whole.key_end, self.span(None, self.i, None, None).value)
+            out[path] = (*out[path][:3], self.i)
