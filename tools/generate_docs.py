@@ -9,7 +9,8 @@ and one for the ids every family can report (engine.md). Examples are run
 while generating, so the output shown under each is what trainspec says. A
 version compared with its trainer's released classes (tests/data/drift/<id>.json)
 shows what tools/family_drift.py found (<id>.md beside it, which
-tests/test_family_drift.py keeps in step with the tool).
+tests/test_family_drift.py keeps in step with the tool); a family whose example configs are
+checked against its loader (docs/<family>-corpus.md) links that page.
 Nobody edits docs/reference/ by hand; change the schema or the rules and rerun.
 """
 
@@ -118,6 +119,14 @@ def family_page(family: Family) -> str:
     drift = DRIFT_DIR / f"{family.id}.md"
     if drift.is_file():
         lines += ["", "## Compared with the released trainer", "", drift.read_text(encoding="utf-8").rstrip()]
+    corpus = ROOT / "docs" / f"{family.name}-corpus.md"
+    if corpus.is_file():
+        lines += [
+            "",
+            "## The trainer's example configs",
+            "",
+            f"Each example config of the release, checked at one target beside the released loader: [{corpus.name}](../{corpus.name}).",
+        ]
     return HEADER + "\n".join(lines).rstrip() + "\n"
 
 
