@@ -125,7 +125,8 @@ def family_page(family: Family) -> str:
             "",
             "## The trainer's example configs",
             "",
-            f"Each example config of the release, checked at one target beside the released loader: [{corpus.name}](../{corpus.name}).",
+            "Each example config of the release, checked at one target beside the released loader: "
+            f"[{corpus.name}](../{corpus.name}).",
         ]
     return HEADER + "\n".join(lines).rstrip() + "\n"
 
