@@ -30,6 +30,7 @@ from ...paths import format_path
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
 from .attention import ATTENTION_PATHS, FLASH_LIBRARY, LEGACY_ATTENTION_FLAGS, VARLEN, attention
+from .phrases import named
 
 
 def before_rule(rule_id: str, severity: str, *paths: str) -> Callable[[Callable[..., Iterable[Any]]], Rule]:
@@ -44,11 +45,6 @@ def before_rule(rule_id: str, severity: str, *paths: str) -> Callable[[Callable[
         return rule(rule_id, severity, *paths, raw=True)(check)
 
     return wrap
-
-
-def named(name: str, value: Any) -> str:
-    """`name = value` as the user wrote it, or `name is not set` (null and unwritten are the same upstream)."""
-    return f"{name} is not set" if value is None else f"{name} = {show(value)}"
 
 
 def both_set(rule_id: str, first: str, second: str, doc: str, advice: str) -> Rule:

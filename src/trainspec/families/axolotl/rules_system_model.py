@@ -26,6 +26,7 @@ from typing import Any
 from ...rules import ABSENT, Rule, Violation, rule
 from ...wording import show
 from .attention import FLASH_LIBRARY, LEGACY_ATTENTION_FLAGS, attention
+from .phrases import named
 
 OFFLOAD_ALIASES = {"offload": True, "offload_disk": "disk"}
 """`gradient_checkpointing` values the loader rewrites: checkpointing on, plus this offloading."""
@@ -53,11 +54,6 @@ def offloading_named(gradient_checkpointing: Any, activation_offloading: Any) ->
     if isinstance(gradient_checkpointing, str) and gradient_checkpointing in OFFLOAD_ALIASES:
         return f"activation_offloading = {show(value)} (set by gradient_checkpointing = {show(gradient_checkpointing)})"
     return f"activation_offloading = {show(value)}"
-
-
-def stated(name: str, value: Any) -> str:
-    """`name = value`, or that it is not set."""
-    return f"{name} is not set" if value is None else f"{name} = {show(value)}"
 
 
 # -- SystemValidationMixin ------------------------------------------------------------------
@@ -125,7 +121,7 @@ def pretraining_needs_max_steps(pretraining: Any, max_steps: Any) -> Iterator[st
     Mirrors `PretrainingValidationMixin.check_pretraining_w_max_steps`."""
     if pretraining and not max_steps:
         yield (
-            f"pretraining_dataset is set but {stated('max_steps', max_steps)}: the trainer cannot infer the "
+            f"pretraining_dataset is set but {named('max_steps', max_steps)}: the trainer cannot infer the "
             "length of an iterable dataset to schedule the learning rate; set max_steps"
         )
 
@@ -173,7 +169,7 @@ def streaming_needs_max_steps(streaming: Any, max_steps: Any) -> Iterator[str]:
     Mirrors `PretrainingValidationMixin.check_streaming_w_max_steps`."""
     if streaming and not max_steps:
         yield (
-            f"streaming = true but {stated('max_steps', max_steps)}: the trainer cannot infer the length of a "
+            f"streaming = true but {named('max_steps', max_steps)}: the trainer cannot infer the length of a "
             "streamed dataset; set max_steps"
         )
 
@@ -494,7 +490,7 @@ def relora_needs_restart_steps(relora: Any, steps: Any) -> Iterator[str]:
     if relora and not steps:
         yield (
             "relora = true needs jagged_restart_steps (how often to restart the adapter), but "
-            f"{stated('jagged_restart_steps', steps)}; set it"
+            f"{named('jagged_restart_steps', steps)}; set it"
         )
 
 
@@ -509,7 +505,7 @@ def relora_needs_lora_adapter(relora: Any, adapter: Any, plugins: Any) -> Iterat
     if not relora or adapter in ("lora", "qlora"):
         return
     hint = " (unless one of the plugins declares ReLoRA support for it)" if adapter and plugins else ""
-    yield f"relora = true restarts a LoRA adapter, but {stated('adapter', adapter)}{hint}; set adapter: lora or qlora"
+    yield f"relora = true restarts a LoRA adapter, but {named('adapter', adapter)}{hint}; set adapter: lora or qlora"
 
 
 RELORA_CONFLICTS = {
@@ -550,7 +546,7 @@ def early_stopping_needs_steps(patience: Any, save_steps: Any, eval_steps: Any) 
     if patience and (not save_steps or not eval_steps):
         yield (
             f"early_stopping_patience = {show(patience)} needs save_steps and eval_steps, but "
-            f"{stated('save_steps', save_steps)} and {stated('eval_steps', eval_steps)}; set both, with eval_steps "
+            f"{named('save_steps', save_steps)} and {named('eval_steps', eval_steps)}; set both, with eval_steps "
             "dividing save_steps"
         )
 
@@ -600,7 +596,7 @@ def context_parallel_needs_flash(
     resolved = attention(implementation, gemma4, *legacy)
     if resolved not in FLASH_LIBRARY:
         yield (
-            f"context_parallel_size = {size} needs flash attention, but {stated('attn_implementation', resolved)}; "
+            f"context_parallel_size = {size} needs flash attention, but {named('attn_implementation', resolved)}; "
             "set attn_implementation: flash_attention_2 (or flash_attention_3)"
         )
 
