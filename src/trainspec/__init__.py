@@ -13,15 +13,15 @@ trainspec.show("job.toml", world_size=8).quantities                 # parameter 
 
 from typing import TYPE_CHECKING, Any
 
-from .diagnostics import Diagnostic, Severity
-from .errors import ConfigError, ConfigWarning, TrainspecError
-from .families import Family
-from .rules import Violation, rule
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.errors import ConfigError, ConfigWarning, TrainspecError
+from trainspec.families import Family
+from trainspec.rules import Violation, rule
 
 if TYPE_CHECKING:
-    from .api import check, load
-    from .planner import plan
-    from .provenance import show
+    from trainspec.api import check, load
+    from trainspec.planner import plan
+    from trainspec.provenance import show
 
 __all__ = [
     "ConfigError",

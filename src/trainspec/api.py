@@ -15,16 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from .checker import check_document
-from .codes import MODEL_MISMATCH
-from .device import Device, target
-from .diagnostics import Diagnostic, Severity
-from .document import Document
-from .errors import ConfigError, ConfigWarning
-from .families import Family, every_version, get_family
-from .pipeline import check_path, world_sizes_of
-from .plain_data import as_data
-from .result import Result
+from trainspec.checker import check_document
+from trainspec.codes import MODEL_MISMATCH
+from trainspec.device import Device, target
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.errors import ConfigError, ConfigWarning
+from trainspec.families import Family, every_version, get_family
+from trainspec.pipeline import check_path, world_sizes_of
+from trainspec.plain_data import as_data
+from trainspec.result import Result
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

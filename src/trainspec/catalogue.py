@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from .codes import REGISTRY, Category
-from .diagnostics import Severity
-from .examples import Example
-from .families import Family, all_families
-from .paths import Path, format_path
-from .suppressions import matches
-from .validation import RULE_ANNOTATION
+from trainspec.codes import REGISTRY, Category
+from trainspec.diagnostics import Severity
+from trainspec.examples import Example
+from trainspec.families import Family, all_families
+from trainspec.paths import Path, format_path
+from trainspec.suppressions import matches
+from trainspec.validation import RULE_ANNOTATION
 
 ENGINE = "engine"
 """The `family` of the engine's own ids."""

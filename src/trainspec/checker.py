@@ -12,30 +12,24 @@ from dataclasses import replace
 from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
-from .codes import (
-    HOOK_FAILED,
-    NON_FINITE_NUMBER,
-    NOT_A_MAPPING,
-    OUT_OF_RANGE,
-    WORLD_SIZE_DERIVED,
-)
-from .device import Device
-from .diagnostics import Diagnostic, Severity
-from .dialect import adopt_loader_readings, loader_conversions, loader_readings
-from .digits import in_digit_limit, too_many_digits
-from .document import Document
-from .families import Family
-from .fast_validation import is_plain, where_invalid
-from .other_versions import Selection, note_other_versions
-from .overrides import Override, apply_overrides
-from .paths import Path, format_path
-from .placement import place
-from .result import Outcome, Result
-from .rule_engine import disagreeing_sizes, no_target, run_rules, world_size_rules
-from .rules import Context, Rule
-from .schema import replace_value
-from .validation import explain
-from .wording import show
+from trainspec.codes import HOOK_FAILED, NON_FINITE_NUMBER, NOT_A_MAPPING, OUT_OF_RANGE, WORLD_SIZE_DERIVED
+from trainspec.device import Device
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.dialect import adopt_loader_readings, loader_conversions, loader_readings
+from trainspec.digits import in_digit_limit, too_many_digits
+from trainspec.document import Document
+from trainspec.families import Family
+from trainspec.fast_validation import is_plain, where_invalid
+from trainspec.other_versions import Selection, note_other_versions
+from trainspec.overrides import Override, apply_overrides
+from trainspec.paths import Path, format_path
+from trainspec.placement import place
+from trainspec.result import Outcome, Result
+from trainspec.rule_engine import disagreeing_sizes, no_target, run_rules, world_size_rules
+from trainspec.rules import Context, Rule
+from trainspec.schema import replace_value
+from trainspec.validation import explain
+from trainspec.wording import show
 
 
 def check_document(

@@ -16,16 +16,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import TrainspecError
-from .limits import ALL as ALL_LIMITS
+from trainspec.errors import TrainspecError
+from trainspec.limits import ALL as ALL_LIMITS
 
 COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "editor", "lsp", "completion")
 
 
 def versions() -> str:
     """trainspec's version and every family version it ships, with the upstream version each follows."""
-    from . import __version__
-    from .families import every_version
+    from trainspec import __version__
+    from trainspec.families import every_version
 
     lines = [f"trainspec {__version__}"]
     for family in sorted(every_version().values(), key=lambda f: (f.name, f.released)):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .diagnostics import Severity
+from trainspec.diagnostics import Severity
 
 
 class Category(enum.Enum):

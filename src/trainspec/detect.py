@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Any
 
-from .document import Document
-from .families import Family
-from .formats import FORMATS
-from .paths import parse_path
-from .schema import SchemaError
+from trainspec.document import Document
+from trainspec.families import Family
+from trainspec.formats import FORMATS
+from trainspec.paths import parse_path
+from trainspec.schema import SchemaError
 
 
 def schema_reference(doc: Document) -> str | None:

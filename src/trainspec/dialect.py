@@ -32,13 +32,13 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from .codes import NON_FINITE_NUMBER, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
-from .diagnostics import Diagnostic, Severity
-from .document import Document, Unreadable
-from .families import Family
-from .paths import Path, format_path
-from .schema import get, json_type, replace_value
-from .wording import show
+from trainspec.codes import NON_FINITE_NUMBER, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document, Unreadable
+from trainspec.families import Family
+from trainspec.paths import Path, format_path
+from trainspec.schema import get, json_type, replace_value
+from trainspec.wording import show
 
 _PYTHON_TYPES: dict[str, Any] = {
     "string": str,

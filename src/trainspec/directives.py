@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .codes import INVALID_DIRECTIVE
-from .device import Device, target
-from .diagnostics import Diagnostic, Severity
-from .document import Document
-from .formats import FORMATS
-from .world_sizes import parse_world_sizes
+from trainspec.codes import INVALID_DIRECTIVE
+from trainspec.device import Device, target
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.formats import FORMATS
+from trainspec.world_sizes import parse_world_sizes
 
 _LINE = re.compile(r"^\s*#\s*trainspec:(?!\s*ignore\[)\s*(.*?)\s*$")
 _SETTING = re.compile(r"([\w-]+)=(\S+)")

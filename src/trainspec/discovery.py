@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-from .formats import BY_EXTENSION
-from .globs import Walk, glob_argument, is_glob
+from trainspec.formats import BY_EXTENSION
+from trainspec.globs import Walk, glob_argument, is_glob
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 PROJECT_FILES = frozenset({"pyproject.toml"})

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .diagnostics import Diagnostic
-from .paths import Path
+from trainspec.diagnostics import Diagnostic
+from trainspec.paths import Path
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ import copy
 import json
 from typing import Any
 
-from .errors import TrainspecError
+from trainspec.errors import TrainspecError
 
 NEWER_THAN_DRAFT_07 = frozenset(
     {
@@ -133,7 +133,7 @@ def render(schema: dict[str, Any]) -> str:
 
 def editor_schema_text(family_name: str) -> str:
     """The editor schema of a registered family, as the file `editors/schemas/` holds."""
-    from .families import get_family
+    from trainspec.families import get_family
 
     family = get_family(family_name)
     canonical = copy.deepcopy(family.schema.root)  # with a project overlay's patch applied

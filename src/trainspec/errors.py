@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .diagnostics import Diagnostic
+from trainspec.diagnostics import Diagnostic
 
 SHOWN_ERRORS = 20
 

@@ -23,9 +23,9 @@ import re
 import weakref
 from typing import Any, NamedTuple
 
-from .paths import Path
-from .schema import Schema
-from .schema_walk import Where, python_pattern
+from trainspec.paths import Path
+from trainspec.schema import Schema
+from trainspec.schema_walk import Where, python_pattern
 
 _STRICT_INTEGER = "trainspec-strict-integer"
 _PATTERN = "trainspec-pattern"

@@ -10,8 +10,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .paths import Path, format_path
-from .schema import Node, Schema
+from trainspec.paths import Path, format_path
+from trainspec.schema import Node, Schema
 
 MAP_KEY = "<name>"
 """The step standing for any key of a map whose values are tables (`data.anneal_weights.<name>`)."""

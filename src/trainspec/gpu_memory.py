@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .codes import GPU_MEMORY_EXCEEDED, HOOK_FAILED, WORLD_SIZE_UNKNOWN
-from .diagnostics import Diagnostic, Severity
-from .families import Family
-from .layout import MemoryEstimate
-from .result import Result
+from trainspec.codes import GPU_MEMORY_EXCEEDED, HOOK_FAILED, WORLD_SIZE_UNKNOWN
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.families import Family
+from trainspec.layout import MemoryEstimate
+from trainspec.result import Result
 
 RULE = GPU_MEMORY_EXCEEDED.id
 

@@ -14,14 +14,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .codes import FILE_NOT_FOUND, FILE_NOT_READABLE
-from .diagnostics import Diagnostic, Severity
-from .discovery import expand
-from .errors import TrainspecError
-from .project import ProjectError, find_project
-from .readers import ReadError, read_stream
-from .result import Outcome, Result
-from .runner import usable
+from trainspec.codes import FILE_NOT_FOUND, FILE_NOT_READABLE
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.discovery import expand
+from trainspec.errors import TrainspecError
+from trainspec.project import ProjectError, find_project
+from trainspec.readers import ReadError, read_stream
+from trainspec.result import Outcome, Result
+from trainspec.runner import usable
 
 
 class InputError(TrainspecError):

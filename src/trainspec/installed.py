@@ -19,10 +19,10 @@ import os
 import re
 from functools import cache
 
-from .codes import INSTALLED_RELEASE, INSTALLED_RELEASE_UNKNOWN
-from .diagnostics import Diagnostic, Severity
-from .entry_points import installed_version
-from .families import Family
+from trainspec.codes import INSTALLED_RELEASE, INSTALLED_RELEASE_UNKNOWN
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.entry_points import installed_version
+from trainspec.families import Family
 
 IGNORE = "TRAINSPEC_IGNORE_INSTALLED"
 _RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)")

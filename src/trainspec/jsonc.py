@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .safe_write import line_ending
+from trainspec.safe_write import line_ending
 
 MAX_DEPTH = 200
 """Deeper nesting is refused: no settings file needs it, and it would exhaust the parser's stack."""

@@ -17,7 +17,7 @@ from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Any
 
-from .paths import Path, parse_path
+from trainspec.paths import Path, parse_path
 
 
 @dataclass(frozen=True)

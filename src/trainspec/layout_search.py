@@ -15,17 +15,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .diagnostics import Diagnostic
-from .errors import TrainspecError
-from .families import Family
-from .layout import LayoutSpace
-from .limits import LAYOUT_WORLD_SIZE, LAYOUTS
-from .paths import Path, format_path, is_prefix
-from .result import Result
-from .rule_engine import run_rules
-from .rules import Context, Rule
-from .schema import get
-from .wording import show
+from trainspec.diagnostics import Diagnostic
+from trainspec.errors import TrainspecError
+from trainspec.families import Family
+from trainspec.layout import LayoutSpace
+from trainspec.limits import LAYOUT_WORLD_SIZE, LAYOUTS
+from trainspec.paths import Path, format_path, is_prefix
+from trainspec.result import Result
+from trainspec.rule_engine import run_rules
+from trainspec.rules import Context, Rule
+from trainspec.schema import get
+from trainspec.wording import show
 
 
 @dataclass(frozen=True)

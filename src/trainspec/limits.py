@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .errors import TrainspecError
+from trainspec.errors import TrainspecError
 
 
 class LimitExceeded(TrainspecError):

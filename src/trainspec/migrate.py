@@ -22,15 +22,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .detect import detect
-from .diagnostics import Diagnostic
-from .document import Document
-from .errors import TrainspecError
-from .families import Family, all_families, get_family
-from .formats import format_of
-from .paths import format_path
-from .readers import parse, read_text
-from .safe_write import line_ending
+from trainspec.detect import detect
+from trainspec.diagnostics import Diagnostic
+from trainspec.document import Document
+from trainspec.errors import TrainspecError
+from trainspec.families import Family, all_families, get_family
+from trainspec.formats import format_of
+from trainspec.paths import format_path
+from trainspec.readers import parse, read_text
+from trainspec.safe_write import line_ending
 
 
 class MigrateError(TrainspecError):
@@ -61,7 +61,7 @@ def migrate(file: str, family_name: str | None = None, text: str | None = None) 
 
     A ReadError (file missing, unreadable, unparsable) is raised as it is.
     """
-    from .yaml_roundtrip import YAMLError, keep_trailing_comments, mappings, merged, round_trip
+    from trainspec.yaml_roundtrip import YAMLError, keep_trailing_comments, mappings, merged, round_trip
 
     text = read_text(file) if text is None else text
     doc = parse(file, text)
@@ -117,7 +117,7 @@ def unified_diff(migration: Migration) -> list[str]:
 
 def _render(yaml: Any, doc: Document) -> str:
     if yaml is not None:
-        from .yaml_roundtrip import dump
+        from trainspec.yaml_roundtrip import dump
 
         return dump(yaml, doc)
     return json.dumps(doc.data, indent=2, ensure_ascii=False) + "\n"

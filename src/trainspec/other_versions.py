@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Literal
 
-from .diagnostics import Diagnostic
-from .document import Document
-from .families import Family
-from .formats import FORMATS
-from .schema import get
+from trainspec.diagnostics import Diagnostic
+from trainspec.document import Document
+from trainspec.families import Family
+from trainspec.formats import FORMATS
+from trainspec.schema import get
 
 Selection = Literal["directive", "project", "flag", "detected"]
 """How the checked version was chosen: a file directive, the project configuration, `--family` (or

@@ -29,10 +29,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .entry_points import entry_points
-from .errors import TrainspecError
-from .families import Family, every_version, get_family, register
-from .readers import ReadError, read_text
+from trainspec.entry_points import entry_points
+from trainspec.errors import TrainspecError
+from trainspec.families import Family, every_version, get_family, register
+from trainspec.readers import ReadError, read_text
 
 MODELS_GROUP = "trainspec.models"
 """The entry-point group of installed packages that offer a typed model for an overlay."""

@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .codes import OVERRIDE_INVALID_VALUE, OVERRIDE_SYNTAX, OVERRIDE_UNKNOWN_PATH
-from .diagnostics import Diagnostic, Severity
-from .digits import in_digit_limit, too_many_digits
-from .document import Document
-from .paths import Path, format_path, parse_path
-from .readers import ReadError
-from .schema import Node, Schema, get
-from .wording import closest, show
+from trainspec.codes import OVERRIDE_INVALID_VALUE, OVERRIDE_SYNTAX, OVERRIDE_UNKNOWN_PATH
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.digits import in_digit_limit, too_many_digits
+from trainspec.document import Document
+from trainspec.paths import Path, format_path, parse_path
+from trainspec.readers import ReadError
+from trainspec.schema import Node, Schema, get
+from trainspec.wording import closest, show
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ def _plain(value: Any) -> Any:
 
 def _parse(text: str, path_text: str) -> Any:
     try:
-        from .readers import yaml as yaml_reader  # PyYAML only for runs with overrides
+        from trainspec.readers import yaml as yaml_reader  # PyYAML only for runs with overrides
 
         doc = yaml_reader.parse("<override>", text)
     except ReadError as exc:

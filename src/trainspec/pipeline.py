@@ -19,8 +19,8 @@ from dataclasses import replace
 from pathlib import Path as FsPath
 from typing import Any
 
-from .checker import check_document
-from .codes import (
+from trainspec.checker import check_document
+from trainspec.codes import (
     INTERNAL_ERROR,
     INVALID_DIRECTIVE,
     INVALID_FAMILY_SCHEMA,
@@ -31,18 +31,18 @@ from .codes import (
     UNKNOWN_FAMILY,
     WRONG_FORMAT,
 )
-from .detect import detect, schema_reference
-from .device import Device
-from .diagnostics import Diagnostic, Severity
-from .directives import directives_of
-from .document import Document
-from .families import Family, UnknownFamily, all_families, get_family
-from .installed import for_installed, version_given
-from .other_versions import Selection
-from .overrides import Override
-from .readers import ReadError, parse, read_text, within_limit
-from .result import Outcome, Result
-from .schema import SchemaError
+from trainspec.detect import detect, schema_reference
+from trainspec.device import Device
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.directives import directives_of
+from trainspec.document import Document
+from trainspec.families import Family, UnknownFamily, all_families, get_family
+from trainspec.installed import for_installed, version_given
+from trainspec.other_versions import Selection
+from trainspec.overrides import Override
+from trainspec.readers import ReadError, parse, read_text, within_limit
+from trainspec.result import Outcome, Result
+from trainspec.schema import SchemaError
 
 
 def as_overrides(items: str | Iterable[str | Override]) -> list[Override]:

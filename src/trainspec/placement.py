@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .diagnostics import Diagnostic, Related, Severity, Suggestion
-from .document import Document
-from .paths import Path
-from .rules import ABSENT
-from .wording import show
+from trainspec.diagnostics import Diagnostic, Related, Severity, Suggestion
+from trainspec.document import Document
+from trainspec.paths import Path
+from trainspec.rules import ABSENT
+from trainspec.wording import show
 
 
 def place(

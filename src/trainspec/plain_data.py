@@ -15,9 +15,9 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from .codes import INVALID_VALUE, WRONG_TYPE
-from .diagnostics import Diagnostic, Severity
-from .paths import Path, format_path
+from trainspec.codes import INVALID_VALUE, WRONG_TYPE
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.paths import Path, format_path
 
 MAX_DEPTH = 100
 """Levels of nesting (a real config has about five); what checks the data copies it recursively."""

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
-from .diagnostics import Diagnostic
-from .errors import TrainspecError
-from .paths import Path, is_prefix, parse_path
-from .pipeline import check_path
-from .planner import Plan, file_changes
-from .rewrite import RewriteError, set_values
-from .safe_write import WriteRefused, read_text, write_text
+from trainspec.diagnostics import Diagnostic
+from trainspec.errors import TrainspecError
+from trainspec.paths import Path, is_prefix, parse_path
+from trainspec.pipeline import check_path
+from trainspec.planner import Plan, file_changes
+from trainspec.rewrite import RewriteError, set_values
+from trainspec.safe_write import WriteRefused, read_text, write_text
 
 
 class NotWritten(TrainspecError):

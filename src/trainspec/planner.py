@@ -15,28 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
-from .device import Device
-from .diagnostics import Diagnostic
-from .directives import directives_of
-from .errors import TrainspecError
-from .families import Family
-from .gpu_memory import RULE, fitting
-from .layout import LayoutSpace
-from .layout_search import (
-    Budget,
-    Layout,
-    OverBudget,
-    Verdicts,
-    copied_along,
-    overrides_selecting,
-    put,
-    search,
-)
-from .paths import format_path, parse_path
-from .pipeline import as_overrides, world_sizes_of
-from .result import Outcome, Result, exit_status
-from .runner import Options, check_file
-from .schema import get
+from trainspec.device import Device
+from trainspec.diagnostics import Diagnostic
+from trainspec.directives import directives_of
+from trainspec.errors import TrainspecError
+from trainspec.families import Family
+from trainspec.gpu_memory import RULE, fitting
+from trainspec.layout import LayoutSpace
+from trainspec.layout_search import Budget, Layout, OverBudget, Verdicts, copied_along, overrides_selecting, put, search
+from trainspec.paths import format_path, parse_path
+from trainspec.pipeline import as_overrides, world_sizes_of
+from trainspec.result import Outcome, Result, exit_status
+from trainspec.runner import Options, check_file
+from trainspec.schema import get
 
 OVER_NODE = "more processes per node than --gpus-per-node"
 """How `ruled_out` counts the candidates that would start more processes on a node than it has GPUs."""

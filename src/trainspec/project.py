@@ -16,21 +16,21 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .codes import INVALID_PROJECT_CONFIG
-from .device import Device, target
-from .diagnostics import Diagnostic, Severity
-from .discovery import is_config_file
-from .document import Document, LineIndex
-from .errors import TrainspecError
-from .fast_validation import where_invalid
-from .globs import Glob, glob_below
-from .layout import parse_size
-from .paths import format_path
-from .readers import ReadError, parse, read_text
-from .resources import schema_dir
-from .schema import Schema
-from .schema_walk import build_validator
-from .world_sizes import parse_world_sizes
+from trainspec.codes import INVALID_PROJECT_CONFIG
+from trainspec.device import Device, target
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.discovery import is_config_file
+from trainspec.document import Document, LineIndex
+from trainspec.errors import TrainspecError
+from trainspec.fast_validation import where_invalid
+from trainspec.globs import Glob, glob_below
+from trainspec.layout import parse_size
+from trainspec.paths import format_path
+from trainspec.readers import ReadError, parse, read_text
+from trainspec.resources import schema_dir
+from trainspec.schema import Schema
+from trainspec.schema_walk import build_validator
+from trainspec.world_sizes import parse_world_sizes
 
 if TYPE_CHECKING:
     import jsonschema

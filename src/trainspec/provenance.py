@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
-from .device import Device
-from .diagnostics import Diagnostic
-from .families import Family
-from .layout import Quantity
-from .paths import Path, format_path
-from .pipeline import as_overrides, world_sizes_of
-from .result import Outcome, Result, exit_status
-from .rules import ABSENT
-from .runner import Options, check_file
+from trainspec.device import Device
+from trainspec.diagnostics import Diagnostic
+from trainspec.families import Family
+from trainspec.layout import Quantity
+from trainspec.paths import Path, format_path
+from trainspec.pipeline import as_overrides, world_sizes_of
+from trainspec.result import Outcome, Result, exit_status
+from trainspec.rules import ABSENT
+from trainspec.runner import Options, check_file
 
 SCHEMA_DEFAULT = "schema default"
 

@@ -6,12 +6,12 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from .diagnostics import Diagnostic
+from trainspec.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
-    from .device import Device
-    from .document import Document
-    from .families import Family
+    from trainspec.device import Device
+    from trainspec.document import Document
+    from trainspec.families import Family
 
 
 class Outcome(enum.Enum):

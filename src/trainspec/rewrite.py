@@ -13,10 +13,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .document import Positions, Span
-from .errors import TrainspecError
-from .paths import Path, format_path
-from .readers import parse
+from trainspec.document import Positions, Span
+from trainspec.errors import TrainspecError
+from trainspec.paths import Path, format_path
+from trainspec.readers import parse
 
 
 class RewriteError(TrainspecError):
@@ -95,8 +95,8 @@ def _toml_value(value: Any) -> str:
 
 
 def _yaml(text: str, values: Mapping[Path, Any]) -> str:
-    from .migrate import keep_original_lines
-    from .yaml_roundtrip import YAMLError, round_trip
+    from trainspec.migrate import keep_original_lines
+    from trainspec.yaml_roundtrip import YAMLError, round_trip
 
     yaml = round_trip(text)
     try:

@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
-from .diagnostics import Diagnostic, Severity
-from .document import Document
-from .paths import Path, format_path
-from .placement import first_written, place, related_place
-from .rules import ABSENT, Context, Rule, Violation
-from .schema import get
-from .wording import show
+from trainspec.codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.paths import Path, format_path
+from trainspec.placement import first_written, place, related_place
+from trainspec.rules import ABSENT, Context, Rule, Violation
+from trainspec.schema import get
+from trainspec.wording import show
 
 NOTHING_KNOWN = Context()
 """A check that knows no world size, no device and no registered names."""

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from .device import Device
-from .diagnostics import Severity
-from .layout import divisors
-from .paths import Path, parse_path
+from trainspec.device import Device
+from trainspec.diagnostics import Severity
+from trainspec.layout import divisors
+from trainspec.paths import Path, parse_path
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__": lambda self: False})()
 """Passed to `raw` rules for a key the file does not write."""

@@ -21,27 +21,27 @@ from functools import lru_cache, partial
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
-from . import suppressions
-from .catalogue import engine_rules, family_rules, names_a_rule
-from .codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
-from .device import Device, target
-from .diagnostics import Diagnostic, Severity
-from .examples import Example
-from .families import Family, UnknownFamily, all_families, get_family
-from .fast_validation import fast_validator
-from .formats import FORMATS, JSON
-from .gpu_memory import exceeded
-from .layout import parse_size
-from .layout_search import with_nearest_layout
-from .limits import DIAGNOSTICS
-from .other_versions import Selection
-from .overlay import OverlayError, load_overlay
-from .overrides import Override
-from .pipeline import check_path
-from .progress import Progress
-from .project import Project, ProjectError, find_project, problem_at
-from .readers import ReadError, read_text
-from .result import Outcome, Result
+from trainspec import suppressions
+from trainspec.catalogue import engine_rules, family_rules, names_a_rule
+from trainspec.codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
+from trainspec.device import Device, target
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.examples import Example
+from trainspec.families import Family, UnknownFamily, all_families, get_family
+from trainspec.fast_validation import fast_validator
+from trainspec.formats import FORMATS, JSON
+from trainspec.gpu_memory import exceeded
+from trainspec.layout import parse_size
+from trainspec.layout_search import with_nearest_layout
+from trainspec.limits import DIAGNOSTICS
+from trainspec.other_versions import Selection
+from trainspec.overlay import OverlayError, load_overlay
+from trainspec.overrides import Override
+from trainspec.pipeline import check_path
+from trainspec.progress import Progress
+from trainspec.project import Project, ProjectError, find_project, problem_at
+from trainspec.readers import ReadError, read_text
+from trainspec.result import Outcome, Result
 
 if TYPE_CHECKING:
     import multiprocessing.context

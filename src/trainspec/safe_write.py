@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import TrainspecError
-from .limits import FILE_BYTES
+from trainspec.errors import TrainspecError
+from trainspec.limits import FILE_BYTES
 
 BOM = b"\xef\xbb\xbf"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .catalogue import RuleInfo, family_rules
-from .families import Family
-from .fields import Field, fields
+from trainspec.catalogue import RuleInfo, family_rules
+from trainspec.families import Family
+from trainspec.fields import Field, fields
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from contextvars import ContextVar
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .paths import Path
-from .schema import Schema
+from trainspec.paths import Path
+from trainspec.schema import Schema
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .codes import UNUSED_SUPPRESSION
-from .diagnostics import Diagnostic, Severity
+from trainspec.codes import UNUSED_SUPPRESSION
+from trainspec.diagnostics import Diagnostic, Severity
 
 _DIRECTIVE = re.compile(r"(?:^|(?<=\s))#\s*trainspec:\s*ignore\[([^\]]*)\]")
 

@@ -17,19 +17,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 
-from .checker import check_document
-from .device import Device
-from .diagnostics import Diagnostic, Severity
-from .directives import directives_of
-from .document import Document
-from .errors import TrainspecError
-from .families import Family
-from .limits import SWEEP_RUNS
-from .overrides import Override
-from .pipeline import as_overrides, check_overridden, world_sizes_of
-from .readers import parse
-from .result import Result
-from .runner import Options, as_reported, check_file
+from trainspec.checker import check_document
+from trainspec.device import Device
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.directives import directives_of
+from trainspec.document import Document
+from trainspec.errors import TrainspecError
+from trainspec.families import Family
+from trainspec.limits import SWEEP_RUNS
+from trainspec.overrides import Override
+from trainspec.pipeline import as_overrides, check_overridden, world_sizes_of
+from trainspec.readers import parse
+from trainspec.result import Result
+from trainspec.runner import Options, as_reported, check_file
 
 
 class SweepError(TrainspecError):

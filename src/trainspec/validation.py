@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .codes import (
+from trainspec.codes import (
     DIAGNOSTICS_TRUNCATED,
     INVALID_VALUE,
     MISSING_KEY,
@@ -20,13 +20,13 @@ from .codes import (
     UNKNOWN_KEY,
     WRONG_TYPE,
 )
-from .diagnostics import Move, SetValue, Severity, Suggestion
-from .fast_validation import Error, fast_validator
-from .limits import DIAGNOSTICS
-from .paths import Path, format_path
-from .schema import Node, Schema
-from .schema_walk import Where, errors_along, strict_validator
-from .wording import MOST_LISTED, closest, listed, show, type_name
+from trainspec.diagnostics import Move, SetValue, Severity, Suggestion
+from trainspec.fast_validation import Error, fast_validator
+from trainspec.limits import DIAGNOSTICS
+from trainspec.paths import Path, format_path
+from trainspec.schema import Node, Schema
+from trainspec.schema_walk import Where, errors_along, strict_validator
+from trainspec.wording import MOST_LISTED, closest, listed, show, type_name
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -23,14 +23,14 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .errors import TrainspecError
+from trainspec.errors import TrainspecError
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-    from .examples import Example
-    from .families import Family
-    from .rules import Rule
+    from trainspec.examples import Example
+    from trainspec.families import Family
+    from trainspec.rules import Rule
 
 LISTING = "versions.json"
 T = TypeVar("T")

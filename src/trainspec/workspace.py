@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import jsonc
-from .editor_schema import NotEditorSafe, editor_schema_text
-from .errors import TrainspecError
-from .formats import FORMATS, InputFormat, known_format
-from .safe_write import WriteRefused, line_ending, read_text, write_text
+from trainspec import jsonc
+from trainspec.editor_schema import NotEditorSafe, editor_schema_text
+from trainspec.errors import TrainspecError
+from trainspec.formats import FORMATS, InputFormat, known_format
+from trainspec.safe_write import WriteRefused, line_ending, read_text, write_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
 
@@ -213,9 +213,9 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
 
 
 def family_of(path: Path, family: str | None) -> str:
-    from .detect import detect
-    from .families import all_families
-    from .readers import ReadError, read
+    from trainspec.detect import detect
+    from trainspec.families import all_families
+    from trainspec.readers import ReadError, read
 
     if family is not None:
         return family

@@ -18,7 +18,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
-from .document import Document
+from trainspec.document import Document
 
 __all__ = ["YAMLError", "dump", "keep_trailing_comments", "mappings", "merged", "round_trip"]
 

@@ -12,14 +12,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..reporters import NAMES as REPORT_FORMATS
-from ..world_sizes import parse_world_size, parse_world_sizes
+from trainspec.reporters import NAMES as REPORT_FORMATS
+from trainspec.world_sizes import parse_world_size, parse_world_sizes
 
 if TYPE_CHECKING:
-    from ..device import Device
-    from ..overrides import Override
-    from ..progress import Progress
-    from ..result import Result
+    from trainspec.device import Device
+    from trainspec.overrides import Override
+    from trainspec.progress import Progress
+    from trainspec.result import Result
 
 
 def world_size_arg(text: str) -> int:
@@ -39,7 +39,7 @@ def world_sizes_arg(text: str) -> tuple[int, ...]:
 
 def gpu_memory_arg(text: str) -> int:
     """`80GiB`, `141GB` or a number of bytes."""
-    from ..layout import parse_size
+    from trainspec.layout import parse_size
 
     try:
         return parse_size(text)
@@ -55,7 +55,7 @@ def add_gpu_memory(p: argparse.ArgumentParser, does: str) -> None:
 
 def gpu_arg(text: str) -> Device:
     """A GPU name (`h100`) or a compute capability (`sm_90`, `9.0`), as `device.target` reads it."""
-    from ..device import target
+    from trainspec.device import target
 
     try:
         return target(text)
@@ -175,7 +175,7 @@ def register(sub: Any) -> None:
 
 def family_ids(**_: Any) -> list[str]:
     """Every installed family and family version, for shell completion."""
-    from ..families import every_version
+    from trainspec.families import every_version
 
     return sorted({f.name for f in every_version().values()} | {f.id for f in every_version().values()})
 
@@ -184,7 +184,7 @@ def overrides_from(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[Override, ...]:
     """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
-    from ..overrides import from_command_line
+    from trainspec.overrides import from_command_line
 
     try:
         return from_command_line(args.overrides, extras)
@@ -196,17 +196,17 @@ def collect(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[Iterator[Result], Progress | None] | str:
     """The results for the files the arguments name (streamed, in order), or a usage problem as a sentence."""
-    from ..catalogue import names_a_rule
-    from ..families import UnknownFamily, get_family
-    from ..formats import FORMATS
-    from ..formats import extensions as config_extensions
-    from ..inputs import InputError, gather, results_after
-    from ..progress import Progress
-    from ..runner import Options, available_cpus, iter_check_files
-    from ..suppressions import split_ids
+    from trainspec.catalogue import names_a_rule
+    from trainspec.families import UnknownFamily, get_family
+    from trainspec.formats import FORMATS
+    from trainspec.formats import extensions as config_extensions
+    from trainspec.inputs import InputError, gather, results_after
+    from trainspec.progress import Progress
+    from trainspec.runner import Options, available_cpus, iter_check_files
+    from trainspec.suppressions import split_ids
 
     if args.overlay is not None:
-        from ..overlay import OverlayError, load_overlay
+        from trainspec.overlay import OverlayError, load_overlay
 
         try:
             args.family = load_overlay(args.overlay).id
@@ -259,12 +259,12 @@ def collect(
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     if args.sweep:
-        from ..suppressions import split_ids
-        from .check_sweep import run_sweep
+        from trainspec.commands.check_sweep import run_sweep
+        from trainspec.suppressions import split_ids
 
         selection = (split_ids(args.select), split_ids(args.ignore))
         return run_sweep(args, overrides_from(args, extras, parser), selection, parser)
-    from ..reporters import get_reporter
+    from trainspec.reporters import get_reporter
 
     found = collect(args, extras, parser)
     if isinstance(found, str):

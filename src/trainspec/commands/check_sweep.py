@@ -13,12 +13,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ..diagnostics import Diagnostic
-from ..escaping import json_text, terminal
+from trainspec.diagnostics import Diagnostic
+from trainspec.escaping import json_text, terminal
 
 if TYPE_CHECKING:
-    from ..overrides import Override
-    from ..sweeper import Sweep
+    from trainspec.overrides import Override
+    from trainspec.sweeper import Sweep
 
 FORMATS = ("text", "json")
 
@@ -30,11 +30,11 @@ def run_sweep(
     parser: argparse.ArgumentParser,
 ) -> int:
     """The sweep `check` was asked for: its overrides, (--select, --ignore) as `check` reads them."""
-    from ..families import UnknownFamily
-    from ..overlay import OverlayError, load_overlay
-    from ..project import ProjectError
-    from ..runner import Options
-    from ..sweeper import SweepError, parse_axis, sweep
+    from trainspec.families import UnknownFamily
+    from trainspec.overlay import OverlayError, load_overlay
+    from trainspec.project import ProjectError
+    from trainspec.runner import Options
+    from trainspec.sweeper import SweepError, parse_axis, sweep
 
     if len(args.files) != 1 or args.files == ["-"]:
         parser.error("--sweep checks one config file")
@@ -69,7 +69,7 @@ def run_sweep(
         print(f"trainspec: {exc}", file=sys.stderr)
         return 2
     if not found.variants:  # the file could not be checked at all: report it as `check` would
-        from ..reporters import get_reporter
+        from trainspec.reporters import get_reporter
 
         get_reporter(args.format, color=args.color)([found.base], sys.stdout)
         return found.base.exit_status
@@ -78,7 +78,7 @@ def run_sweep(
 
 
 def report_text(found: Sweep, out: TextIO) -> None:
-    from ..sweeper import reported
+    from trainspec.sweeper import reported
 
     for variant in found.failing:
         assigned = " ".join(f"{path}={value}" for path, value in variant.assignments)
@@ -102,8 +102,8 @@ def _sizes(sizes: Sequence[int]) -> str:
 
 
 def report_json(found: Sweep, out: TextIO) -> None:
-    from ..reporters.json import diagnostic_json
-    from ..sweeper import reported
+    from trainspec.reporters.json import diagnostic_json
+    from trainspec.sweeper import reported
 
     doc = {
         "version": 1,

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..families import UnknownFamily, all_families, get_family
-from ..safe_write import WriteRefused
-from ..workspace import SCHEMA_DIR, EditorError, annotate, init, workspace_root
+from trainspec.families import UnknownFamily, all_families, get_family
+from trainspec.safe_write import WriteRefused
+from trainspec.workspace import SCHEMA_DIR, EditorError, annotate, init, workspace_root
 
 
 def register(sub: Any) -> None:

@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ..catalogue import RuleInfo
+from trainspec.catalogue import RuleInfo
 
 
 def register(sub: Any) -> None:
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 
 def render(info: RuleInfo) -> str:
-    from ..runner import run_example
+    from trainspec.runner import run_example
 
     where = "every family" if info.family == "engine" else f"family {info.family}"
     lines = [f"{info.id} ({info.severity.value}, {where})"]
@@ -52,13 +52,13 @@ def render(info: RuleInfo) -> str:
 
 
 def _line(d: Any) -> str:
-    from ..reporters.text import format_line
+    from trainspec.reporters.text import format_line
 
     return format_line(d)
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from ..catalogue import catalogue
+    from trainspec.catalogue import catalogue
 
     infos = [i for i in catalogue() if i.id == args.rule]
     if not infos:

@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     try:
-        from ..lsp.server import serve
+        from trainspec.lsp.server import serve
     except ImportError as exc:
         print(f"trainspec lsp needs pygls ({exc}); install it with: pip install 'trainspec[lsp]'", file=sys.stderr)
         return 2

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
-from ..codes import UNKNOWN_KEY
-from ..diagnostics import Diagnostic
-from ..escaping import terminal
-from ..families import UnknownFamily
-from ..migrate import MigrateError, Migration, migrate, unified_diff
-from ..readers import ReadError
-from ..result import exit_status
-from ..safe_write import WriteRefused, write_text
+from trainspec.codes import UNKNOWN_KEY
+from trainspec.diagnostics import Diagnostic
+from trainspec.escaping import terminal
+from trainspec.families import UnknownFamily
+from trainspec.migrate import MigrateError, Migration, migrate, unified_diff
+from trainspec.readers import ReadError
+from trainspec.result import exit_status
+from trainspec.safe_write import WriteRefused, write_text
 
 
 def register(sub: Any) -> None:
@@ -74,7 +74,7 @@ def errors_left(result: Migration) -> list[Diagnostic]:
     """Why the rewritten text must not be written: the file's keys its family does not know (checked with
     the legacy keys moved; a misspelled legacy key would stay behind), else every error the rewritten text
     has that the file as checked did not (a rewrite must read as the migration meant)."""
-    from ..pipeline import check_path
+    from trainspec.pipeline import check_path
 
     assert result.new_text is not None
     found = []

@@ -17,10 +17,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .check import add_gpu, add_gpu_memory, world_size_arg, world_sizes_arg
+from trainspec.commands.check import add_gpu, add_gpu_memory, world_size_arg, world_sizes_arg
 
 if TYPE_CHECKING:
-    from ..planner import Plan
+    from trainspec.planner import Plan
 
 
 def register(sub: Any) -> None:
@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from ..planner import PlanError, plan
+    from trainspec.planner import PlanError, plan
 
     if args.apply is not None and len(args.gpus) != 1:
         parser.error("--apply writes the layout of one world size: give --gpus a single number")
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
     if args.format == "json":
-        from ..escaping import json_text
+        from trainspec.escaping import json_text
 
         sys.stdout.write(json_text({"version": 1, "plans": [as_json(p, args.gpus_per_node) for p in plans]}, indent=2))
         sys.stdout.write("\n")
@@ -107,8 +107,8 @@ def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
 
 
 def as_text(found: Plan, gpus_per_node: int | None) -> str:
-    from ..escaping import terminal
-    from ..gpu_memory import gib
+    from trainspec.escaping import terminal
+    from trainspec.gpu_memory import gib
 
     assert found.family.layout is not None
     per_node = f", {gpus_per_node} per node" if gpus_per_node else ""
@@ -140,7 +140,7 @@ def as_text(found: Plan, gpus_per_node: int | None) -> str:
 
 
 def _as_it_is(found: Plan, layout: Any) -> str:
-    from ..planner import file_changes
+    from trainspec.planner import file_changes
 
     return "(the file with the --sets given)" if file_changes(found, layout) else "(the file as it is)"
 
@@ -155,7 +155,7 @@ def _pinned_note(found: Plan) -> str:
 
 def _nearest_rank(found: Plan) -> int | None:
     """The 1-based place of the layout that changes the fewest of the file's values."""
-    from ..planner import nearest
+    from trainspec.planner import nearest
 
     closest = nearest(found)
     return None if closest is None else found.layouts.index(closest) + 1
@@ -163,8 +163,8 @@ def _nearest_rank(found: Plan) -> int | None:
 
 def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
     """Write the `rank`-th layout into the file (see `plan_apply`); say what was written, or why not."""
-    from ..plan_apply import NotWritten, write_layout
-    from ..wording import show
+    from trainspec.plan_apply import NotWritten, write_layout
+    from trainspec.wording import show
 
     if found.blocking or not found.layouts:
         sys.stderr.write(as_text(found, None))

@@ -26,8 +26,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from ..catalogue import catalogue
-    from ..families import UnknownFamily, all_families, get_family
+    from trainspec.catalogue import catalogue
+    from trainspec.families import UnknownFamily, all_families, get_family
 
     try:
         families = {(f := get_family(args.family)).name: f} if args.family else all_families()

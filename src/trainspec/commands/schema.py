@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..editor_schema import NotEditorSafe, editor_schema_text
-from ..families import UnknownFamily, get_family, versions_of
+from trainspec.editor_schema import NotEditorSafe, editor_schema_text
+from trainspec.families import UnknownFamily, get_family, versions_of
 
 
 def register(sub: Any) -> None:
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     names: list[str] = args.names
     if args.overlay is not None:
-        from ..overlay import OverlayError, load_overlay
+        from trainspec.overlay import OverlayError, load_overlay
 
         try:
             names = [load_overlay(args.overlay).id]
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
 
 
 def _diff(a: str, b: str, fmt: str) -> int:
-    from ..schema_diff import as_dict, diff, render_text
+    from trainspec.schema_diff import as_dict, diff, render_text
 
     try:
         old, new = get_family(a), get_family(b)

@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..escaping import json_text, terminal
-from .check import add_gpu, world_size_arg
+from trainspec.commands.check import add_gpu, world_size_arg
+from trainspec.escaping import json_text, terminal
 
 if TYPE_CHECKING:
-    from ..layout import Quantity
-    from ..provenance import Shown
+    from trainspec.layout import Quantity
+    from trainspec.provenance import Shown
 
 
 def register(sub: Any) -> None:
@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from ..provenance import show
+    from trainspec.provenance import show
 
     shown = show(args.file, family=args.family, overrides=args.overrides, world_size=args.world_size, gpu=args.gpu)
     if args.format == "json":

@@ -15,15 +15,15 @@ from functools import cached_property
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
-from ..device import Device
-from ..diagnostics import Diagnostic, Severity
-from ..document import Document
-from ..entry_points import entry_points
-from ..errors import TrainspecError
-from ..examples import Example
-from ..layout import Derive, LayoutSpace, Memory
-from ..rules import Rule
-from ..schema import Schema
+from trainspec.device import Device
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.entry_points import entry_points
+from trainspec.errors import TrainspecError
+from trainspec.examples import Example
+from trainspec.layout import Derive, LayoutSpace, Memory
+from trainspec.rules import Rule
+from trainspec.schema import Schema
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -179,7 +179,7 @@ class Family:
 
     @cached_property
     def validator(self) -> Any:
-        from ..schema_walk import build_validator
+        from trainspec.schema_walk import build_validator
 
         return build_validator(self.schema, check=not self.trusted_schema)
 

@@ -22,19 +22,19 @@ from dataclasses import dataclass
 
 from lsprotocol import types as lsp
 
-from ..codes import UNUSED_SUPPRESSION, Flag, has_flag
-from ..diagnostics import Diagnostic, Move, SetValue, Severity
-from ..document import Document
-from ..formats import FORMATS, JSON
-from ..layout import divisors
-from ..migrate import MigrateError, migrate
-from ..paths import Path, format_path
-from ..readers import ReadError
-from ..schema import get
-from ..wording import show
-from .analysis import Analysis
-from .convert import to_lsp
-from .text import Edit, apply, line_edits
+from trainspec.codes import UNUSED_SUPPRESSION, Flag, has_flag
+from trainspec.diagnostics import Diagnostic, Move, SetValue, Severity
+from trainspec.document import Document
+from trainspec.formats import FORMATS, JSON
+from trainspec.layout import divisors
+from trainspec.lsp.analysis import Analysis
+from trainspec.lsp.convert import to_lsp
+from trainspec.lsp.text import Edit, apply, line_edits
+from trainspec.migrate import MigrateError, migrate
+from trainspec.paths import Path, format_path
+from trainspec.readers import ReadError
+from trainspec.schema import get
+from trainspec.wording import show
 
 LEGACY_RULE = "legacy-key-migrated"
 _DIRECTIVE_END = re.compile(r"#\s*trainspec:\s*ignore\[[^\]]*(\])")

@@ -13,16 +13,16 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from ..catalogue import family_rules
-from ..codes import Flag, has_flag
-from ..diagnostics import Diagnostic
-from ..families import Family
-from ..result import Outcome, Result
-from ..runner import Options, check_file
-from ..world_sizes import MAX_WORLD_SIZES
-from .anchor import anchored
-from .scope import is_config
-from .text import Source
+from trainspec.catalogue import family_rules
+from trainspec.codes import Flag, has_flag
+from trainspec.diagnostics import Diagnostic
+from trainspec.families import Family
+from trainspec.lsp.anchor import anchored
+from trainspec.lsp.scope import is_config
+from trainspec.lsp.text import Source
+from trainspec.result import Outcome, Result
+from trainspec.runner import Options, check_file
+from trainspec.world_sizes import MAX_WORLD_SIZES
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..diagnostics import Diagnostic, Severity
-from ..document import Document
-from ..paths import parse_path
-from ..readers import ReadError, parse
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.paths import parse_path
+from trainspec.readers import ReadError, parse
 
 _PATH = re.compile(r"(?<![\w.`])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+")
 

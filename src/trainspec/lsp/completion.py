@@ -16,11 +16,11 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from ..families import Family
-from ..paths import Path
-from ..readers.yaml import resolve_plain, yaml_1_1
-from ..schema import Node, get
-from .text import Source
+from trainspec.families import Family
+from trainspec.lsp.text import Source
+from trainspec.paths import Path
+from trainspec.readers.yaml import resolve_plain, yaml_1_1
+from trainspec.schema import Node, get
 
 _TOML_HEADER = re.compile(r"\s*\[(\[)?\s*([^\]]+?)\s*\]")
 _TOML_VALUE = re.compile(r"\s*([\w.\"-]+)\s*=\s*(\S*)$")

@@ -6,12 +6,12 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from ..catalogue import lookup
-from ..codes import UNUSED_SUPPRESSION, Flag, has_flag
-from ..diagnostics import Diagnostic, Severity
-from ..families import Family
-from ..reporters.sarif import docs_page
-from .text import Source
+from trainspec.catalogue import lookup
+from trainspec.codes import UNUSED_SUPPRESSION, Flag, has_flag
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.families import Family
+from trainspec.lsp.text import Source
+from trainspec.reporters.sarif import docs_page
 
 SOURCE = "trainspec"
 SEVERITY = {

@@ -10,16 +10,16 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from ..catalogue import family_rules, lookup
-from ..diagnostics import Diagnostic
-from ..document import Document
-from ..families import Family
-from ..fields import Field, fields
-from ..paths import Path, format_path
-from ..reporters.sarif import help_markdown
-from ..schema import get
-from .analysis import Analysis
-from .convert import SEVERITY_NAMES, severity_of, span
+from trainspec.catalogue import family_rules, lookup
+from trainspec.diagnostics import Diagnostic
+from trainspec.document import Document
+from trainspec.families import Family
+from trainspec.fields import Field, fields
+from trainspec.lsp.analysis import Analysis
+from trainspec.lsp.convert import SEVERITY_NAMES, severity_of, span
+from trainspec.paths import Path, format_path
+from trainspec.reporters.sarif import help_markdown
+from trainspec.schema import get
 
 MAX_RESOLVED = 24
 """Unwritten keys of a section listed with their resolved values."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from ..schema import get
-from .analysis import Analysis
-from .hover import MAX_RESOLVED, show, unwritten
+from trainspec.lsp.analysis import Analysis
+from trainspec.lsp.hover import MAX_RESOLVED, show, unwritten
+from trainspec.schema import get
 
 SHOWN = 3
 """Keys named in a hint's label; its tooltip lists up to `MAX_RESOLVED`."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from ..catalogue import family_rules
-from ..diagnostics import Diagnostic, Related
-from ..paths import Path, parse_path
-from .analysis import Analysis
-from .convert import span
-from .hover import key_at
+from trainspec.catalogue import family_rules
+from trainspec.diagnostics import Diagnostic, Related
+from trainspec.lsp.analysis import Analysis
+from trainspec.lsp.convert import span
+from trainspec.lsp.hover import key_at
+from trainspec.paths import Path, parse_path
 
 Place = tuple[int, ...]
 """0-based start line, start column, end line, end column, in code points."""

@@ -7,11 +7,11 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from ..document import Document, Pos
-from ..paths import Path
-from ..readers import ReadError, parse
-from ..schema import get
-from .text import Source
+from trainspec.document import Document, Pos
+from trainspec.lsp.text import Source
+from trainspec.paths import Path
+from trainspec.readers import ReadError, parse
+from trainspec.schema import get
 
 MAX_SYMBOLS = 5000
 """Keys listed at most; a generated file of more is outlined in part."""

@@ -9,10 +9,10 @@ check could not claim and nothing names is left alone: no diagnostic, hover or f
 
 from __future__ import annotations
 
-from ..directives import Directives, read_directives
-from ..errors import TrainspecError
-from ..project import find_project
-from ..result import Outcome, Result
+from trainspec.directives import Directives, read_directives
+from trainspec.errors import TrainspecError
+from trainspec.project import find_project
+from trainspec.result import Outcome, Result
 
 
 def is_config(file: str, text: str, result: Result) -> bool:

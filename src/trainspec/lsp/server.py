@@ -23,22 +23,22 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from .. import __version__
-from ..families import Family, all_families
-from ..formats import BY_EXTENSION, FORMATS
-from ..limits import LSP_MESSAGE_BYTES
-from ..project import FILENAMES as PROJECT_FILES
-from ..project import forget_projects
-from .actions import code_actions
-from .analysis import Analysis, Settings
-from .completion import complete
-from .convert import to_lsp
-from .framing import FramingError, StreamReader
-from .framing import serve as serve_frames
-from .hover import hover
-from .inlay import inlay_hints
-from .navigation import locations, related_places
-from .outline import outline
+from trainspec import __version__
+from trainspec.families import Family, all_families
+from trainspec.formats import BY_EXTENSION, FORMATS
+from trainspec.limits import LSP_MESSAGE_BYTES
+from trainspec.lsp.actions import code_actions
+from trainspec.lsp.analysis import Analysis, Settings
+from trainspec.lsp.completion import complete
+from trainspec.lsp.convert import to_lsp
+from trainspec.lsp.framing import FramingError, StreamReader
+from trainspec.lsp.framing import serve as serve_frames
+from trainspec.lsp.hover import hover
+from trainspec.lsp.inlay import inlay_hints
+from trainspec.lsp.navigation import locations, related_places
+from trainspec.lsp.outline import outline
+from trainspec.project import FILENAMES as PROJECT_FILES
+from trainspec.project import forget_projects
 
 log = logging.getLogger("trainspec.lsp")
 T = TypeVar("T")

@@ -11,13 +11,13 @@ import os
 import stat
 from typing import BinaryIO
 
-from ..codes import FILE_NOT_FOUND, FILE_NOT_READABLE, SYNTAX_ERROR
-from ..diagnostics import Diagnostic, Severity
-from ..document import Document
-from ..errors import TrainspecError
-from ..formats import format_of
-from ..limits import FILE_BYTES
-from ..result import Outcome
+from trainspec.codes import FILE_NOT_FOUND, FILE_NOT_READABLE, SYNTAX_ERROR
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.errors import TrainspecError
+from trainspec.formats import format_of
+from trainspec.limits import FILE_BYTES
+from trainspec.result import Outcome
 
 
 class ReadError(TrainspecError):

@@ -13,12 +13,12 @@ import re
 import sys
 from typing import Any
 
-from ..codes import DUPLICATE_KEY, SYNTAX_ERROR
-from ..diagnostics import Diagnostic, Related, Severity
-from ..digits import too_many_digits
-from ..document import Document, LineIndex, Located, Offsets, Pos, Positions
-from ..paths import Path
-from . import ReadError, file_error, syntax
+from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR
+from trainspec.diagnostics import Diagnostic, Related, Severity
+from trainspec.digits import too_many_digits
+from trainspec.document import Document, LineIndex, Located, Offsets, Pos, Positions
+from trainspec.paths import Path
+from trainspec.readers import ReadError, file_error, syntax
 
 
 def parse(file: str, text: str) -> Document:

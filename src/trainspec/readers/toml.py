@@ -20,14 +20,14 @@ from typing import Any
 
 import rtoml
 
-from ..codes import FILE_NOT_READABLE, SYNTAX_ERROR
-from ..diagnostics import Diagnostic
-from ..digits import in_digit_limit, too_many_digits
-from ..document import Document, LineIndex, Located, Offsets, Positions
-from ..limits import KEY_PARTS
-from ..paths import Path
-from ..result import Outcome
-from . import ReadError, file_error, syntax
+from trainspec.codes import FILE_NOT_READABLE, SYNTAX_ERROR
+from trainspec.diagnostics import Diagnostic
+from trainspec.digits import in_digit_limit, too_many_digits
+from trainspec.document import Document, LineIndex, Located, Offsets, Positions
+from trainspec.limits import KEY_PARTS
+from trainspec.paths import Path
+from trainspec.readers import ReadError, file_error, syntax
+from trainspec.result import Outcome
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")

@@ -17,13 +17,13 @@ from typing import Any
 
 import yaml
 
-from ..codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
-from ..diagnostics import Diagnostic, Related, Severity
-from ..digits import in_digit_limit, too_many_digits
-from ..document import Document, Pos, Positions, Span, Unreadable
-from ..paths import Path
-from ..result import Outcome
-from . import ReadError, file_error, syntax
+from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
+from trainspec.diagnostics import Diagnostic, Related, Severity
+from trainspec.digits import in_digit_limit, too_many_digits
+from trainspec.document import Document, Pos, Positions, Span, Unreadable
+from trainspec.paths import Path
+from trainspec.readers import ReadError, file_error, syntax
+from trainspec.result import Outcome
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PLAIN = "tag:trainspec:plain"

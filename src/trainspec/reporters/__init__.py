@@ -17,9 +17,9 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from ..diagnostics import Diagnostic, Severity
-from ..escaping import terminal
-from ..result import Result
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.escaping import terminal
+from trainspec.result import Result
 
 Reporter = Callable[[Iterable[Result], TextIO], None]
 

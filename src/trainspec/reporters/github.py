@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from ..diagnostics import Diagnostic, Severity
-from ..escaping import terminal
-from ..result import Result
-from . import Tally, relative_path
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.escaping import terminal
+from trainspec.reporters import Tally, relative_path
+from trainspec.result import Result
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 

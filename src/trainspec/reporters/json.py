@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from ..diagnostics import Diagnostic, suggestion_data
-from ..escaping import json_text
-from ..result import Result
-from . import checked, counts, sorted_diagnostics
+from trainspec.diagnostics import Diagnostic, suggestion_data
+from trainspec.escaping import json_text
+from trainspec.reporters import checked, counts, sorted_diagnostics
+from trainspec.result import Result
 
 
 def report(results: Iterable[Result], out: TextIO) -> None:

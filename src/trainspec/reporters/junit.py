@@ -14,11 +14,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import TextIO
 
-from ..diagnostics import Diagnostic
-from ..escaping import escape
-from ..result import Result
-from . import checked, relative_path
-from .text import format_line
+from trainspec.diagnostics import Diagnostic
+from trainspec.escaping import escape
+from trainspec.reporters import checked, relative_path
+from trainspec.reporters.text import format_line
+from trainspec.result import Result
 
 XML_UNSAFE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """What XML 1.0's `Char` production leaves out (ElementTree escapes markup, not these)."""

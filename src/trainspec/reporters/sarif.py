@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, urljoin
 
-from .. import __version__
-from ..catalogue import RuleInfo, lookup
-from ..diagnostics import Diagnostic, Move, Severity, suggestion_data
-from ..escaping import json_text
-from ..families import Family
-from ..result import Result
-from . import checked, relative_path
+from trainspec import __version__
+from trainspec.catalogue import RuleInfo, lookup
+from trainspec.diagnostics import Diagnostic, Move, Severity, suggestion_data
+from trainspec.escaping import json_text
+from trainspec.families import Family
+from trainspec.reporters import checked, relative_path
+from trainspec.result import Result
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..diagnostics import Diagnostic, Severity
-from ..escaping import terminal
-from ..result import Result
-from . import Tally
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.escaping import terminal
+from trainspec.reporters import Tally
+from trainspec.result import Result
 
 _RESET = "\033[0m"
 _BOLD = "\033[1m"

@@ -9,9 +9,10 @@ it does not know.
 
 from __future__ import annotations
 
-from ...resources import schema_dir
-from ...versions import fold_versions, release_fields
-from .. import Family
+from trainspec.families import Family
+from trainspec.resources import schema_dir
+from trainspec.versions import fold_versions, release_fields
+
 from .examples import EXAMPLES
 from .fsdp_prefix import NOTICES as FSDP_PREFIX_NOTICES
 from .fsdp_prefix import migrate_fsdp_prefix

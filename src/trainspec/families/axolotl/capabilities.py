@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...device import Device
+from trainspec.device import Device
 
 AMPERE = (8, 0)
 HOPPER = (9, 0)

@@ -3,7 +3,8 @@ areas' `examples_<area>.py` (a test runs every one)."""
 
 from __future__ import annotations
 
-from ...examples import Example
+from trainspec.examples import Example
+
 from .examples_config import EXAMPLES as CONFIG
 from .examples_data_training import EXAMPLES as DATA_TRAINING
 from .examples_keys import EXAMPLES as KEYS

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...examples import Example
+from trainspec.examples import Example
+
 from .migrations import DEPRECATED, REMOVED, RENAMED, RENAMED_CONFLICT, RENAMED_IGNORED
 
 BASE = (

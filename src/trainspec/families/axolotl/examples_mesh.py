@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...examples import Example, Run
+from trainspec.examples import Example, Run
+
 from .examples_keys import BASE
 
 FSDP2 = "fsdp_version: 2\nfsdp_config:\n  offload_params: false\n"

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from ...diagnostics import Diagnostic, Severity
-from ...document import Document
-from ...paths import Path
-from ...wording import show
-from .. import Notice
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.families import Notice
+from trainspec.paths import Path
+from trainspec.wording import show
 
 PREFIX_MIGRATED = "fsdp-config-prefix"
 SECTION = "fsdp_config"

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...layout import LayoutSpace, Quantity, divisors, factorings
+from trainspec.layout import LayoutSpace, Quantity, divisors, factorings
+
 from .mesh import Mesh, MeshError, builds_mesh, context_parallel, degree, resolve
 
 PATHS = ("dp_replicate_size", "dp_shard_size", "tensor_parallel_size", "context_parallel_size")

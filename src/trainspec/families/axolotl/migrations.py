@@ -15,10 +15,10 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...diagnostics import Diagnostic, Severity
-from ...document import Document
-from ...wording import show
-from .. import Notice
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.families import Notice
+from trainspec.wording import show
 
 REMOVED = "removed-key"
 DEPRECATED = "deprecated-key"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict
 
-from ...generated.axolotl import AxolotlConfig as GeneratedAxolotlConfig
+from trainspec.generated.axolotl import AxolotlConfig as GeneratedAxolotlConfig
 
 
 class AxolotlConfig(GeneratedAxolotlConfig):

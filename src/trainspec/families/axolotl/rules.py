@@ -6,7 +6,8 @@ and names it in its docstring's last line.
 
 from __future__ import annotations
 
-from ...rules import Rule
+from trainspec.rules import Rule
+
 from .rules_config import RULES as CONFIG
 from .rules_data_training import RULES as DATA_TRAINING
 from .rules_mesh import RULES as MESH

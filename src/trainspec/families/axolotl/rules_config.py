@@ -15,8 +15,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ...rules import Rule, Violation, rule
-from ...wording import show
+from trainspec.rules import Rule, Violation, rule
+from trainspec.wording import show
+
 from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, attention
 from .rules_config_capabilities import RULES as CAPABILITY_RULES
 from .rules_config_sections import RULES as SECTION_RULES

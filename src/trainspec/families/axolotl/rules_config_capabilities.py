@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...device import Device
-from ...rules import Rule, Violation, rule
-from ...wording import show
+from trainspec.device import Device
+from trainspec.rules import Rule, Violation, rule
+from trainspec.wording import show
+
 from .attention import ATTENTION_PATHS, attention
 from .capabilities import capabilities, sm_number
 

@@ -26,9 +26,10 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ...paths import format_path
-from ...rules import ABSENT, Rule, Violation, rule
-from ...wording import show
+from trainspec.paths import format_path
+from trainspec.rules import ABSENT, Rule, Violation, rule
+from trainspec.wording import show
+
 from .attention import ATTENTION_PATHS, FLASH_LIBRARY, LEGACY_ATTENTION_FLAGS, VARLEN, attention
 from .phrases import named
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...rules import Rule, rule
+from trainspec.rules import Rule, rule
+
 from .mesh import MeshError, resolve
 
 DEGREES = ("dp_replicate_size", "dp_shard_size", "tensor_parallel_size", "context_parallel_size")

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...resources import schema_dir
-from ...versions import fold_versions, release_fields
-from .. import Family
+from trainspec.families import Family
+from trainspec.resources import schema_dir
+from trainspec.versions import fold_versions, release_fields
+
 from .defaults import resolve
 from .examples import EXAMPLES
 from .examples_build import EXAMPLES as BUILD_EXAMPLES
@@ -59,8 +60,8 @@ def loader_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tup
     """KempnerForge builds the [vlm] variant from the file; a command-line `vlm.arch` changes only the string
     (reference §12 Q13): the merged config is judged with the file's arch, which keeps deciding the field set
     and the token budgets. None when no override switches the arch (nothing to judge apart)."""
-    from ...document import Document
-    from ...overrides import apply_overrides
+    from trainspec.document import Document
+    from trainspec.overrides import apply_overrides
 
     written = config.get("vlm", {}).get("arch") if isinstance(config.get("vlm"), dict) else None
     doc = Document("", "data", "", config, dict)

@@ -6,7 +6,7 @@ each one and checks that the bad config triggers its rule and the fix is clean.
 
 from __future__ import annotations
 
-from ...codes import (
+from trainspec.codes import (
     FILE_NOT_FOUND,
     FILE_NOT_READABLE,
     INVALID_DIRECTIVE,
@@ -28,7 +28,7 @@ from ...codes import (
     WRONG_FORMAT,
     WRONG_TYPE,
 )
-from ...examples import Example, Run
+from trainspec.examples import Example, Run
 
 VLM = """[vision_encoder]
 type = "random"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ...codes import GPU_MEMORY_EXCEEDED
-from ...examples import Example, Run
+from trainspec.codes import GPU_MEMORY_EXCEEDED
+from trainspec.examples import Example, Run
+
 from .examples import VLM, _pair
 
 SMALL = "[model]\ndim = 256\nn_layers = 4\nn_heads = 4\nn_kv_heads = 4\n\n"

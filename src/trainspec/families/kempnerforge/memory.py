@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...layout import MemoryEstimate, Quantity
+from trainspec.layout import MemoryEstimate, Quantity
+
 from .activations import activations
 from .build import Model, Tensor, build
 from .layout import DEGREES

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...device import Device
-from ...diagnostics import Diagnostic, Severity
-from .. import Notice
+from trainspec.device import Device
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.families import Notice
 
 if TYPE_CHECKING:
     import torch

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ...layout import Quantity
+from trainspec.layout import Quantity
+
 from .build import GROUPS, Model, build
 from .layout import ffn_hidden
 from .memory import estimate, resolved_degrees

@@ -10,9 +10,9 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...paths import Path, format_path
-from ...rules import ABSENT, Violation, passing_divisors, rule
-from ...wording import show
+from trainspec.paths import Path, format_path
+from trainspec.rules import ABSENT, Violation, passing_divisors, rule
+from trainspec.wording import show
 
 HF_ENCODERS = ("siglip2", "clip")
 REGISTRIES: dict[Path, tuple[str, ...]] = {

@@ -15,9 +15,10 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from ...paths import Path
-from ...rules import Violation, rule
-from ...wording import show
+from trainspec.paths import Path
+from trainspec.rules import Violation, rule
+from trainspec.wording import show
+
 from .rules import residual_image_tokens
 
 POOLING_ADAPTERS = ("avgpool", "attentional_pool")

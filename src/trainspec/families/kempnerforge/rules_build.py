@@ -12,9 +12,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
 
-from ...paths import Path, format_path
-from ...rules import Violation, rule
-from ...wording import show
+from trainspec.paths import Path, format_path
+from trainspec.rules import Violation, rule
+from trainspec.wording import show
+
 from .build import RANDOM_ENCODER_TOKENS, RANDOM_ENCODER_WIDTH
 from .layout import ffn_hidden
 from .rules import HF_ENCODERS

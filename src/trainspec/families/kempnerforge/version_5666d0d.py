@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...versions import Changes, Delta, by_id
+from trainspec.versions import Changes, Delta, by_id
+
 from . import rules as base
 from .defaults import resolve
 from .examples import CHANGED_5666D0D, EXAMPLES_5666D0D

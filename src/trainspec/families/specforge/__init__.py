@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...paths import format_path
-from ...resources import schema_dir
-from ...versions import fold_versions, release_fields
-from ...wording import show
-from .. import Family
+from trainspec.families import Family
+from trainspec.paths import format_path
+from trainspec.resources import schema_dir
+from trainspec.versions import fold_versions, release_fields
+from trainspec.wording import show
+
 from .examples import EXAMPLES
 from .layout import LAYOUT, derive
 from .migrations import LEGACY, NOTICES, migrate_legacy

@@ -12,7 +12,7 @@ piece of text replaced, so each example shows exactly what changes.
 
 from __future__ import annotations
 
-from ...codes import (
+from trainspec.codes import (
     DUPLICATE_KEY,
     LOADER_FORMAT,
     NOT_A_MAPPING,
@@ -22,7 +22,7 @@ from ...codes import (
     YAML_DIALECT,
     YAML_DIALECT_REFUSED,
 )
-from ...examples import Example, Run
+from trainspec.examples import Example, Run
 
 TARGET = "model:\n  target_model_path: Qwen/Qwen3-8B\n"
 FEATURES = "  hidden_states_path: ./cache/hidden_states/qwen3-8b-sharegpt\n"

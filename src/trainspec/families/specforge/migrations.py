@@ -16,12 +16,12 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...diagnostics import Diagnostic, Severity
-from ...document import Document
-from ...paths import Path, format_path
-from ...schema import get
-from ...wording import show, type_name
-from .. import Notice
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.document import Document
+from trainspec.families import Notice
+from trainspec.paths import Path, format_path
+from trainspec.schema import get
+from trainspec.wording import show, type_name
 
 MIGRATED = "legacy-key-migrated"
 NOT_MIGRATED = "legacy-key-not-migrated"

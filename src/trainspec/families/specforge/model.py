@@ -7,9 +7,10 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from ...generated.specforge import RunConfig as GeneratedRunConfig
-from ...generated.specforge_0_2_0 import RunConfig as GeneratedRunConfig020
-from ...generated.specforge_a6b6b02 import RunConfig as GeneratedRunConfigA6b6b02
+from trainspec.generated.specforge import RunConfig as GeneratedRunConfig
+from trainspec.generated.specforge_0_2_0 import RunConfig as GeneratedRunConfig020
+from trainspec.generated.specforge_a6b6b02 import RunConfig as GeneratedRunConfigA6b6b02
+
 from .normalize import normalize
 
 

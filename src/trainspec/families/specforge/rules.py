@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ...paths import Path, format_path
-from ...rules import Violation, passing_divisors, rule
-from ...wording import show
+from trainspec.paths import Path, format_path
+from trainspec.rules import Violation, passing_divisors, rule
+from trainspec.wording import show
 
 DIS_AT: Path = ("deployment", "disaggregated")
 ML_AT: Path = (*DIS_AT, "managed_local")
