@@ -122,7 +122,7 @@ def build(out: Path, fmt: str, count: int) -> list[Path]:
         text = sources[i % len(sources)].read_text()
         broken = rng.random() < 0.5
         if fmt == "json":
-            from trainspec.readers import parse
+            from trainspec.read.files import parse
 
             data = parse("x.yaml", text).data
             for _ in range(rng.randint(1, 2) if broken else 0):
@@ -192,7 +192,7 @@ def _parse_only(fmt: str) -> Callable[[str], object]:
 
 def in_process(fmt: str, files: list[Path], rounds: int) -> tuple[float, float]:
     """Median seconds of (trainspec's serial check, parsing alone) of `files`, in this process."""
-    from trainspec.runner import Options, check_files
+    from trainspec.engine.runner import Options, check_files
 
     options = Options(family=FORMATS[fmt][0], world_sizes=FORMATS[fmt][3])
     names = [str(f) for f in files]

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import yaml
 
-from trainspec.device import Device, target
 from trainspec.families.axolotl.attention import attention
 from trainspec.families.axolotl.capabilities import Capabilities, capabilities, sm_number
 from trainspec.families.axolotl.examples_config import EXAMPLES
 from trainspec.families.axolotl.rules_config import RULES, fsdp_version
 from trainspec.paths import Path
 from trainspec.rules import ABSENT, Rule, Violation
-from trainspec.schema import get
+from trainspec.rules.device import Device, target
+from trainspec.validate.schema import get
 
 DEFAULTS: dict[Path, Any] = {("bf16",): "auto", ("tf32",): "auto", ("save_safetensors",): True, ("lora_dropout",): 0.0}
 """The schema defaults these rules read that are not null (the engine fills them before rules run)."""

@@ -14,7 +14,7 @@ from trainspec.diagnostics import Severity
 from trainspec.families.axolotl.examples_data_training import EXAMPLES, run
 from trainspec.families.axolotl.rules_data_training import RULES
 from trainspec.rules import ABSENT, Rule
-from trainspec.schema import get
+from trainspec.validate.schema import get
 
 BY_ID = {r.id: r for r in RULES}
 MODEL_DEFAULTS = {"bf16": "auto"}

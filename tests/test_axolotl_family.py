@@ -15,8 +15,8 @@ import pytest
 
 import trainspec
 from trainspec.diagnostics import Severity
+from trainspec.engine.pipeline import check_path
 from trainspec.families import get_family
-from trainspec.pipeline import check_path
 
 from .conftest import CORPUS, ROOT
 

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from trainspec.cli import main
+from trainspec.engine.pipeline import check_path
 from trainspec.families.axolotl.mesh import Mesh, MeshError, builds_mesh, resolve
-from trainspec.pipeline import check_path
-from trainspec.planner import plan
-from trainspec.provenance import show
+from trainspec.layouts.planner import plan
+from trainspec.layouts.provenance import show
 
 from .conftest import ROOT
 

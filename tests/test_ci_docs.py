@@ -60,9 +60,9 @@ def test_drift_check_fails_on_stale_missing_and_extra_pages(tmp_path, capsys):
 
 def test_family_page_documents_every_field_and_rule():
     tool = load_tool()
-    from trainspec.catalogue import family_rules
     from trainspec.families import get_family
     from trainspec.paths import format_path
+    from trainspec.rules.catalogue import family_rules
 
     family = get_family("kempnerforge")
     page = tool.family_page(family)

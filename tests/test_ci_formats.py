@@ -12,10 +12,10 @@ from jsonschema.validators import validator_for
 
 from trainspec.cli import main
 from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.reporters import get_reporter
-from trainspec.reporters.github import escape_data, escape_property, format_command
+from trainspec.engine.runner import Options, check_file
+from trainspec.report.github import escape_data, escape_property, format_command
+from trainspec.report.reporters import get_reporter
 from trainspec.result import Result
-from trainspec.runner import Options, check_file
 
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 
@@ -205,7 +205,7 @@ def test_sarif_uris_are_relative_to_the_working_directory(capsys, configs, tmp_p
 
 def test_sarif_help_uri_follows_the_family_docs_url(monkeypatch):
     from trainspec.families import get_family
-    from trainspec.reporters import sarif
+    from trainspec.report import sarif
 
     family = replace(get_family("kempnerforge"), docs_url="https://example.org/docs/reference/kempnerforge.md")
     monkeypatch.setattr(sarif, "_documentation_url", lambda: "")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from trainspec import progress
 from trainspec.cli import main
-from trainspec.discovery import expand
-from trainspec.formats import extensions as config_extensions
+from trainspec.engine import progress
+from trainspec.read.discovery import expand
+from trainspec.read.formats import extensions as config_extensions
 
 from .conftest import CORPUS
 
@@ -222,7 +222,7 @@ def test_a_process_pool_starts_only_for_many_files():
     """Below the measured break-even a pool costs more than it saves: few files are checked in one process."""
     import os
 
-    from trainspec.runner import PARALLEL_MIN_FILES, default_jobs
+    from trainspec.engine.runner import PARALLEL_MIN_FILES, default_jobs
 
     assert default_jobs(PARALLEL_MIN_FILES - 1) == 1
     assert default_jobs(PARALLEL_MIN_FILES) == len(os.sched_getaffinity(0))

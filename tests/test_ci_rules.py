@@ -7,12 +7,12 @@ import json
 import pytest
 
 from trainspec.api import check
-from trainspec.catalogue import catalogue, engine_rules, family_rules
 from trainspec.cli import main
 from trainspec.diagnostics import Severity
+from trainspec.engine.runner import run_example
+from trainspec.engine.suppressions import find
 from trainspec.families import Family, all_families, every_version
-from trainspec.runner import run_example
-from trainspec.suppressions import find
+from trainspec.rules.catalogue import catalogue, engine_rules, family_rules
 
 TESTED_ELSEWHERE = {
     "pattern-mismatch": "test_pattern_mismatch_without_a_rule_id",

@@ -330,7 +330,7 @@ def test_version_lists_every_family_version_and_what_it_follows(capsys):
 
 
 def test_a_bug_inside_a_command_is_one_line_not_a_traceback(capsys, monkeypatch, write):
-    import trainspec.commands.rules as rules_command
+    import trainspec.cli.rules as rules_command
 
     monkeypatch.setattr(rules_command, "run", lambda *a: 1 / 0)
     assert main(["rules"]) == 2

@@ -8,12 +8,12 @@ import pytest
 
 import trainspec
 from trainspec.diagnostics import Diagnostic, Related, Severity
-from trainspec.reporters import get_reporter
+from trainspec.engine.runner import Options, check_file
+from trainspec.engine.suppressions import apply
+from trainspec.report.reporters import get_reporter
+from trainspec.report.wording import closest
 from trainspec.result import Result
 from trainspec.rules import passing_divisors, rule
-from trainspec.runner import Options, check_file
-from trainspec.suppressions import apply
-from trainspec.wording import closest
 
 
 def _errors(path, **kwargs):

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from trainspec import jsonc
 from trainspec.api import check_path
 from trainspec.cli import main
-from trainspec.workspace import glob_regex
+from trainspec.editor import jsonc
+from trainspec.editor.workspace import glob_regex
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"

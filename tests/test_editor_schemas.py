@@ -15,10 +15,10 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from trainspec.api import check_config
-from trainspec.editor_schema import NotEditorSafe, editor_schema
+from trainspec.editor.schema import NotEditorSafe, editor_schema
+from trainspec.editor.workspace import default_globs
 from trainspec.families import get_family
-from trainspec.readers import read
-from trainspec.workspace import default_globs
+from trainspec.read.files import read
 
 ROOT = Path(__file__).resolve().parent.parent
 CANONICAL = {

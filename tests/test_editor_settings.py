@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from trainspec import jsonc
 from trainspec.cli import main
+from trainspec.editor import jsonc
 
 INIT = ["editor", "init", "--family", "specforge", "runs/*.yaml"]
 REF = "./.trainspec/schemas/specforge.schema.json"

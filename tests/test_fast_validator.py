@@ -23,12 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trainspec.families import every_version
-from trainspec.fast_validation import COMPILE_AFTER, fast_validator, is_plain, where_invalid
-from trainspec.readers import parse
-from trainspec.readers.toml import _loads
-from trainspec.schema import Schema
-from trainspec.schema_walk import Where, build_validator
-from trainspec.validation import explain, findings
+from trainspec.read.files import parse
+from trainspec.read.toml import _loads
+from trainspec.validate.explain import explain, findings
+from trainspec.validate.fast import COMPILE_AFTER, fast_validator, is_plain, where_invalid
+from trainspec.validate.schema import Schema
+from trainspec.validate.schema_walk import Where, build_validator
 
 from .conftest import AXOLOTL_EXAMPLES, CORPUS
 

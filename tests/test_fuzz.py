@@ -36,14 +36,14 @@ import pytest
 import yaml
 
 from trainspec.api import check_path
-from trainspec.escaping import terminal
+from trainspec.engine.runner import Options, check_file
 from trainspec.families import get_family
-from trainspec.overrides import Override
 from trainspec.paths import format_path
-from trainspec.reporters.github import format_command
-from trainspec.reporters.junit import report as junit_report
+from trainspec.read.overrides import Override
+from trainspec.report.escaping import terminal
+from trainspec.report.github import format_command
+from trainspec.report.junit import report as junit_report
 from trainspec.result import Result
-from trainspec.runner import Options, check_file
 
 from .conftest import CORPUS
 

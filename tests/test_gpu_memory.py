@@ -7,8 +7,8 @@ import json
 import pytest
 
 from trainspec.cli import main
-from trainspec.layout import parse_size
-from trainspec.planner import plan
+from trainspec.layouts.declared import parse_size
+from trainspec.layouts.planner import plan
 
 from .conftest import ROOT
 

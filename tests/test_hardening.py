@@ -13,12 +13,12 @@ import pytest
 import trainspec
 from trainspec.api import check_config
 from trainspec.cli import main
-from trainspec.document import Document
-from trainspec.overrides import Override, apply_overrides
-from trainspec.schema import Schema
-from trainspec.schema_walk import build_validator
-from trainspec.validation import findings
-from trainspec.wording import show
+from trainspec.read.document import Document
+from trainspec.read.overrides import Override, apply_overrides
+from trainspec.report.wording import show
+from trainspec.validate.explain import findings
+from trainspec.validate.schema import Schema
+from trainspec.validate.schema_walk import build_validator
 
 from .conftest import ROOT
 

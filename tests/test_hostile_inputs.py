@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.globs import Glob
-from trainspec.overlay import OverlayError, load_overlay
-from trainspec.project import load_project
-from trainspec.runner import Options, check_file
-from trainspec.sweeper import SweepError, sweep
+from trainspec.engine.runner import Options, check_file
+from trainspec.engine.sweeper import SweepError, sweep
+from trainspec.read.globs import Glob
+from trainspec.read.overlay import OverlayError, load_overlay
+from trainspec.read.project import load_project
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 MEMORY = 1 << 30
@@ -171,8 +171,8 @@ def test_walks_and_globs_treat_a_linked_directory_alike(tmp_path):
 
 
 def test_a_folder_that_cannot_be_listed_is_reported_even_as_root(tmp_path, monkeypatch):
-    from trainspec.formats import FORMATS, extensions
-    from trainspec.inputs import gather
+    from trainspec.read.formats import FORMATS, extensions
+    from trainspec.read.inputs import gather
 
     (tmp_path / "configs" / "locked").mkdir(parents=True)
     (tmp_path / "configs" / "ok.toml").write_text(KF)
@@ -255,8 +255,8 @@ def test_an_overlay_may_name_its_familys_own_model(tmp_path):
 
 
 def test_every_reader_refuses_a_fifo_without_waiting_for_a_writer(tmp_path):
-    from trainspec.project import ProjectError, find_project, forget_projects
-    from trainspec.readers import ReadError, read_text
+    from trainspec.read.files import ReadError, read_text
+    from trainspec.read.project import ProjectError, find_project, forget_projects
 
     os.mkfifo(tmp_path / "run.toml")
     os.mkfifo(tmp_path / "overlay.json")
@@ -274,7 +274,7 @@ def test_every_reader_refuses_a_fifo_without_waiting_for_a_writer(tmp_path):
 
 
 def test_the_plan_api_stops_at_the_layout_budget(tmp_path, monkeypatch):
-    from trainspec.planner import PlanError, plan
+    from trainspec.layouts.planner import PlanError, plan
 
     monkeypatch.setenv("TRAINSPEC_MAX_LAYOUTS", "5000")
     (tmp_path / "kf.toml").write_text(KF)
@@ -293,7 +293,7 @@ def test_a_nearest_layout_hint_past_the_budget_says_why_it_names_none(tmp_path, 
 
 
 def test_a_long_dotted_key_is_refused_in_process(tmp_path):
-    from trainspec.readers import ReadError, read
+    from trainspec.read.files import ReadError, read
 
     (tmp_path / "deep.toml").write_text(".".join(["a"] * 20000) + " = 1\n")
     start = time.monotonic()
@@ -303,7 +303,7 @@ def test_a_long_dotted_key_is_refused_in_process(tmp_path):
 
 
 def test_a_globstar_glob_through_looping_links_ends_in_process(tmp_path):
-    from trainspec.discovery import expand
+    from trainspec.read.discovery import expand
 
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "kf.toml").write_text(KF)
@@ -337,7 +337,7 @@ def test_every_source_of_a_world_size_is_held_to_the_layout_budget(tmp_path, mon
 
 
 def test_the_language_server_refuses_a_fifo_overlay_and_an_oversized_buffer(tmp_path, monkeypatch):
-    from trainspec.lsp.analysis import Analysis, Settings
+    from trainspec.editor.lsp.analysis import Analysis, Settings
 
     os.mkfifo(tmp_path / "overlay.json")
     (tmp_path / ".trainspec.toml").write_text('[[configs]]\npaths = ["*.toml"]\noverlay = "overlay.json"\n')
@@ -346,7 +346,7 @@ def test_the_language_server_refuses_a_fifo_overlay_and_an_oversized_buffer(tmp_
     assert any(d.rule == "invalid-project-config" and "not a regular file" in d.message for d in found)
     monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", "1000")
     (tmp_path / ".trainspec.toml").write_text("")
-    from trainspec.project import forget_projects
+    from trainspec.read.project import forget_projects
 
     forget_projects()
     big = Analysis(str(tmp_path / "kf.toml"), KF + "# padding\n" * 200, Settings(), "utf-16").diagnostics

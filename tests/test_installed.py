@@ -13,9 +13,9 @@ import pytest
 import trainspec
 from trainspec import installed
 from trainspec.diagnostics import Severity
+from trainspec.engine.pipeline import check_path
 from trainspec.entry_points import installed_version
 from trainspec.families import every_version, get_family
-from trainspec.pipeline import check_path
 
 from .specforge_loader import require
 
@@ -136,7 +136,7 @@ def test_a_distribution_folder_is_read_without_importlib_metadata(tmp_path, monk
 
 
 def test_the_language_server_checks_as_the_installed_release(tmp_path, release):
-    from trainspec.lsp.analysis import Analysis, Settings
+    from trainspec.editor.lsp.analysis import Analysis, Settings
 
     release("0.1.0")
     analysis = Analysis(str(tmp_path / "run.yaml"), RUN, Settings(), "utf-16")

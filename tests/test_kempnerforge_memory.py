@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainspec.provenance import show
+from trainspec.layouts.provenance import show
 
 from .conftest import ROOT
 

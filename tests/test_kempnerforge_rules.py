@@ -6,8 +6,8 @@ import pytest
 
 import trainspec
 from trainspec.api import check_config
-from trainspec.device import Device
 from trainspec.families.kempnerforge.precision import device_checks
+from trainspec.rules.device import Device
 
 VLM = """
 [vision_encoder]
@@ -378,7 +378,7 @@ def test_device_checks_need_no_torch(precision, device, rules):
 
 def test_a_finding_shows_the_keys_its_rule_declares_not_words_its_message_happens_to_use():
     """ "is not a registered name" is about model.model_type; the written optimizer.name is no related place."""
-    from trainspec.pipeline import check_path
+    from trainspec.engine.pipeline import check_path
 
     text = '[model]\nmodel_type = "llama"\n\n[optimizer]\nname = "adamw"\n'
     found = check_path("job.toml", text=text, family="kempnerforge").diagnostics

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.provenance import show
+from trainspec.layouts.provenance import show
 
 from .conftest import ROOT
 

@@ -32,82 +32,118 @@ GENERATED = ROOT / "generated"
 SCRIPTS = ("tools", "bench", "examples")
 
 FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("cli.py", "__main__.py", "commands/"), "argument parsing and exit codes; nothing below imports them"),
-    (("lsp/",), "the language server (server.py: the pygls glue): what `check` reports, as LSP values"),
+    (("cli/", "__main__.py"), "argument parsing and exit codes; nothing below imports them"),
+    (("editor/lsp/",), "the language server (server.py: the pygls glue): what `check` reports, as LSP values"),
     (("api.py", "distributed.py"), "the public entry points (distributed: torch, at launch)"),
     (
-        ("planner.py", "provenance.py", "sweeper.py", "plan_apply.py", "inputs.py"),
+        ("layouts/planner.py", "layouts/provenance.py", "engine/sweeper.py", "layouts/apply.py", "read/inputs.py"),
         "plan, show, sweep (loaded on first use from `trainspec`); plan --apply's write; the files a run checks",
     ),
     (
-        ("runner.py", "gpu_memory.py"),
+        ("engine/runner.py", "rules/gpu_memory.py"),
         "one file's whole check (reused by lsp, sweep, show, plan); many files, project settings, suppressions, "
         "selection, rule examples; the GPU memory check",
     ),
-    (("layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
-    (("pipeline.py", "checker.py"), "one file > one document"),
-    (("rule_engine.py",), "a family's rules on a resolved config"),
-    (("placement.py",), "where a diagnostic points, and the keys beside it"),
-    (("reporters/",), "format Results; never produce them"),
-    (("catalogue.py", "schema_diff.py"), "every id with its documentation and example; what changes between versions"),
+    (("layouts/layout_search.py",), "the layouts a file's rules accept, nearest first (plan and world-size hints)"),
+    (("engine/pipeline.py", "engine/checker.py"), "one file > one document"),
+    (("rules/evaluate.py",), "a family's rules on a resolved config"),
+    (("engine/placement.py",), "where a diagnostic points, and the keys beside it"),
     (
-        ("workspace.py", "migrate.py", "editor_schema.py", "rewrite.py"),
+        (
+            "report/reporters.py",
+            "report/github.py",
+            "report/json.py",
+            "report/junit.py",
+            "report/sarif.py",
+            "report/text.py",
+        ),
+        "format Results; never produce them",
+    ),
+    (
+        ("rules/catalogue.py", "validate/schema_diff.py"),
+        "every id with its documentation and example; what changes between versions",
+    ),
+    (
+        ("editor/workspace.py", "write/migrate.py", "editor/schema.py", "write/rewrite.py"),
         "editing files: editor associations and schemas, legacy keys, written values",
     ),
     (("__init__.py",), "the public names; check, load, plan, show and sweep are imported on first use"),
     (("families/*/",), "the families: import only FAMILY_API and their own modules, never another family"),
     (
-        ("dialect.py", "other_versions.py", "installed.py"),
+        ("validate/dialect.py", "validate/other_versions.py", "installed.py"),
         "what the loader reads (YAML 1.1, conversions); notes about other versions; the installed trainer's version",
     ),
     (
         (
-            "project.py",
-            "directives.py",
-            "overlay.py",
+            "read/project.py",
+            "read/directives.py",
+            "read/overlay.py",
             "families/__init__.py",
-            "detect.py",
-            "overrides.py",
-            "validation.py",
-            "schema_walk.py",
-            "fast_validation.py",
-            "schema.py",
-            "fields.py",
-            "readers/",
+            "read/detect.py",
+            "read/overrides.py",
+            "validate/explain.py",
+            "validate/schema_walk.py",
+            "validate/fast.py",
+            "validate/schema.py",
+            "validate/fields.py",
+            "read/files.py",
+            "read/json.py",
+            "read/toml.py",
+            "read/yaml.py",
+            "read/syntax.py",
         ),
         "reading, detecting, validating; the family registry",
     ),
     (
         (
             "result.py",
-            "document.py",
+            "read/document.py",
             "errors.py",
-            "rules.py",
+            "rules/__init__.py",
             "codes.py",
             "versions.py",
-            "suppressions.py",
-            "discovery.py",
-            "globs.py",
+            "engine/suppressions.py",
+            "read/discovery.py",
+            "read/globs.py",
             "limits.py",
-            "safe_write.py",
-            "jsonc.py",
-            "plain_data.py",
-            "yaml_roundtrip.py",
+            "write/safe_write.py",
+            "editor/jsonc.py",
+            "read/plain_data.py",
+            "write/yaml_roundtrip.py",
             "resources.py",
-            "digits.py",
-            "progress.py",
+            "read/digits.py",
+            "engine/progress.py",
             "entry_points.py",
             "generated/",
         ),
         "the types every stage shares, and small helpers",
     ),
     (
-        ("diagnostics.py", "formats.py", "examples.py", "layout.py", "device.py", "world_sizes.py", "wording.py"),
+        (
+            "diagnostics.py",
+            "read/formats.py",
+            "rules/examples.py",
+            "layouts/declared.py",
+            "rules/device.py",
+            "read/world_sizes.py",
+            "report/wording.py",
+        ),
         "plain data, keyed by config paths; values in words (their text escaped by the floor below)",
     ),
     (
-        ("paths.py", "escaping.py"),
-        "config paths as tuples, and text made safe for each output medium; importing nothing of trainspec",
+        (
+            "paths.py",
+            "report/escaping.py",
+            "read/__init__.py",
+            "validate/__init__.py",
+            "engine/__init__.py",
+            "layouts/__init__.py",
+            "editor/__init__.py",
+            "write/__init__.py",
+            "report/__init__.py",
+        ),
+        "config paths as tuples, and text made safe for each output medium; the stage packages' docstrings; "
+        "importing nothing of trainspec",
     ),
 )
 """The floors, top first: (the files on the floor, relative to src/trainspec, what they are). A name ending
@@ -117,18 +153,18 @@ FAMILY_API = (
     "families/__init__.py",
     "codes.py",
     "versions.py",
-    "rules.py",
-    "examples.py",
-    "layout.py",
-    "device.py",
+    "rules/__init__.py",
+    "rules/examples.py",
+    "layouts/declared.py",
+    "rules/device.py",
     "diagnostics.py",
     "paths.py",
-    "document.py",
-    "schema.py",
-    "validation.py",
-    "wording.py",
-    "overrides.py",
-    "dialect.py",
+    "read/document.py",
+    "validate/schema.py",
+    "validate/explain.py",
+    "report/wording.py",
+    "read/overrides.py",
+    "validate/dialect.py",
     "resources.py",
 )
 """What a family may import of the engine: the `Family` and `Notice` it declares, the rule API, examples,
@@ -145,7 +181,7 @@ def module_name(path: Path) -> str:
 
 
 def file_of(module: str, packages: set[str]) -> str:
-    """Where a module lives, relative to src/trainspec, as FLOORS names it (`reporters/__init__.py`)."""
+    """Where a module lives, relative to src/trainspec, as FLOORS names it (`report/reporters.py`)."""
     parts = module.split(".")[1:]
     if module in packages:
         parts.append("__init__")
@@ -349,20 +385,20 @@ def test_a_module_imported_from_its_package_is_an_edge_to_the_module():
 @pytest.mark.parametrize(
     ("module", "target", "complaint"),
     [
-        ("trainspec.schema", "trainspec.commands.check", "a higher floor (argument parsing"),
-        ("trainspec.runner", "trainspec.cli", "a higher floor (argument parsing"),
-        ("trainspec.runner", "trainspec.planner", "a higher floor (plan, show, sweep"),
-        ("trainspec.reporters.text", "trainspec.pipeline", "a higher floor (one file > one document)"),
-        ("trainspec.paths", "trainspec.formats", "its floor is config paths"),
-        ("trainspec.escaping", "trainspec.paths", "its floor is config paths as tuples"),
+        ("trainspec.validate.schema", "trainspec.cli.check", "a higher floor (argument parsing"),
+        ("trainspec.engine.runner", "trainspec.cli", "a higher floor (argument parsing"),
+        ("trainspec.engine.runner", "trainspec.layouts.planner", "a higher floor (plan, show, sweep"),
+        ("trainspec.report.text", "trainspec.engine.pipeline", "a higher floor (one file > one document)"),
+        ("trainspec.paths", "trainspec.read.formats", "its floor is config paths"),
+        ("trainspec.report.escaping", "trainspec.paths", "its floor is config paths as tuples"),
         ("trainspec.families.specforge.layout", "trainspec.families.kempnerforge.layout", "imports no other family"),
-        ("trainspec.checker", "trainspec.families.kempnerforge", "the engine imports no family"),
-        ("trainspec.families.kempnerforge.rules", "trainspec.checker", "outside the family API"),
-        ("trainspec.families.kempnerforge.rules", "trainspec.project", "outside the family API"),
-        ("tools.update_snapshots", "trainspec.commands.check", "scripts use the library"),
+        ("trainspec.engine.checker", "trainspec.families.kempnerforge", "the engine imports no family"),
+        ("trainspec.families.kempnerforge.rules", "trainspec.engine.checker", "outside the family API"),
+        ("trainspec.families.kempnerforge.rules", "trainspec.read.project", "outside the family API"),
+        ("tools.update_snapshots", "trainspec.cli.check", "scripts use the library"),
         ("tools.generate_docs", "trainspec.cli", "scripts use the library"),
-        ("trainspec.paths", "trainspec.checker", "import cycle"),
-        ("trainspec.checker", "trainspec.nowhere", "on no floors"),
+        ("trainspec.paths", "trainspec.engine.checker", "import cycle"),
+        ("trainspec.engine.checker", "trainspec.nowhere", "on no floors"),
     ],
 )
 def test_the_layer_check_catches_a_wrong_import(module, target, complaint):
@@ -373,8 +409,8 @@ def test_the_layer_check_catches_a_wrong_import(module, target, complaint):
 
 
 def test_a_module_on_two_floors_is_caught(monkeypatch):
-    monkeypatch.setattr(sys.modules[__name__], "FLOORS", (*FLOORS, (("runner.py",), "again")))
-    assert any("trainspec.runner is on 2 floors" in v for v in violations(graph()))
+    monkeypatch.setattr(sys.modules[__name__], "FLOORS", (*FLOORS, (("engine/runner.py",), "again")))
+    assert any("trainspec.engine.runner is on 2 floors" in v for v in violations(graph()))
 
 
 if __name__ == "__main__":

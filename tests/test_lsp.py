@@ -19,20 +19,20 @@ from lsprotocol import types as lsp
 
 from trainspec.cli import main
 from trainspec.diagnostics import Diagnostic, Related, Severity
-from trainspec.families import get_family
-from trainspec.limits import LSP_MESSAGE_BYTES
-from trainspec.lsp.actions import _candidates, code_actions
-from trainspec.lsp.analysis import Analysis, Settings
-from trainspec.lsp.completion import _yaml, complete
-from trainspec.lsp.convert import span, to_lsp
-from trainspec.lsp.framing import (
+from trainspec.editor.lsp.actions import _candidates, code_actions
+from trainspec.editor.lsp.analysis import Analysis, Settings
+from trainspec.editor.lsp.completion import _yaml, complete
+from trainspec.editor.lsp.convert import span, to_lsp
+from trainspec.editor.lsp.framing import (
     FramingError,
     StreamReader,
     TooLarge,
     frames,
 )
-from trainspec.lsp.hover import hover
-from trainspec.lsp.text import Edit, Source, apply, line_edits
+from trainspec.editor.lsp.hover import hover
+from trainspec.editor.lsp.text import Edit, Source, apply, line_edits
+from trainspec.families import get_family
+from trainspec.limits import LSP_MESSAGE_BYTES
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "trainspec"
 
@@ -127,11 +127,11 @@ def rules(analysis: Analysis, text: str) -> set[str]:
 
 
 def test_a_buffer_is_checked_once_for_its_diagnostics_document_and_config(monkeypatch):
-    import trainspec.runner
+    import trainspec.engine.runner
 
     checks = []
-    real = trainspec.runner.check_path
-    monkeypatch.setattr(trainspec.runner, "check_path", lambda *a, **k: checks.append(a) or real(*a, **k))
+    real = trainspec.engine.runner.check_path
+    monkeypatch.setattr(trainspec.engine.runner, "check_path", lambda *a, **k: checks.append(a) or real(*a, **k))
     analysis = Analysis("job.toml", "[model]\ndim = 4100\n", Settings(world_sizes=(8,)), "utf-16")
     assert analysis.resolved is analysis.checked and len(checks) == 1
     assert analysis.resolved.config is not None and analysis.resolved.config["model"]["dim"] == 4100
@@ -245,7 +245,7 @@ def test_completion_in_a_union_branch_follows_the_config():
 
 
 def test_yaml_values_a_loader_reads_otherwise_are_quoted():
-    from trainspec.lsp.completion import _literal
+    from trainspec.editor.lsp.completion import _literal
 
     assert _literal("on", "yaml") == '"on"'  # a boolean to a YAML 1.1 loader
     assert _literal("1e-4", "yaml") == '"1e-4"'  # a number to YAML 1.2
@@ -265,12 +265,11 @@ def imports(path: Path) -> set[str]:
 
 def test_pygls_is_imported_by_the_server_only_and_the_server_by_the_command_only():
     modules = {p.relative_to(SRC).as_posix(): p for p in SRC.rglob("*.py")}
-    assert [m for m, p in modules.items() if "pygls" in imports(p)] == ["lsp/server.py"]
-    assert all(m.startswith("lsp/") for m, p in modules.items() if "lsprotocol" in imports(p))
-    importers = [m for m, p in modules.items() if not m.startswith("lsp/") and "from ..lsp" in p.read_text()]
-    assert importers == ["commands/lsp.py"]
-    elsewhere = [m for m, p in modules.items() if not m.startswith("lsp/") and "trainspec.lsp" in p.read_text()]
-    assert elsewhere == []
+    assert [m for m, p in modules.items() if "pygls" in imports(p)] == ["editor/lsp/server.py"]
+    assert all(m.startswith("editor/lsp/") for m, p in modules.items() if "lsprotocol" in imports(p))
+    outside = {m: p for m, p in modules.items() if not m.startswith("editor/lsp/")}
+    importers = [m for m, p in outside.items() if "trainspec.editor.lsp" in p.read_text()]
+    assert importers == ["cli/lsp.py"]
 
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
@@ -313,7 +312,7 @@ def test_the_vscode_extension_offers_no_setting_the_server_ignores():
     ],
 )
 def test_json_completion_finds_where_the_cursor_is(before, expected):
-    from trainspec.lsp.completion import _json
+    from trainspec.editor.lsp.completion import _json
 
     assert _json(before) == expected
 

@@ -14,8 +14,8 @@ import pytest
 
 from trainspec.api import check_config
 from trainspec.families import get_family
-from trainspec.readers import read
-from trainspec.validation import findings
+from trainspec.read.files import read
+from trainspec.validate.explain import findings
 
 from .conftest import CORPUS, ROOT
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from trainspec.pipeline import check_path
+from trainspec.engine.pipeline import check_path
+from trainspec.engine.runner import Options, check_file
 from trainspec.result import Outcome, exit_status
-from trainspec.runner import Options, check_file
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"

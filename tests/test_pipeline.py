@@ -11,15 +11,15 @@ import pytest
 
 import trainspec
 from trainspec import ConfigError, Family, Severity, TrainspecError, rule
-from trainspec.checker import check_document
-from trainspec.detect import detect
 from trainspec.diagnostics import Diagnostic
+from trainspec.engine.checker import check_document
+from trainspec.engine.pipeline import check_path
+from trainspec.engine.runner import Options, check_file, check_files, report_file
 from trainspec.families import all_families, get_family
-from trainspec.overrides import Override, apply_overrides
-from trainspec.pipeline import check_path
-from trainspec.readers import ReadError, parse
-from trainspec.runner import Options, check_file, check_files, report_file
-from trainspec.validation import findings
+from trainspec.read.detect import detect
+from trainspec.read.files import ReadError, parse
+from trainspec.read.overrides import Override, apply_overrides
+from trainspec.validate.explain import findings
 
 from .conftest import CORPUS
 
@@ -82,11 +82,11 @@ def tiny(tmp_path: Path) -> Family:
 
 
 def test_every_exception_trainspec_raises_shares_one_base():
-    from trainspec.editor_schema import NotEditorSafe
+    from trainspec.editor.schema import NotEditorSafe
+    from trainspec.editor.workspace import EditorError
     from trainspec.families import UnknownFamily
-    from trainspec.migrate import MigrateError
-    from trainspec.schema import SchemaError
-    from trainspec.workspace import EditorError
+    from trainspec.validate.schema import SchemaError
+    from trainspec.write.migrate import MigrateError
 
     for cls in (ConfigError, UnknownFamily, ReadError, SchemaError, NotEditorSafe, EditorError, MigrateError):
         assert issubclass(cls, TrainspecError), cls
@@ -206,7 +206,7 @@ def test_overrides_repairing_the_file_are_found_without_reading_it_again(tmp_pat
     path = tmp_path / "job.toml"
     path.write_text("[model]\ndim = 4100\n")
     reads = []
-    import trainspec.pipeline as pipeline
+    import trainspec.engine.pipeline as pipeline
 
     original = pipeline.read_text
     monkeypatch.setattr(pipeline, "read_text", lambda p: reads.append(p) or original(p))

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from trainspec import Family
-from trainspec.checker import check_document
 from trainspec.cli import main
+from trainspec.engine.checker import check_document
+from trainspec.engine.pipeline import check_path
 from trainspec.families import get_family
-from trainspec.overrides import Override
-from trainspec.pipeline import check_path
-from trainspec.planner import PlanError, nearest, plan
-from trainspec.readers import parse
+from trainspec.layouts.planner import PlanError, nearest, plan
+from trainspec.read.files import parse
+from trainspec.read.overrides import Override
 
 from .conftest import ROOT
 
@@ -243,7 +243,7 @@ def test_when_nothing_passes_the_plan_says_which_rules_refused(capsys):
 
 @pytest.mark.parametrize("size", [8, 16, 64])
 def test_a_world_size_error_names_the_nearest_layout_and_it_passes(capsys, size):
-    from trainspec.runner import Options, check_file
+    from trainspec.engine.runner import Options, check_file
 
     result = check_file(str(EXAMPLE_7B), Options(world_sizes=(size,)))
     [error] = [d for d in result.diagnostics if d.is_error]
@@ -256,7 +256,7 @@ def test_a_world_size_error_names_the_nearest_layout_and_it_passes(capsys, size)
 
 
 def test_no_layout_hint_without_a_single_world_size():
-    from trainspec.runner import Options, check_file
+    from trainspec.engine.runner import Options, check_file
 
     result = check_file(str(EXAMPLE_7B), Options(world_sizes=(8, 16)))
     assert all("nearest layout" not in d.message for d in result.diagnostics)

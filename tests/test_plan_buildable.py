@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import trainspec
-from trainspec.planner import plan
+from trainspec.layouts.planner import plan
 
 from .conftest import ROOT
 

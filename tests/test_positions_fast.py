@@ -1,6 +1,6 @@
 """The regex scanners place every path (and its order) as the character-by-character ones they replaced did."""
 
-from trainspec.readers import parse
+from trainspec.read.files import parse
 
 
 def spans(name: str, text: str) -> dict:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from trainspec.cli import main
-from trainspec.globs import Glob
-from trainspec.project import ProjectError, load_project
+from trainspec.read.globs import Glob
+from trainspec.read.project import ProjectError, load_project
 
 from .conftest import CORPUS, ROOT
 
@@ -187,8 +187,8 @@ def test_project_settings_are_read_and_merged(tmp_path):
 
 
 def test_a_file_s_options_match_the_project_globs_once(tmp_path, monkeypatch):
-    from trainspec import project as projects
-    from trainspec.runner import Options
+    from trainspec.engine.runner import Options
+    from trainspec.read import project as projects
 
     (tmp_path / ".trainspec.toml").write_text('[[configs]]\npaths = ["x/*.toml"]\nworld-size = "8"\nignore = ["b"]\n')
     matched = []
@@ -404,16 +404,16 @@ def test_an_unusable_setting_is_told_once_at_its_line(capsys, tmp_path, monkeypa
 
 
 def test_a_project_configuration_is_judged_once_per_reading(tmp_path, monkeypatch):
-    import trainspec.runner
-    from trainspec.project import find_project, forget_projects
+    import trainspec.engine.runner
+    from trainspec.read.project import find_project, forget_projects
 
     (tmp_path / ".trainspec.toml").write_text('select = ["unknwn-key"]\n')
     for n in range(3):
         shutil.copy(KF_7B, tmp_path / f"job{n}.toml")
     judged = []
-    real = trainspec.runner._verdict
-    monkeypatch.setattr(trainspec.runner, "_verdict", lambda project: judged.append(project) or real(project))
-    options = trainspec.runner.Options(use_project=True)
+    real = trainspec.engine.runner._verdict
+    monkeypatch.setattr(trainspec.engine.runner, "_verdict", lambda project: judged.append(project) or real(project))
+    options = trainspec.engine.runner.Options(use_project=True)
     forget_projects()
     for n in range(3):
         with pytest.raises(ProjectError, match="matches no rule id"):

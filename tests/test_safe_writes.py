@@ -121,7 +121,7 @@ def test_an_owner_that_cannot_be_kept_is_refused(tmp_path, capsys, monkeypatch):
 
 
 def edit_after_migrate_read(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from trainspec.commands import migrate as command
+    from trainspec.cli import migrate as command
 
     real = command.migrate
 
@@ -247,7 +247,7 @@ class InterruptImport(importlib.abc.MetaPathFinder):
             raise KeyboardInterrupt
 
 
-@pytest.mark.parametrize("module", ["trainspec.commands.migrate", "trainspec.yaml_roundtrip"])
+@pytest.mark.parametrize("module", ["trainspec.cli.migrate", "trainspec.write.yaml_roundtrip"])
 def test_ctrl_c_during_an_import_is_exit_130_without_a_traceback(module, tmp_path, capsys, monkeypatch):
     """`main` imports the command it runs, and `migrate` imports ruamel.yaml's round trip lazily."""
     path = tmp_path / "run.yaml"
@@ -259,7 +259,7 @@ def test_ctrl_c_during_an_import_is_exit_130_without_a_traceback(module, tmp_pat
 
 
 def test_an_os_error_no_command_expected_is_one_line(tmp_path, capsys, monkeypatch):
-    from trainspec.commands import migrate as command
+    from trainspec.cli import migrate as command
 
     def broken(file: str, family: str | None) -> None:
         raise OSError(errno.EIO, "Input/output error")
@@ -333,7 +333,7 @@ def test_init_does_not_hang_on_a_planted_pipe(tmp_path, capsys):
 
 
 def test_a_file_past_the_input_limit_is_not_read_whole_nor_rewritten(tmp_path, monkeypatch):
-    from trainspec.safe_write import WriteRefused, write_text
+    from trainspec.write.safe_write import WriteRefused, write_text
 
     monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", "1000")
     big = tmp_path / "settings.json"

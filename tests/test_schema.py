@@ -8,7 +8,7 @@ import pytest
 
 from trainspec.families import get_family
 from trainspec.paths import format_path
-from trainspec.schema import Schema, SchemaError
+from trainspec.validate.schema import Schema, SchemaError
 
 
 def test_remote_ref_is_refused_with_a_clear_message():

@@ -9,7 +9,7 @@ import pytest
 
 from trainspec import Family, rule
 from trainspec.cli import main
-from trainspec.provenance import SCHEMA_DEFAULT, show
+from trainspec.layouts.provenance import SCHEMA_DEFAULT, show
 
 from .conftest import ROOT
 

@@ -68,7 +68,7 @@ def test_ctrl_c_during_a_parallel_run_is_one_line_and_exit_130(tmp_path, delay):
 WRITER = """
 import os, sys, time
 from pathlib import Path
-from trainspec.safe_write import write_text
+from trainspec.write.safe_write import write_text
 
 synced = os.fsync
 def slow_fsync(fd):  # the temporary file is written: stop here until the signal comes

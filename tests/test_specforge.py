@@ -15,7 +15,7 @@ import trainspec
 from trainspec.api import check_path
 from trainspec.families import get_family
 from trainspec.families.specforge.rules import RULES
-from trainspec.readers import read
+from trainspec.read.files import read
 
 from .conftest import CORPUS
 

@@ -18,7 +18,7 @@ from trainspec.families.specforge import FAMILIES
 from trainspec.families.specforge.model import RunConfigA6b6b02
 from trainspec.families.specforge.rules import RULES
 from trainspec.paths import parse_path
-from trainspec.readers import read
+from trainspec.read.files import read
 
 from .conftest import CORPUS
 

@@ -9,8 +9,8 @@ import pytest
 
 from trainspec.cli import main
 from trainspec.diagnostics import Diagnostic
-from trainspec.runner import Options, check_file
-from trainspec.sweeper import Axis, SweepError, parse_axis, sweep
+from trainspec.engine.runner import Options, check_file
+from trainspec.engine.sweeper import Axis, SweepError, parse_axis, sweep
 
 from .conftest import ROOT
 

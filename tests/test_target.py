@@ -12,12 +12,12 @@ import pytest
 from trainspec import Family, rule
 from trainspec.cli import main
 from trainspec.codes import GPU_UNKNOWN, INVALID_DIRECTIVE
-from trainspec.device import GPUS, Device, target
 from trainspec.diagnostics import Severity
-from trainspec.examples import Example, Run
-from trainspec.pipeline import check_path
+from trainspec.engine.pipeline import check_path
+from trainspec.engine.runner import run_example
 from trainspec.rules import Context
-from trainspec.runner import run_example
+from trainspec.rules.device import GPUS, Device, target
+from trainspec.rules.examples import Example, Run
 
 from .conftest import ROOT
 

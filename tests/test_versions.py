@@ -10,9 +10,9 @@ import pytest
 
 from trainspec import Family, rule
 from trainspec.cli import main
+from trainspec.engine.pipeline import check_path
 from trainspec.families import UnknownFamily, every_version, get_family
-from trainspec.pipeline import check_path
-from trainspec.schema_diff import diff
+from trainspec.validate.schema_diff import diff
 
 from .conftest import ROOT
 

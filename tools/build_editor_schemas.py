@@ -7,7 +7,7 @@
 
 One file per family, `editors/schemas/<family>.schema.json`: the draft-07 form
 of the canonical schema that taplo and yaml-language-server both read fully
-(see trainspec.editor_schema). The catalog is in SchemaStore's format;
+(see trainspec.editor.schema). The catalog is in SchemaStore's format;
 its URLs are relative to the catalog unless --base-url is given.
 Nobody edits editors/schemas/ or the catalog by hand; change schema/ and rerun this.
 """
@@ -31,10 +31,10 @@ def build(base_url: str) -> dict[str, str]:
     Each family version gets `schemas/<family>@<version>.schema.json`; `schemas/<family>.schema.json`
     is its newest version (what the plain family name means, and what the catalog lists).
     """
-    from trainspec.editor_schema import editor_schema, render
+    from trainspec.editor.schema import editor_schema, render
+    from trainspec.editor.workspace import default_globs
     from trainspec.families import every_version
     from trainspec.resources import schema_dir
-    from trainspec.workspace import default_globs
 
     files: dict[str, str] = {}
     entries = []

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.families import get_family
-from trainspec.schema import json_type
+from trainspec.validate.schema import json_type
 
 ROOT = Path(__file__).resolve().parent.parent
 

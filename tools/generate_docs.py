@@ -20,13 +20,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from trainspec.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
+from trainspec.engine.runner import run_example
 from trainspec.families import Family, every_version
-from trainspec.fields import fields
-from trainspec.reporters.text import format_line
+from trainspec.report.text import format_line
 from trainspec.resources import schema_dir
-from trainspec.runner import run_example
-from trainspec.schema import Schema
+from trainspec.rules.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
+from trainspec.validate.fields import fields
+from trainspec.validate.schema import Schema
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "docs" / "reference"

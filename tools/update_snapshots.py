@@ -22,12 +22,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from trainspec.engine.runner import Options, check_files
+from trainspec.engine.suppressions import split_ids
 from trainspec.installed import IGNORE
-from trainspec.overrides import from_command_line
-from trainspec.reporters import get_reporter
-from trainspec.runner import Options, check_files
-from trainspec.suppressions import split_ids
-from trainspec.world_sizes import parse_world_sizes
+from trainspec.read.overrides import from_command_line
+from trainspec.read.world_sizes import parse_world_sizes
+from trainspec.report.reporters import get_reporter
 
 CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "diagnostics"
 PROMPT = "$ trainspec check "

@@ -20,8 +20,8 @@ from trainspec.rules import Violation, rule
 
 if TYPE_CHECKING:
     from trainspec.api import check, load
-    from trainspec.planner import plan
-    from trainspec.provenance import show
+    from trainspec.layouts.planner import plan
+    from trainspec.layouts.provenance import show
 
 __all__ = [
     "ConfigError",
@@ -39,7 +39,13 @@ __all__ = [
     "sweep",
 ]
 __version__ = "0.1.0"
-_ENTRY_POINTS = {"check": "api", "load": "api", "plan": "planner", "show": "provenance", "sweep": "sweeper"}
+_ENTRY_POINTS = {
+    "check": "api",
+    "load": "api",
+    "plan": "layouts.planner",
+    "show": "layouts.provenance",
+    "sweep": "engine.sweeper",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -15,16 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from trainspec.checker import check_document
 from trainspec.codes import MODEL_MISMATCH
-from trainspec.device import Device, target
 from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.document import Document
+from trainspec.engine.checker import check_document
+from trainspec.engine.pipeline import check_path, world_sizes_of
 from trainspec.errors import ConfigError, ConfigWarning
 from trainspec.families import Family, every_version, get_family
-from trainspec.pipeline import check_path, world_sizes_of
-from trainspec.plain_data import as_data
+from trainspec.read.document import Document
+from trainspec.read.plain_data import as_data
 from trainspec.result import Result
+from trainspec.rules.device import Device, target
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -11,8 +11,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from trainspec.escaping import terminal
 from trainspec.paths import Path, format_path, parse_path
+from trainspec.report.escaping import terminal
 
 
 class Severity(enum.StrEnum):

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from trainspec.api import check_config, check_path, family_of_model, to_model
 from trainspec.codes import CONFIG_DIFFERS_ACROSS_RANKS, DEVICE_COUNT_PER_NODE, VERIFY_FAILED
-from trainspec.device import Device
 from trainspec.diagnostics import Diagnostic, Related, Severity, read_shown_path
 from trainspec.errors import ConfigError, TrainspecError
 from trainspec.families import Family, get_family
 from trainspec.paths import Path, format_path
+from trainspec.rules.device import Device
 
 if TYPE_CHECKING:
     import torch

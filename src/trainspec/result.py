@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from trainspec.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
-    from trainspec.device import Device
-    from trainspec.document import Document
     from trainspec.families import Family
+    from trainspec.read.document import Document
+    from trainspec.rules.device import Device
 
 
 class Outcome(enum.Enum):

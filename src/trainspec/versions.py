@@ -28,9 +28,9 @@ from trainspec.errors import TrainspecError
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-    from trainspec.examples import Example
     from trainspec.families import Family
     from trainspec.rules import Rule
+    from trainspec.rules.examples import Example
 
 LISTING = "versions.json"
 T = TypeVar("T")

@@ -15,15 +15,15 @@ from functools import cached_property
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
-from trainspec.device import Device
 from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.document import Document
 from trainspec.entry_points import entry_points
 from trainspec.errors import TrainspecError
-from trainspec.examples import Example
-from trainspec.layout import Derive, LayoutSpace, Memory
+from trainspec.layouts.declared import Derive, LayoutSpace, Memory
+from trainspec.read.document import Document
 from trainspec.rules import Rule
-from trainspec.schema import Schema
+from trainspec.rules.device import Device
+from trainspec.rules.examples import Example
+from trainspec.validate.schema import Schema
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -179,7 +179,7 @@ class Family:
 
     @cached_property
     def validator(self) -> Any:
-        from trainspec.schema_walk import build_validator
+        from trainspec.validate.schema_walk import build_validator
 
         return build_validator(self.schema, check=not self.trusted_schema)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainspec.examples import Example
+from trainspec.rules.examples import Example
 
 from .migrations import DEPRECATED, REMOVED, RENAMED, RENAMED_CONFLICT, RENAMED_IGNORED
 

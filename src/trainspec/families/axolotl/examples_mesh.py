@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainspec.examples import Example, Run
+from trainspec.rules.examples import Example, Run
 
 from .examples_keys import BASE
 

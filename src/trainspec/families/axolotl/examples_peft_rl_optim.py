@@ -7,7 +7,7 @@ refuses (or warns about) each bad config for the reason the rule gives and accep
 
 from __future__ import annotations
 
-from trainspec.examples import Example, Run
+from trainspec.rules.examples import Example, Run
 
 BASE = """base_model: HuggingFaceTB/SmolLM2-135M
 datasets:

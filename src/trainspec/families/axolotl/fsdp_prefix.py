@@ -17,10 +17,10 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.document import Document
 from trainspec.families import Notice
 from trainspec.paths import Path
-from trainspec.wording import show
+from trainspec.read.document import Document
+from trainspec.report.wording import show
 
 PREFIX_MIGRATED = "fsdp-config-prefix"
 SECTION = "fsdp_config"

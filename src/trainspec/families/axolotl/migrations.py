@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.document import Document
 from trainspec.families import Notice
-from trainspec.wording import show
+from trainspec.read.document import Document
+from trainspec.report.wording import show
 
 REMOVED = "removed-key"
 DEPRECATED = "deprecated-key"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.wording import show
+from trainspec.report.wording import show
 
 
 def named(name: str, value: Any) -> str:

@@ -60,8 +60,8 @@ def loader_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tup
     """KempnerForge builds the [vlm] variant from the file; a command-line `vlm.arch` changes only the string
     (reference §12 Q13): the merged config is judged with the file's arch, which keeps deciding the field set
     and the token budgets. None when no override switches the arch (nothing to judge apart)."""
-    from trainspec.document import Document
-    from trainspec.overrides import apply_overrides
+    from trainspec.read.document import Document
+    from trainspec.read.overrides import apply_overrides
 
     written = config.get("vlm", {}).get("arch") if isinstance(config.get("vlm"), dict) else None
     doc = Document("", "data", "", config, dict)

@@ -28,7 +28,7 @@ from trainspec.codes import (
     WRONG_FORMAT,
     WRONG_TYPE,
 )
-from trainspec.examples import Example, Run
+from trainspec.rules.examples import Example, Run
 
 VLM = """[vision_encoder]
 type = "random"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trainspec.codes import GPU_MEMORY_EXCEEDED
-from trainspec.examples import Example, Run
+from trainspec.rules.examples import Example, Run
 
 from .examples import VLM, _pair
 

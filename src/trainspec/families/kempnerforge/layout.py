@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainspec.layout import LayoutSpace, factorings
+from trainspec.layouts.declared import LayoutSpace, factorings
 
 DEGREES = ("dp_replicate", "dp_shard", "tp", "pp", "cp", "ep")
 PATHS = tuple(f"distributed.{d}" for d in DEGREES)

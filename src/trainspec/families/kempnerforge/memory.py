@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainspec.layout import MemoryEstimate, Quantity
+from trainspec.layouts.declared import MemoryEstimate, Quantity
 
 from .activations import activations
 from .build import Model, Tensor, build

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from trainspec.device import Device
 from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import Notice
+from trainspec.rules.device import Device
 
 if TYPE_CHECKING:
     import torch

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from trainspec.paths import Path, format_path
+from trainspec.report.wording import show
 from trainspec.rules import ABSENT, Violation, passing_divisors, rule
-from trainspec.wording import show
 
 HF_ENCODERS = ("siglip2", "clip")
 REGISTRIES: dict[Path, tuple[str, ...]] = {

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainspec.paths import Path
+from trainspec.report.wording import show
 from trainspec.rules import Violation, rule
-from trainspec.wording import show
 
 from .rules import residual_image_tokens
 

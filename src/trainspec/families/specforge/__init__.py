@@ -10,9 +10,9 @@ from typing import Any
 
 from trainspec.families import Family
 from trainspec.paths import format_path
+from trainspec.report.wording import show
 from trainspec.resources import schema_dir
 from trainspec.versions import fold_versions, release_fields
-from trainspec.wording import show
 
 from .examples import EXAMPLES
 from .layout import LAYOUT, derive

@@ -22,7 +22,7 @@ from trainspec.codes import (
     YAML_DIALECT,
     YAML_DIALECT_REFUSED,
 )
-from trainspec.examples import Example, Run
+from trainspec.rules.examples import Example, Run
 
 TARGET = "model:\n  target_model_path: Qwen/Qwen3-8B\n"
 FEATURES = "  hidden_states_path: ./cache/hidden_states/qwen3-8b-sharegpt\n"

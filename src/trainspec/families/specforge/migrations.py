@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.document import Document
 from trainspec.families import Notice
 from trainspec.paths import Path, format_path
-from trainspec.schema import get
-from trainspec.wording import show, type_name
+from trainspec.read.document import Document
+from trainspec.report.wording import show, type_name
+from trainspec.validate.schema import get
 
 MIGRATED = "legacy-key-migrated"
 NOT_MIGRATED = "legacy-key-not-migrated"

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.dialect import pydantic_lax
-from trainspec.overrides import Override
 from trainspec.paths import Path
+from trainspec.read.overrides import Override
+from trainspec.validate.dialect import pydantic_lax
 
 
 def apply_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tuple[dict[str, Any] | None, list[Any]]:

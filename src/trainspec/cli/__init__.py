@@ -1,0 +1,117 @@
+"""The command line: one module per command (`check.py`, `plan.py`, ...); exit codes decided here.
+
+Exit status: 0 no errors (warnings allowed), 1 a config has errors,
+2 usage problems (unknown family, missing file, bad arguments), files
+that could not be written, and trainspec's own failures (reported in one
+line; TRAINSPEC_TRACEBACK=1 shows the traceback), 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from trainspec.errors import TrainspecError
+from trainspec.limits import ALL as ALL_LIMITS
+
+COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "editor", "lsp", "completion")
+
+
+def versions() -> str:
+    """trainspec's version and every family version it ships, with the upstream version each follows."""
+    from trainspec import __version__
+    from trainspec.families import every_version
+
+    lines = [f"trainspec {__version__}"]
+    for family in sorted(every_version().values(), key=lambda f: (f.name, f.released)):
+        follows = f": follows {family.follows}" if family.follows else ""
+        lines.append(f"  {family.label}{follows}")
+    return "\n".join(lines)
+
+
+class _Versions(argparse.Action):
+    """`--version`, computed when asked for (it reads every installed family)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(versions())
+        parser.exit()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `command` alone when it names one.
+
+    A command line that names its command needs no other: registering them all imports
+    every command's dependencies, about 15 ms of a one-file check.
+    """
+    parser = argparse.ArgumentParser(
+        prog="trainspec",
+        description="Validate ML training-run configs.",
+        epilog="`trainspec --version` lists the family versions and the upstream trainers they follow.",
+    )
+    parser.add_argument("--version", action=_Versions, nargs=0, help="show the version and the family versions")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in (command,) if command in COMMANDS else COMMANDS:
+        importlib.import_module(f"trainspec.cli.{name}").register(sub)
+    return parser
+
+
+_DOTTED = re.compile(r"--[\w-]+(?:\.[\w-]+|\[\d+\])+(?:=|$)")
+
+
+def _dotted_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(KempnerForge-style `--section.key=value` arguments, the rest), before argparse sees them.
+
+    argparse takes an argument holding a space (`'--optimizer.betas=(0.9, 0.95)'`) for a
+    positional, so these are set aside first, in order; nothing after `--` is touched.
+    """
+    end = argv.index("--") if "--" in argv else len(argv)
+    held = [a for a in argv[:end] if _DOTTED.match(a)]
+    return held, [a for a in argv[:end] if not _DOTTED.match(a)] + argv[end:]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit status; no traceback reaches the user from here.
+
+    Ctrl-C is exit 130 with "interrupted" wherever it lands, also while the commands
+    are imported; an OS error no command turned into a message is one line, exit 2.
+    """
+    try:
+        held, rest = _dotted_overrides(sys.argv[1:] if argv is None else list(argv))
+        completing = "_ARGCOMPLETE" in os.environ  # the shell asks for completions (see `trainspec completion`)
+        parser = build_parser(None if completing or not rest else rest[0])
+        if completing:
+            import argcomplete
+
+            argcomplete.autocomplete(parser)
+        args, extras = parser.parse_known_args(rest)
+        extras = held + extras
+        if extras and not getattr(args, "accepts_extras", False):
+            parser.error("unrecognized arguments: " + " ".join(extras))
+        for limit in ALL_LIMITS:  # a budget set to nonsense is a usage error before any work
+            limit.value  # noqa: B018
+        return int(args.run(args, extras, parser))
+    except KeyboardInterrupt:
+        print("trainspec: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except OSError as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    except TrainspecError as exc:  # a budget's setting that cannot be used, raised wherever it is read
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug in trainspec: one line to report, not a traceback
+        if os.environ.get("TRAINSPEC_TRACEBACK"):
+            raise
+        print(
+            f"trainspec: internal error ({type(exc).__name__}: {exc}); this is a bug in trainspec, please report "
+            "it (TRAINSPEC_TRACEBACK=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 2

@@ -1,0 +1,285 @@
+"""`trainspec check PATHS...`: report every problem in every config file.
+
+Paths may be files, directories or glob patterns (see `discovery`). Exit
+status: 0 no errors, 1 errors, 2 usage problems (also a missing or
+unreadable file, or a file of no known family).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from trainspec.read.world_sizes import parse_world_size, parse_world_sizes
+from trainspec.report.reporters import NAMES as REPORT_FORMATS
+
+if TYPE_CHECKING:
+    from trainspec.engine.progress import Progress
+    from trainspec.read.overrides import Override
+    from trainspec.result import Result
+    from trainspec.rules.device import Device
+
+
+def world_size_arg(text: str) -> int:
+    try:
+        return parse_world_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def world_sizes_arg(text: str) -> tuple[int, ...]:
+    """`8`, `8,16,64`, or a range `1..64` (both ends included); ranges and sizes mix (`8,16..18`)."""
+    try:
+        return parse_world_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def gpu_memory_arg(text: str) -> int:
+    """`80GiB`, `141GB` or a number of bytes."""
+    from trainspec.layouts.declared import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_gpu_memory(p: argparse.ArgumentParser, does: str) -> None:
+    p.add_argument(
+        "--gpu-memory", type=gpu_memory_arg, metavar="SIZE", help=f"memory of one GPU (80GiB, 141GB): {does}"
+    )
+
+
+def gpu_arg(text: str) -> Device:
+    """A GPU name (`h100`) or a compute capability (`sm_90`, `9.0`), as `device.target` reads it."""
+    from trainspec.rules.device import target
+
+    try:
+        return target(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_gpu(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--gpu",
+        type=gpu_arg,
+        metavar="NAME",
+        help="the GPU the job runs on (h100, a100-40gb, mi300x, ... or a compute capability: sm_90, 9.0): "
+        "rules that depend on it are checked, and its memory is the --gpu-memory budget when that is not given",
+    )
+
+
+def jobs_arg(text: str) -> int:
+    return world_size_arg(text)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "check",
+        help="check config files and report every problem",
+        description="Check config files, directories (recursively) and glob patterns. Extra arguments of the form "
+        "--section.key=value are overrides too (KempnerForge style); a bare --section.key means true.",
+    )
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="PATH",
+        help="files, directories, globs, or - for standard input (none: every file the project configuration names)",
+    )
+    p.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="with `-` (required there): the path the piped config stands for; its extension names the format, "
+        "its folder the project configuration, and reports use it",
+    )
+    family = p.add_argument("--family", help="config family, NAME or NAME@VERSION (default: detected from each file)")
+    family.completer = family_ids  # read by argcomplete
+    p.add_argument(
+        "--overlay", metavar="FILE", help="a project overlay extending a family version (implies its family)"
+    )
+    p.add_argument(
+        "--world-size",
+        type=world_sizes_arg,
+        default=(),
+        metavar="N[,N|A..B...]",
+        help="number of ranks the job runs on; several sizes (or ranges A..B) are each checked, "
+        "the file itself only once",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a value before checking (repeatable); VALUE is read as YAML 1.2",
+    )
+    add_gpu_memory(p, "an error when the family's estimate of one rank's memory exceeds it")
+    add_gpu(p)
+    p.add_argument("--format", choices=REPORT_FORMATS, default="text")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour and source excerpts in text output (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=jobs_arg,
+        metavar="N",
+        help="processes to check files in (default: one per CPU for many files, else 1)",
+    )
+    p.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="report only these rule ids or id prefixes (comma-separated, repeatable)",
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="do not report these rule ids or id prefixes (comma-separated, repeatable)",
+    )
+    p.add_argument("--warnings-as-errors", action="store_true", help="report warnings as errors (and fail on them)")
+    p.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="skip files of no known family instead of reporting them (for hooks that see every file)",
+    )
+    p.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply the project configuration's `exclude` to files named on the command line too (for hooks)",
+    )
+    p.add_argument(
+        "--isolated",
+        action="store_true",
+        help="ignore project configurations (pyproject.toml [tool.trainspec], .trainspec.toml)",
+    )
+    p.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="PATH=V1,V2,...",
+        help="check every combination of these values (repeatable) in one process; reports the failing variants",
+    )
+    p.set_defaults(run=run, accepts_extras=True)
+
+
+def family_ids(**_: Any) -> list[str]:
+    """Every installed family and family version, for shell completion."""
+    from trainspec.families import every_version
+
+    return sorted({f.name for f in every_version().values()} | {f.id for f in every_version().values()})
+
+
+def overrides_from(
+    args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[Override, ...]:
+    """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
+    from trainspec.read.overrides import from_command_line
+
+    try:
+        return from_command_line(args.overrides, extras)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+def collect(
+    args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[Iterator[Result], Progress | None] | str:
+    """The results for the files the arguments name (streamed, in order), or a usage problem as a sentence."""
+    from trainspec.engine.progress import Progress
+    from trainspec.engine.runner import Options, available_cpus, iter_check_files
+    from trainspec.engine.suppressions import split_ids
+    from trainspec.families import UnknownFamily, get_family
+    from trainspec.read.formats import FORMATS
+    from trainspec.read.formats import extensions as config_extensions
+    from trainspec.read.inputs import InputError, gather, results_after
+    from trainspec.rules.catalogue import names_a_rule
+
+    if args.overlay is not None:
+        from trainspec.read.overlay import OverlayError, load_overlay
+
+        try:
+            args.family = load_overlay(args.overlay).id
+        except (OverlayError, UnknownFamily) as exc:
+            return str(exc)
+    if args.family is not None:
+        try:
+            get_family(args.family)
+        except UnknownFamily as exc:
+            return str(exc)
+    select, ignore = split_ids(args.select), split_ids(args.ignore)
+    for pattern in (*select, *ignore):  # the catalogue costs a one-file check: built only for a pattern
+        if not names_a_rule(pattern):
+            return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
+    extensions = config_extensions(FORMATS)
+    try:
+        inputs = gather(
+            args.files,
+            extensions,
+            stdin=sys.stdin.buffer if "-" in args.files else None,
+            stdin_filename=args.stdin_filename,
+            isolated=args.isolated,
+            force_exclude=args.force_exclude,
+        )
+    except InputError as exc:
+        return str(exc)
+    options = Options(
+        family=args.family,
+        overrides=overrides_from(args, extras, parser),
+        world_sizes=args.world_size,
+        select=select,
+        ignore=ignore,
+        warnings_as_errors=args.warnings_as_errors,
+        gpu_memory=args.gpu_memory,
+        gpu=args.gpu,
+        skip_unknown=args.skip_unknown,
+        expanded=inputs.expanded,
+        texts=inputs.texts,
+        use_project=not args.isolated,
+        fallback_sizes=True,
+    )
+    if args.jobs is not None and args.jobs > available_cpus():
+        print(
+            f"trainspec: --jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}",
+            file=sys.stderr,
+        )
+    progress = Progress.for_stream(len(inputs.files), sys.stderr)
+    return results_after(iter_check_files(inputs.files, options, args.jobs, progress), inputs), progress
+
+
+def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    if args.sweep:
+        from trainspec.cli.check_sweep import run_sweep
+        from trainspec.engine.suppressions import split_ids
+
+        selection = (split_ids(args.select), split_ids(args.ignore))
+        return run_sweep(args, overrides_from(args, extras, parser), selection, parser)
+    from trainspec.report.reporters import get_reporter
+
+    found = collect(args, extras, parser)
+    if isinstance(found, str):
+        print(f"trainspec: {found}", file=sys.stderr)
+        return 2
+    results, progress = found
+    status = 0
+
+    def watched() -> Iterator[Result]:
+        nonlocal status
+        for result in results:
+            status = max(status, result.exit_status)
+            if progress is not None and result.diagnostics:
+                progress.clear()  # the line is written again on the next file
+            yield result
+
+    get_reporter(args.format, color=args.color)(watched(), sys.stdout)
+    return status

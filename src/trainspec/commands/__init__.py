@@ -1,1 +1,0 @@
-"""One module per `trainspec` command: `register(subparsers)` adds it, `run(args, extras, parser)` runs it."""

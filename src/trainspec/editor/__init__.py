@@ -1,0 +1,1 @@
+"""Editors: the language server (`lsp`), the schemas editors load, workspace settings."""

@@ -1,0 +1,145 @@
+"""What the server knows about one buffer: the settings it is checked with, and its one check: what
+`trainspec check` reports for its text, with the document and resolved config behind that report.
+
+Every check goes through `runner.check_file` with the buffer's text in
+`Options.texts`, so whatever decides the options of a file on the command line
+decides them here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+from trainspec.codes import Flag, has_flag
+from trainspec.diagnostics import Diagnostic
+from trainspec.editor.lsp.anchor import anchored
+from trainspec.editor.lsp.scope import is_config
+from trainspec.editor.lsp.text import Source
+from trainspec.engine.runner import Options, check_file
+from trainspec.families import Family
+from trainspec.read.world_sizes import MAX_WORLD_SIZES
+from trainspec.result import Outcome, Result
+from trainspec.rules.catalogue import family_rules
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The client's `trainspec` settings; values of the wrong type are ignored, not fatal."""
+
+    family: str | None = None
+    world_sizes: tuple[int, ...] = ()
+    overrides: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    rules_only: bool = False
+    """Publish only what a schema server cannot (rules, hooks, dialect notes), and complete nothing."""
+    debounce: float = 0.03
+    """Seconds of quiet after a change before the buffer is checked."""
+    inlay_hints: bool = False
+    """Show each section's unwritten keys and their resolved values as inlay hints."""
+
+    @classmethod
+    def from_client(cls, raw: Any) -> Settings:
+        """Settings from `{"trainspec": {...}}` or the bare `{...}` a client sends."""
+        if isinstance(raw, Mapping) and isinstance(raw.get("trainspec"), Mapping):
+            raw = raw["trainspec"]
+        if not isinstance(raw, Mapping):
+            return cls()
+        sizes = raw.get("worldSize", ())
+        sizes = [sizes] if isinstance(sizes, int) else sizes
+        debounce = raw.get("debounceMs")
+        return cls(
+            family=raw["family"] if isinstance(raw.get("family"), str) and raw["family"] else None,
+            world_sizes=tuple(s for s in sizes if isinstance(s, int) and not isinstance(s, bool) and s >= 1)[
+                :MAX_WORLD_SIZES
+            ]
+            if isinstance(sizes, list)
+            else (),
+            overrides=_strings(raw.get("set")),
+            select=_strings(raw.get("select")),
+            ignore=_strings(raw.get("ignore")),
+            rules_only=raw.get("rulesOnly") is True,
+            inlay_hints=raw.get("inlayHints") is True,
+            debounce=debounce / 1000 if isinstance(debounce, int | float) and 0 <= debounce <= 5000 else 0.03,
+        )
+
+    def options(self, file: str, text: str) -> Options:
+        """The options `trainspec check FILE` would use, with the buffer's text: the project configuration
+        governing the file applies, and these settings act as the command line's."""
+        return Options(
+            family=self.family,
+            overrides=self.overrides,
+            world_sizes=self.world_sizes,
+            select=self.select,
+            ignore=self.ignore,
+            texts={file: text},
+            use_project=True,
+            fallback_sizes=True,
+        )
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+class Analysis:
+    """One version of one buffer, checked once: its diagnostics, document and resolved config all come from
+    that one check."""
+
+    def __init__(self, file: str, text: str, settings: Settings, encoding: str) -> None:
+        self.file = file
+        self.text = text
+        self.settings = settings
+        self.source = Source(text, encoding)
+        self.options = settings.options(file, text)
+        self.checked = check_file(file, self.options)
+        """The buffer's check: what `trainspec check` reports, with the document and config behind it."""
+        self.family: Family | None = self.checked.family
+        self.reported = self.checked.diagnostics
+        """What `trainspec check` reports."""
+        self.diagnostics = (
+            self._shown(anchored(self.checked.diagnostics, file, text)) if is_config(file, text, self.checked) else []
+        )
+        """What the client is shown: nothing for a file that is no config, notes at the keys they are about,
+        and `rulesOnly` leaves out what the schema servers report."""
+
+    def _shown(self, found: list[Diagnostic]) -> list[Diagnostic]:
+        if not self.settings.rules_only:
+            return found
+        schema = {r.id for r in family_rules(self.family) if r.source == "schema"} if self.family else set()
+        return [d for d in found if not has_flag(d.rule, Flag.SCHEMA_SERVERS_REPORT) and d.rule not in schema]
+
+    @cached_property
+    def resolved(self) -> Result:
+        """The file's document, family and resolved config (defaults and derived values filled): the check's
+        own, unless the project configuration could not be applied, when it is the buffer checked without it."""
+        if self._project_unusable:
+            return check_file(self.file, replace(self.options, use_project=False))
+        return self.checked
+
+    def without_line(self, line: int) -> Result:
+        """The check of the text with 0-based `line` emptied, as this buffer's family: where a half-typed line
+        is all that keeps the buffer from parsing, this still finds its family and config."""
+        lines = self.text.split("\n")
+        if 0 <= line < len(lines):
+            lines[line] = ""
+        text = "\n".join(lines)
+        options = replace(
+            self.options,
+            family=self.family or self.options.family,
+            texts={self.file: text},
+            use_project=not self._project_unusable,
+            layout_hints=False,  # completion reads the config, not the diagnostics
+        )
+        return check_file(self.file, options)
+
+    @property
+    def _project_unusable(self) -> bool:
+        return self.checked.outcome is Outcome.UNUSABLE_SETTINGS and self.checked.document is None
+
+    def recheck(self, text: str) -> list[Diagnostic]:
+        """What `trainspec check` reports for another text of the same file (to prove a fix)."""
+        return check_file(self.file, replace(self.options, texts={self.file: text})).diagnostics

@@ -1,0 +1,324 @@
+"""The language server: pygls glue between the protocol and the analysis of each open buffer.
+
+A buffer is checked when it is opened and again after every change, once the
+client has been quiet for `Settings.debounce`; a check of a version that is no
+longer current is never published. Each feature catches its own failures, so
+no buffer, however broken, stops the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import PurePath
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import unquote
+
+from lsprotocol import types as lsp
+from pygls.io_ import StdoutWriter
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+from trainspec import __version__
+from trainspec.editor.lsp.actions import code_actions
+from trainspec.editor.lsp.analysis import Analysis, Settings
+from trainspec.editor.lsp.completion import complete
+from trainspec.editor.lsp.convert import to_lsp
+from trainspec.editor.lsp.framing import FramingError, StreamReader
+from trainspec.editor.lsp.framing import serve as serve_frames
+from trainspec.editor.lsp.hover import hover
+from trainspec.editor.lsp.inlay import inlay_hints
+from trainspec.editor.lsp.navigation import locations, related_places
+from trainspec.editor.lsp.outline import outline
+from trainspec.families import Family, all_families
+from trainspec.limits import LSP_MESSAGE_BYTES
+from trainspec.read.formats import BY_EXTENSION, FORMATS
+from trainspec.read.project import FILENAMES as PROJECT_FILES
+from trainspec.read.project import forget_projects
+
+log = logging.getLogger("trainspec.editor.lsp")
+T = TypeVar("T")
+TRIGGERS = ["=", ":", "[", '"']
+
+
+class TrainspecServer(LanguageServer):
+    """One server process: its settings, and the latest analysis of each open buffer."""
+
+    def __init__(self) -> None:
+        super().__init__("trainspec", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.analyses: dict[str, tuple[int | None, Analysis]] = {}
+        self.configs: dict[str, Any] = {}
+        """The last resolved config of each buffer, to pick schema branches while it does not parse."""
+        self.families: dict[str, Family] = {}
+        """The family of each buffer when it last had one, to complete in it while it does not parse."""
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.languages: dict[str, str] = {}
+        self.snippets = False
+        """Whether the client takes snippets in completions (it said so when it connected)."""
+        self.actions: dict[str, tuple[Analysis, tuple[int, int], list[lsp.CodeAction]]] = {}
+        """The fixes last computed per buffer: an editor asks again each time the cursor moves on a line."""
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio with the bounded framing of `framing.py` instead of pygls's loop.
+
+        Ends with SystemExit(1) when the client's stream cannot be read as messages.
+        """
+        limit = LSP_MESSAGE_BYTES.value
+        self._stop_event = stop = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StreamReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(serve_frames(self.protocol, reader, stop, limit))
+        except FramingError as exc:
+            log.error("%s; exiting", exc)
+            raise SystemExit(1) from None
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def refresh_inlay_hints(self) -> None:
+        """Ask the client to fetch the inlay hints again (the setting that turns them on changed)."""
+        workspace = self.client_capabilities.workspace
+        if workspace is not None and workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
+            self.workspace_inlay_hint_refresh(None)
+
+    def opened(self, uri: str) -> TextDocument | None:
+        """The document the client opened at `uri`, None if it has not: a request about any other
+        document is answered with nothing, so the server never reads a file the client did not show it."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def open_uris(self) -> list[str]:
+        """The URIs of the open documents, as the client wrote them (pygls keys them unquoted)."""
+        return [document.uri for document in self.workspace.text_documents.values()]
+
+    def file_of(self, uri: str) -> str:
+        """The path the buffer is checked as; an unsaved buffer gets a name with its language's extension."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path:
+            return path
+        language = self.languages.get(uri, "")
+        ext = FORMATS[language].extensions[0] if language in FORMATS else PurePath(uri).suffix or ".json"
+        return f"untitled{ext}"
+
+    def analysis(self, uri: str) -> Analysis | None:
+        """The analysis of the buffer's current version (made now if the debounced one is not done);
+        None if the client has not opened `uri`."""
+        document = self.opened(uri)
+        if document is None:
+            return None
+        cached = self.analyses.get(uri)
+        if cached is not None and cached[0] == document.version and cached[1].settings == self.settings:
+            return cached[1]
+        encoding = str(self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16)
+        found = Analysis(self.file_of(uri), document.source, self.settings, encoding)
+        self.analyses[uri] = (document.version, found)
+        if found.family is not None:
+            self.families[uri] = found.family
+        return found
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Check `uri` after `delay` seconds, replacing a check already waiting."""
+        waiting = self.pending.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._publish_later(uri, delay))
+
+    async def _publish_later(self, uri: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self.pending.pop(uri, None)
+        guarded(lambda: self.publish(uri), None)
+
+    def project_changed(self) -> None:
+        """A project configuration was saved: read configurations again and check every open buffer."""
+        forget_projects()
+        self.analyses.clear()
+        for uri in self.open_uris():
+            self.schedule(uri, 0)
+
+    def publish(self, uri: str) -> None:
+        document, found = self.opened(uri), self.analysis(uri)
+        if document is None or found is None:
+            return
+        version = document.version
+        diagnostics = [to_lsp(d, found.source, uri, found.family) for d in found.diagnostics]
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+
+
+def guarded(work: Callable[[], T], fallback: T) -> T:
+    """`work()`, or `fallback` after logging what went wrong: one feature's bug never ends the session."""
+    try:
+        return work()
+    except Exception:
+        log.exception("trainspec lsp: a request failed")
+        return fallback
+
+
+def create() -> TrainspecServer:
+    server = TrainspecServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: TrainspecServer, params: lsp.InitializeParams) -> None:
+        ls.settings = Settings.from_client(params.initialization_options)
+        completion = params.capabilities.text_document and params.capabilities.text_document.completion
+        item = completion and completion.completion_item
+        ls.snippets = bool(item and item.snippet_support)
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: TrainspecServer, params: lsp.InitializedParams) -> None:
+        guarded(_warm_up, None)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def configuration(ls: TrainspecServer, params: lsp.DidChangeConfigurationParams) -> None:
+        if params.settings:
+            hints = ls.settings.inlay_hints
+            ls.settings = Settings.from_client(params.settings)
+            if hints != ls.settings.inlay_hints:
+                guarded(ls.refresh_inlay_hints, None)
+        for uri in ls.open_uris():
+            ls.schedule(uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TrainspecServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.languages[params.text_document.uri] = params.text_document.language_id
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TrainspecServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.settings.debounce)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: TrainspecServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if PurePath(ls.file_of(params.text_document.uri)).name in PROJECT_FILES:
+            ls.project_changed()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: TrainspecServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        if any(PurePath(to_fs_path(c.uri) or c.uri).name in PROJECT_FILES for c in params.changes):
+            ls.project_changed()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TrainspecServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        waiting = ls.pending.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        for store in (ls.analyses, ls.configs, ls.families, ls.languages, ls.actions):
+            store.pop(uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: TrainspecServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        def work() -> lsp.Hover | None:
+            found = ls.analysis(params.text_document.uri)
+            return hover(found, *found.source.from_client(params.position)) if found is not None else None
+
+        return guarded(work, None)
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=TRIGGERS, resolve_provider=False)
+    )
+    def on_completion(ls: TrainspecServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
+        def work() -> lsp.CompletionList | None:
+            uri = params.text_document.uri
+            found = ls.analysis(uri)
+            if found is None or ls.settings.rules_only:
+                return None
+            line, column = found.source.from_client(params.position)
+            around = found.without_line(line)  # the line being typed is neither parsed nor counted as written
+            if around.config is not None:
+                ls.configs[uri] = around.config
+            family = around.family or found.family or ls.families.get(uri)
+            if family is None:
+                return None
+            written = around.document.positions.keys() if around.document is not None else frozenset()
+            fmt, config = _format(found.file), ls.configs.get(uri)
+            items = complete(family, found.source, fmt, line, column, config, written, ls.snippets)
+            return lsp.CompletionList(is_incomplete=False, items=items)
+
+        return guarded(work, None)
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
+    def on_code_action(ls: TrainspecServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        def work() -> list[lsp.CodeAction] | None:
+            uri = params.text_document.uri
+            found = ls.analysis(uri)
+            if found is None:
+                return None
+            lines = (found.source.from_client(params.range.start)[0], found.source.from_client(params.range.end)[0])
+            cached = ls.actions.get(uri)
+            if cached is None or cached[0] is not found or cached[1] != lines:
+                cached = (found, lines, code_actions(found, uri, *lines))
+                ls.actions[uri] = cached
+            return cached[2] or None
+
+        return guarded(work, None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def on_symbols(ls: TrainspecServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol] | None:
+        def work() -> list[lsp.DocumentSymbol] | None:
+            found = ls.analysis(params.text_document.uri)
+            return outline(found.file, found.source) if found is not None and found.family is not None else None
+
+        return guarded(work, None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
+    def on_inlay_hints(ls: TrainspecServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
+        def work() -> list[lsp.InlayHint] | None:
+            found = ls.analysis(params.text_document.uri)
+            if found is None or not ls.settings.inlay_hints:
+                return None
+            first, last = found.source.from_client(params.range.start), found.source.from_client(params.range.end)
+            return inlay_hints(found, first[0], last[0]) or None
+
+        return guarded(work, None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    def on_definition(ls: TrainspecServer, params: lsp.DefinitionParams) -> list[lsp.Location] | None:
+        """From a key a rule reads to the other keys it reads (the rule's diagnostic's related places)."""
+        return guarded(lambda: _related(ls, params.text_document.uri, params.position, own=False), None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    def on_references(ls: TrainspecServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+        """Every key read together with the one at the cursor (itself only if the client asks)."""
+        own = params.context.include_declaration
+        return guarded(lambda: _related(ls, params.text_document.uri, params.position, own=own), None)
+
+    return server
+
+
+def _related(ls: TrainspecServer, uri: str, position: lsp.Position, own: bool) -> list[lsp.Location] | None:
+    """The keys read together with the one at `position`, that one first when `own`."""
+    found = ls.analysis(uri)
+    if found is None:
+        return None
+    places = related_places(found, *found.source.from_client(position))
+    return locations(found, uri, places if own else places[1:]) or None
+
+
+def _warm_up() -> None:
+    """Build every family's validator now, so the first buffer is checked as fast as the next."""
+    for family in all_families().values():
+        family.validator  # noqa: B018 (a cached property: touching it builds it)
+
+
+def _format(file: str) -> str:
+    found = BY_EXTENSION.get(PurePath(file).suffix.lower())
+    return found.name if found is not None else "json"
+
+
+def serve() -> None:
+    """Serve over stdin/stdout until the client says exit."""
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    create().start_io()

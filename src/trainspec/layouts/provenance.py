@@ -1,0 +1,156 @@
+"""The resolved config, leaf by leaf with where each value came from, and what it implies (`trainspec show`).
+
+A value comes from the file (file:line), an override (`override #k`), the
+schema's default, or a family hook that derives it (normalize before
+validation, resolve after defaults). The family's `derive` computes the
+quantities a reader would otherwise work out by hand: head dim, parameter
+count, memory per rank under the layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from trainspec.diagnostics import Diagnostic
+from trainspec.engine.pipeline import as_overrides, world_sizes_of
+from trainspec.engine.runner import Options, check_file
+from trainspec.families import Family
+from trainspec.layouts.declared import Quantity
+from trainspec.paths import Path, format_path
+from trainspec.result import Outcome, Result, exit_status
+from trainspec.rules import ABSENT
+from trainspec.rules.device import Device
+
+SCHEMA_DEFAULT = "schema default"
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One resolved value and its origin."""
+
+    path: str
+    value: Any
+    origin: str
+
+
+@dataclass
+class Shown:
+    """What `show` found: the leaves in config order, the derived quantities, and the check's diagnostics."""
+
+    file: str
+    family: Family | None
+    world_size: int | None
+    leaves: list[Leaf] = field(default_factory=list)
+    quantities: list[Quantity] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    note: str = ""
+    outcome: Outcome = Outcome.CHECKED
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.outcome, self.ok)
+
+
+def show(
+    path: str | FsPath,
+    *,
+    family: str | Family | None = None,
+    overrides: str | Iterable[str] = (),
+    world_size: int | None = None,
+    gpu: Device | None = None,
+) -> Shown:
+    """The resolved config of one file with every leaf's origin and the family's derived quantities.
+
+    Raises ValueError for a world size below 1; problems of the config are in `diagnostics`. One string
+    is one override. A config that states its own world size (SpecForge's trainer topology) is shown at
+    that size, and `note` says when `world_size` disagrees with it. `gpu`: the target GPU, for the rules
+    that read it (`device.target`).
+    """
+    # as `trainspec check` takes --world-size: for a config that states none (the config's own size wins)
+    options = Options(
+        family=family,
+        overrides=tuple(as_overrides(overrides)),
+        world_sizes=world_sizes_of(world_size),
+        fallback_sizes=True,
+        as_found=True,
+        gpu=gpu,
+    )
+    result = check_file(str(path), options)
+    shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics, outcome=result.outcome)
+    if result.family is None or result.config is None or result.document is None:
+        return shown
+    shown.leaves = list(leaves(result))
+    shown.quantities, shown.note = quantities(result)
+    if world_size is not None and result.world_size is not None and result.world_size != world_size:
+        disagrees = (
+            f"the world size {world_size} given disagrees with the {result.world_size} the config runs at; "
+            f"shown at {result.world_size}"
+        )
+        shown.note = f"{shown.note}\n{disagrees}" if shown.note else disagrees
+    return shown
+
+
+def leaves(result: Result) -> Iterator[Leaf]:
+    """Every leaf of the resolved config with its origin."""
+    assert result.family is not None and result.config is not None and result.document is not None
+    doc, fam = result.document, result.family
+    filled = fam.schema.fill_defaults(doc.data)
+    for path, value in _walk(result.config, ()):
+        origin = doc.origin(path)
+        if _at(filled, path) != value:
+            origin = _hook("resolve", fam.resolve)
+        elif origin is None and doc.is_written(path):
+            pos = doc.where(path)
+            origin = f"{doc.file}:{pos.line}" if pos else doc.file
+        elif origin is None:
+            origin = SCHEMA_DEFAULT if _at(doc.data, path) is ABSENT else _hook("normalize", fam.normalize)
+        yield Leaf(format_path(path), value, origin)
+
+
+def quantities(result: Result) -> tuple[list[Quantity], str]:
+    """The family's derived quantities, or why there are none (no hook, errors that make them meaningless)."""
+    fam = result.family
+    assert fam is not None and result.config is not None
+    if fam.derive is None:
+        return [], f"family {fam.id} derives no quantities"
+    world_rules = {r.id for r in fam.rules if r.needs_world_size}
+    if any(d.is_error and d.rule not in world_rules for d in result.diagnostics):
+        return [], "derived quantities are shown for a config without errors (world-size errors aside)"
+    try:
+        return fam.derive(result.config, result.world_size), ""
+    except Exception as exc:  # a family hook must not take the command down
+        return [], f"the derive hook of family {fam.name} failed ({type(exc).__name__}: {exc}); please report it"
+
+
+def _hook(stage: str, hook: Callable[..., Any] | None) -> str:
+    name = getattr(hook, "__qualname__", stage)
+    return f"derived by the family's {stage} hook ({name})"
+
+
+def _walk(value: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+    """Leaves: scalars, lists of scalars, empty tables; lists of tables are walked item by item."""
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            yield from _walk(item, (*path, key))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for n, item in enumerate(value):
+            yield from _walk(item, (*path, n))
+    else:
+        yield path, value
+
+
+def _at(data: Any, path: Sequence[str | int]) -> Any:
+    for part in path:
+        inside_list = isinstance(data, list) and isinstance(part, int) and part < len(data)
+        if inside_list or (isinstance(data, dict) and part in data):
+            data = data[part]
+        else:
+            return ABSENT
+    return data

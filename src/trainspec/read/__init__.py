@@ -1,0 +1,3 @@
+"""Reading: which files a run checks and with what settings (`inputs`, `project`, `discovery`),
+each file parsed into a located `Document` (`files`, one module per format named in `formats`),
+its family detected, its overrides applied."""

@@ -1,0 +1,317 @@
+"""YAML, read by YAML 1.2 core-schema rules, with a position for every node.
+
+PyYAML resolves plain scalars by YAML 1.1 (`1e-4` is a string there, `on` a
+boolean). Editors and other validators follow YAML 1.2, so we let PyYAML
+(its C parser when present) build only the node tree, with every plain
+scalar left unresolved, and resolve scalars here. Only plain data is accepted:
+explicit tags other than the core ones are refused, duplicate keys are
+errors rather than silently keeping the last value, and so is an integer too
+long for Python to write in decimal (`in_digit_limit`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+
+from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
+from trainspec.diagnostics import Diagnostic, Related, Severity
+from trainspec.paths import Path
+from trainspec.read import syntax
+from trainspec.read.digits import in_digit_limit, too_many_digits
+from trainspec.read.document import Document, Pos, Positions, Span, Unreadable
+from trainspec.read.files import ReadError, file_error
+from trainspec.result import Outcome
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PLAIN = "tag:trainspec:plain"
+_CORE = "tag:yaml.org,2002:"
+
+_NULL = re.compile(r"~|null|Null|NULL|")
+_TRUE = re.compile(r"true|True|TRUE")
+_FALSE = re.compile(r"false|False|FALSE")
+_INT = re.compile(r"[-+]?[0-9]+")
+_OCT = re.compile(r"0o[0-7]+")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
+_NAN = re.compile(r"\.(nan|NaN|NAN)")
+_FLOW = re.compile(r"while parsing a flow (sequence|mapping)")
+
+
+_YAML_1_1 = yaml.resolver.Resolver()
+_YAML_1_1_VALUES = yaml.constructor.SafeConstructor()
+
+
+def yaml_1_1(text: str) -> Any:
+    """What PyYAML's safe loader (YAML 1.1) makes of a plain scalar: `017` is 15, `off` false, `1e-4` text."""
+    tag = _YAML_1_1.resolve(yaml.ScalarNode, text, (True, False))
+    construct = _YAML_1_1_VALUES.yaml_constructors.get(tag)
+    if tag == _CORE + "str" or construct is None:  # `=` and `<<` resolve to tags a value never has
+        return text
+    try:
+        return construct(_YAML_1_1_VALUES, yaml.ScalarNode(tag, text))
+    except ValueError:
+        return Unreadable(text)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and (a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)))
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Builds nodes only; plain scalars keep a marker tag so we resolve them by YAML 1.2."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return _PLAIN
+        return str(super().resolve(kind, value, implicit))
+
+
+_MAYBE_NOT_TEXT = frozenset("0123456789+-.~nNtTfF")
+
+
+def resolve_plain(text: str) -> Any:
+    """The YAML 1.2 core-schema value of a plain (unquoted) scalar.
+
+    ValueError for an integer too long to write in decimal (see `in_digit_limit`).
+    """
+    if text and text[0] not in _MAYBE_NOT_TEXT:
+        return text  # most values are names and paths: no pattern can match them
+    if _NULL.fullmatch(text):
+        return None
+    if _TRUE.fullmatch(text):
+        return True
+    if _FALSE.fullmatch(text):
+        return False
+    if _INT.fullmatch(text):
+        return int(text)
+    if _OCT.fullmatch(text):
+        return in_digit_limit(int(text[2:], 8))
+    if _HEX.fullmatch(text):
+        return in_digit_limit(int(text[2:], 16))
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if _INF.fullmatch(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _NAN.fullmatch(text):
+        return math.nan
+    return text
+
+
+MAX_DEPTH = 500
+"""Deeper flow nesting than any config has; libyaml's recursive composer would crash on far deeper input."""
+
+
+def _too_deep(text: str) -> bool:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the common case, decided by two C-speed counts
+    depth = 0
+    for char in text:
+        depth += char in "[{"
+        depth -= char in "]}"
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
+def parse(file: str, text: str) -> Document:
+    if _too_deep(text):
+        raise ReadError(
+            file_error(
+                file,
+                SYNTAX_ERROR.id,
+                f"the document nests more than {MAX_DEPTH} levels deep; no config is this deep",
+            )
+        )
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "cannot parse"
+        opened = exc.context_mark
+        if opened is not None and mark is not None and opened.line < mark.line and _FLOW.match(exc.context or ""):
+            # an unclosed `[` or `{`: the mistake is on its line, not where the parser gave up
+            bracket = text.split("\n")[opened.line][opened.column : opened.column + 1] or "["
+            mark, problem = opened, f"`{bracket}` is never closed ({problem} on line {mark.line + 1})"
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        message = (
+            syntax.yaml(problem, text, line, col) if line and col else f"invalid YAML: {problem}; {syntax.STOPPED}"
+        )
+        raise ReadError(file_error(file, SYNTAX_ERROR.id, message, line, col)) from None
+    except yaml.YAMLError as exc:
+        raise ReadError(file_error(file, SYNTAX_ERROR.id, f"invalid YAML: {exc}")) from None
+    if len(nodes) > 1:
+        mark = nodes[1].start_mark
+        raise ReadError(
+            file_error(
+                file,
+                SYNTAX_ERROR.id,
+                "the file holds more than one YAML document; a config is a single document",
+                mark.line + 1,
+                mark.column + 1,
+            )
+        )
+    builder = _Builder(file)
+    try:
+        data = builder.build(nodes[0], ()) if nodes else None
+    except _TooLarge:
+        raise ReadError(
+            file_error(
+                file,
+                UNSUPPORTED_YAML.id,
+                f"the document expands to more than {MAX_VALUES:,} values "
+                "(aliases repeating aliases?); a config is never that large",
+            ),
+            Outcome.TOO_LARGE,
+        ) from None
+    positions = builder.positions
+    document = Document(file, "yaml", text, data, lambda: positions, builder.problems)
+    document.yaml_1_1 = builder.yaml_1_1
+    return document
+
+
+def _pos(mark: Any) -> Pos:
+    return Pos(mark.line + 1, mark.column + 1)
+
+
+MAX_VALUES = 200_000
+"""More values than any config has; reached only by aliases that repeat aliases (a "billion laughs" file)."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Builder:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.count = 0
+        self.positions: Positions = {}
+        self.problems: list[Diagnostic] = []
+        self.yaml_1_1: dict[Path, Any] = {}
+
+    def build(self, node: Any, path: Path, key: Any = None) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _TooLarge
+        if path not in self.positions:
+            self.positions[path] = Span(
+                _pos(key.start_mark) if key is not None else None,
+                _pos(node.start_mark),
+                _pos(key.end_mark) if key is not None else None,
+                _pos(node.end_mark),
+            )
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            self.expect_tag(node, "seq", path)
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self.scalar(node, path)
+
+    def mapping(self, node: Any, path: Path) -> dict[str, Any]:
+        self.expect_tag(node, "map", path)
+        out: dict[str, Any] = {}
+        seen: dict[str, Any] = {}
+        merged: list[Any] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _PLAIN and key_node.value == "<<":
+                merged.append(value_node)
+                continue
+            key = self.scalar(key_node, path) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str):
+                key = self.key_text(key_node, key, path)
+                if key is None:
+                    continue
+            if key in seen:
+                first = seen[key].start_mark
+                self.problems.append(
+                    Diagnostic(
+                        self.file,
+                        key_node.start_mark.line + 1,
+                        key_node.start_mark.column + 1,
+                        (*path, key),
+                        DUPLICATE_KEY.id,
+                        Severity.ERROR,
+                        f"duplicate key `{key}` (first written at line {first.line + 1}); keep one of them",
+                        related=(self.first_written(seen[key], (*path, key)),),
+                        end_line=key_node.end_mark.line + 1,
+                        end_column=key_node.end_mark.column + 1,
+                    )
+                )
+                continue
+            seen[key] = key_node
+            out[key] = self.build(value_node, (*path, key), key_node)
+        for source in merged:  # YAML merge keys: explicit keys win, earlier merges win
+            for item in source.value if isinstance(source, yaml.SequenceNode) else [source]:
+                if isinstance(item, yaml.MappingNode):
+                    for k, v in self.mapping(item, path).items():
+                        out.setdefault(k, v)
+        return out
+
+    @staticmethod
+    def first_written(key_node: Any, path: Path) -> Related:
+        """Where a key that is written again was first written."""
+        start, end = key_node.start_mark, key_node.end_mark
+        return Related(path, start.line + 1, start.column + 1, end.line + 1, end.column + 1, "first written here")
+
+    def key_text(self, key_node: Any, key: Any, path: Path) -> str | None:
+        """Scalar keys that read as numbers or booleans are kept as the text written."""
+        if isinstance(key_node, yaml.ScalarNode):
+            return str(key_node.value)
+        self.problems.append(
+            Diagnostic(
+                self.file,
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+                path,
+                SYNTAX_ERROR.id,
+                Severity.ERROR,
+                "a mapping key must be a plain string, not a list or mapping",
+            )
+        )
+        return None
+
+    def scalar(self, node: Any, path: Path) -> Any:
+        try:
+            return self.resolve(node, path)
+        except ValueError:  # an integer too long to write in decimal
+            self.refuse(node, path, too_many_digits(), rule=SYNTAX_ERROR.id)
+            return node.value
+
+    def resolve(self, node: Any, path: Path) -> Any:
+        tag, value = node.tag, node.value
+        if tag == _PLAIN:
+            resolved = resolve_plain(value)
+            if value and value[0] in _YAML_1_1.yaml_implicit_resolvers:
+                older = yaml_1_1(value)
+                if not _same(older, resolved):
+                    self.yaml_1_1[path] = older
+            return resolved
+        if tag in ("!", _CORE + "str"):
+            return value
+        if tag == _CORE + "null":
+            return None
+        resolved = resolve_plain(value)
+        is_int = isinstance(resolved, int) and not isinstance(resolved, bool)
+        if tag == _CORE + "int" and is_int:
+            return resolved
+        if tag == _CORE + "float" and (is_int or isinstance(resolved, float)):
+            return float(resolved)
+        if tag == _CORE + "bool" and isinstance(resolved, bool):
+            return resolved
+        self.refuse(
+            node, path, f"tag {tag!r} with value {value!r} is not plain data; write a plain value without the tag"
+        )
+        return value
+
+    def expect_tag(self, node: Any, kind: str, path: Path) -> None:
+        if node.tag not in (_CORE + kind, "!"):
+            self.refuse(node, path, f"tag {node.tag!r} is not plain data; remove it")
+
+    def refuse(self, node: Any, path: Path, message: str, rule: str = UNSUPPORTED_YAML.id) -> None:
+        mark = node.start_mark
+        self.problems.append(Diagnostic(self.file, mark.line + 1, mark.column + 1, path, rule, Severity.ERROR, message))

@@ -1,0 +1,200 @@
+"""The rule engine: each rule run on the values at its paths, its findings placed in the file.
+
+A rule whose inputs failed the schema (or sit inside or above a value that did)
+is skipped, unless those inputs are `optional`; world-size rules run once per
+world size, and a size given for a config that states its own is one mistake,
+reported once; rules that read the target device are skipped, with a note,
+without one. A rule that raises becomes a diagnostic, never a stopped run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from trainspec.codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
+from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.engine.placement import first_written, place, related_place
+from trainspec.paths import Path, format_path
+from trainspec.read.document import Document
+from trainspec.report.wording import show
+from trainspec.rules import ABSENT, Context, Rule, Violation
+from trainspec.validate.schema import get
+
+NOTHING_KNOWN = Context()
+"""A check that knows no world size, no device and no registered names."""
+
+
+def world_size_rules(
+    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context
+) -> Iterator[Diagnostic]:
+    """World-size rules at each of the context's sizes: plain at one size; at several, each diagnostic says
+    its size and a size where all pass gets a note. Without a size they are skipped, with a note."""
+    if not rules:
+        return
+    sizes = context.world_sizes
+    if not sizes:
+        skipped = ", ".join(r.id for r in rules)
+        message = f"world-size rules not checked ({skipped}): no world size known; pass --world-size N"
+        yield Diagnostic(doc.file, None, None, (), WORLD_SIZE_UNKNOWN.id, Severity.NOTE, message)
+        return
+    if len(sizes) == 1:
+        yield from run_rules(doc, rules, config, broken, context)
+        return
+    for size in sizes:
+        found = [
+            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
+            for d in run_rules(doc, rules, config, broken, context.at(size))
+        ]
+        yield from found or [
+            Diagnostic(
+                doc.file,
+                None,
+                None,
+                (),
+                WORLD_SIZE_CHECKED.id,
+                Severity.NOTE,
+                f"at world size {size}: every world-size rule passes",
+                world_size=size,
+            )
+        ]
+
+
+def no_target(doc: Document, rules: Sequence[Rule]) -> list[Diagnostic]:
+    """The note that rules reading the target device were skipped, for want of one (none when no rule was)."""
+    if not rules:
+        return []
+    skipped = ", ".join(r.id for r in rules)
+    message = f"GPU rules not checked ({skipped}): no target GPU known; pass --gpu NAME (e.g. h100) or --gpu sm_90"
+    return [Diagnostic(doc.file, None, None, (), GPU_UNKNOWN.id, Severity.NOTE, message)]
+
+
+def disagreeing_sizes(
+    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context, own: int
+) -> list[Diagnostic]:
+    """Given sizes (the context's) other than the one the config states for itself: each rule they break, once.
+
+    The config's own size is the one its launcher starts, so the rules ran there; a size given
+    for the file that differs is one mistake however many such sizes there are.
+    """
+    passing = {(d.rule, d.path) for d in run_rules(doc, rules, config, broken, context.at(own))}
+    first: dict[tuple[str, Path], Diagnostic] = {}
+    also: dict[tuple[str, Path], list[int]] = {}
+    for size in context.world_sizes:
+        for d in run_rules(doc, rules, config, broken, context.at(size)):
+            key = (d.rule, d.path)
+            if key in passing:
+                continue
+            if key in first:
+                also[key].append(size)
+            else:
+                first[key], also[key] = replace(d, world_size=size), []
+    out = []
+    for key, d in first.items():
+        more = f" (the same at world size {', '.join(map(str, also[key]))})" if also[key] else ""
+        out.append(replace(d, message=d.message + more))
+    return out
+
+
+def run_rules(
+    doc: Document, rules: Iterable[Rule], config: dict[str, Any], broken: list[Path], context: Context = NOTHING_KNOWN
+) -> Iterator[Diagnostic]:
+    """Each rule on the values at its paths, given what the check knows (`context`: at most one world size)."""
+    seen: dict[Path, Any] = {}  # rules share paths: look each up once
+    touches = _touches_any(broken) if broken else None
+    sections = {b[0] if b else None for b in broken}
+    for rule in rules:
+        paths = rule.parsed_paths
+        stopped: set[Path] | frozenset[Path] = frozenset()
+        if touches is not None and (
+            None in sections or None in rule.sections or not sections.isdisjoint(rule.sections)
+        ):
+            stopped = {p for p in paths if touches(p)}
+            if stopped - rule.optional:
+                continue
+        if rule.raw:
+            values = [_value(doc.data, p, raw=True) for p in paths]
+        else:
+            values = []
+            for p in paths:
+                value = seen.get(p, _UNSEEN)
+                if value is _UNSEEN:
+                    value = seen[p] = get(config, p)
+                values.append(value)
+        if stopped:
+            values = [ABSENT if p in stopped else v for p, v in zip(paths, values, strict=True)]
+        try:
+            violations = rule.run(values, context)
+        except Exception as exc:  # a rule must not take the whole report down
+            yield Diagnostic(
+                doc.file,
+                None,
+                None,
+                (),
+                rule.id,
+                Severity.ERROR,
+                f"rule {rule.id} failed on this config ({type(exc).__name__}: {exc}); please report it",
+            )
+            continue
+        if violations:
+            by_path = dict(zip(paths, values, strict=True))
+            for violation in violations:
+                yield _rule_diagnostic(doc, rule, by_path, violation)
+
+
+_UNSEEN = object()
+
+
+def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:
+    """Whether a path is one of `broken`, inside one or above one (two set lookups per step, not a scan),
+    each path decided once: the rules of a check share their paths."""
+    exact = set(broken)
+    above = {b[:n] for b in exact for n in range(len(b) + 1)}
+    decided: dict[Path, bool] = {}
+
+    def touches(path: Path) -> bool:
+        found = decided.get(path)
+        if found is None:
+            found = decided[path] = path in above or any(path[:n] in exact for n in range(len(path)))
+        return found
+
+    return touches
+
+
+def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violation: Violation) -> Diagnostic:
+    """A violation placed at its key, with the other keys it involves as related locations (each labelled
+    with its value) and, for values that came from overrides, which override set them."""
+    first = first_written(doc, rule.parsed_paths)
+    at = violation.at if violation.at is not None else first
+    named = rule.parsed_paths if violation.related is None else violation.related
+    related = tuple(
+        related_place(doc, p, values.get(p, ABSENT)) for p in named if p != at and (doc.is_written(p) or doc.origin(p))
+    )
+    here = doc.origin(at)
+    involved = {at, *named}
+    overridden = [
+        f"{format_path(p)} = {show(values[p])} comes from {origin}"
+        for p in rule.parsed_paths
+        if p in involved and (origin := doc.origin(p)) and origin != here and values[p] is not ABSENT
+    ]
+    message = violation.message + (f" ({'; '.join(overridden)})" if overridden else "")
+    return place(doc, at, rule.id, rule.severity, message, related=related, fallback=first, entry=True)
+
+
+def _written(source: Any, part: str | int) -> Any:
+    if isinstance(source, dict):
+        return source.get(part, ABSENT)
+    if isinstance(source, list) and isinstance(part, int) and part < len(source):
+        return source[part]
+    return ABSENT
+
+
+def _value(source: Any, path: Path, raw: bool) -> Any:
+    if raw:
+        for part in path:
+            source = _written(source, part)
+            if source is ABSENT:
+                break
+        return source
+    return get(source, path)

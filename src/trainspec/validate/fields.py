@@ -1,0 +1,99 @@
+"""Every field of a schema as a flat row: path, union variant, type, default, bounds, description.
+
+The reference docs list these rows, and `trainspec schema diff` compares them
+between two family versions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from trainspec.paths import Path, format_path
+from trainspec.validate.schema import Node, Schema
+
+MAP_KEY = "<name>"
+"""The step standing for any key of a map whose values are tables (`data.anneal_weights.<name>`)."""
+
+BOUNDS = (
+    ("minimum", ">="),
+    ("exclusiveMinimum", ">"),
+    ("maximum", "<="),
+    ("exclusiveMaximum", "<"),
+    ("minItems", "items >="),
+    ("maxItems", "items <="),
+    ("minLength", "length >="),
+    ("maxLength", "length <="),
+)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field; `variant` names the union member it belongs to (`arch = "mot"`), else ""."""
+
+    path: str
+    variant: str
+    type: str
+    default: str
+    bounds: str
+    description: str
+
+
+def fields(schema: Schema) -> list[Field]:
+    """Every field, in schema order, nested ones after their section."""
+    return list(_walk(schema, schema.root, (), "", 0))
+
+
+def _walk(schema: Schema, node: Node, path: Path, variant: str, depth: int) -> Iterator[Field]:
+    if depth > 12:
+        return
+    node = schema.deref(node)
+    props: dict[str, Node] = {}
+    for sub in [node, *(schema.deref(s) for s in node.get("allOf", ()))]:
+        for name, spec in sub.get("properties", {}).items():
+            props.setdefault(name, spec)
+    for name, spec in props.items():
+        here = (*path, name)
+        yield _field(schema, spec, here, variant)
+        yield from _children(schema, spec, here, variant, depth)
+    disc = node.get("discriminator")
+    for key in ("oneOf", "anyOf"):
+        if isinstance(disc, dict) and key in node:
+            prop = disc["propertyName"]
+            for member in (schema.deref(m) for m in node[key]):
+                value = member.get("properties", {}).get(prop, {}).get("const")
+                yield from _walk(schema, member, path, f"{prop} = {json.dumps(value)}", depth + 1)
+
+
+def _children(schema: Schema, spec: Node, path: Path, variant: str, depth: int) -> Iterator[Field]:
+    target = schema.deref(spec)
+    if "properties" in target or "discriminator" in target or "allOf" in target:
+        yield from _walk(schema, target, path, variant, depth + 1)
+    elif "anyOf" in target and "discriminator" not in target:  # an optional section: [section, null]
+        for member in target["anyOf"]:
+            if "properties" in schema.deref(member):
+                yield from _walk(schema, schema.deref(member), path, variant, depth + 1)
+    items = target.get("items")
+    if isinstance(items, dict) and "properties" in schema.deref(items):
+        yield from _walk(schema, items, (*path, 0), variant, depth + 1)
+    extra = target.get("additionalProperties")
+    if isinstance(extra, dict) and "properties" in schema.deref(extra):
+        yield from _walk(schema, extra, (*path, MAP_KEY), variant, depth + 1)
+
+
+def _field(schema: Schema, spec: Node, path: Path, variant: str) -> Field:
+    node = schema.deref(spec)
+    types = sorted(schema.types(spec)) or ["any"]
+    default = next((json.dumps(s["default"]) for s in schema.branches(spec) if "default" in s), "")
+    bounds = [f"{sign} {json.dumps(node[key])}" for key, sign in BOUNDS if key in node]
+    if "enum" in node:
+        bounds.append("one of " + ", ".join(json.dumps(v) for v in node["enum"]))
+    if "const" in node:
+        bounds.append(f"= {json.dumps(node['const'])}")
+    if "pattern" in node:
+        bounds.append(f"matches `{node['pattern']}`")
+    if node.get("uniqueItems"):
+        bounds.append("no repeated items")
+    description = str(spec.get("description") or node.get("description", ""))
+    return Field(format_path(path, pattern=True), variant, " or ".join(types), default, "; ".join(bounds), description)

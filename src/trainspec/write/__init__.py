@@ -1,0 +1,1 @@
+"""Writing into users' files without losing what they wrote: `migrate`, `plan --apply`, `editor`."""
