@@ -8,7 +8,7 @@ problems instead of stopping at the first.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from trainspec.paths import Path, format_path, parse_path
@@ -92,6 +92,35 @@ class Related:
         }
 
 
+class Join(enum.StrEnum):
+    """Where a clause stands in the message, and so how it reads."""
+
+    BEFORE = "before"
+    """`clause: finding`: what the finding holds under (at world size 8, on ranks 1, 3)."""
+    ASIDE = "aside"
+    """`finding (clause)`: a remark on it (what the loader reads, which override set a value)."""
+    AFTER = "after"
+    """`finding; clause`: a sentence that follows from it (the nearest layout that passes)."""
+
+
+class Clause(NamedTuple):
+    """Words a later stage adds to a finding. Kept apart from the finding's own text, so that a stage adds
+    without rewriting the English and an output can tell the finding from what was said about it."""
+
+    text: str
+    join: Join = Join.ASIDE
+
+
+def _render(text: str, clauses: tuple[Clause, ...]) -> str:
+    """A finding's text with its clauses: each clause before it wraps what was there when it was added
+    (the last added comes first); the others follow in the order they were added."""
+    before = "".join(f"{c.text}: " for c in reversed(clauses) if c.join is Join.BEFORE)
+    after = "".join(
+        f" ({c.text})" if c.join is Join.ASIDE else f"; {c.text}" for c in clauses if c.join is not Join.BEFORE
+    )
+    return before + text + after
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One problem (or note) in one config file.
@@ -103,7 +132,9 @@ class Diagnostic:
     position just after its last character. `world_size` is set when a check
     ran at several world sizes and this diagnostic holds at one of them.
     `path` is the config path it is about (empty: the whole document);
-    `suggestion` is the change its message proposes, if any.
+    `suggestion` is the change its message proposes, if any. `text` is the finding
+    in its own words and `clauses` what later stages said about it; `message`
+    renders the two, and is what every output prints.
     """
 
     file: str
@@ -112,13 +143,23 @@ class Diagnostic:
     path: Path
     rule: str
     severity: Severity
-    message: str
+    text: str
     origin: str | None = None
     related: tuple[Related, ...] = field(default=())
     world_size: int | None = None
     end_line: int | None = None
     end_column: int | None = None
     suggestion: Suggestion | None = field(default=None, compare=False)  # what the message says, as data
+    clauses: tuple[Clause, ...] = ()
+
+    @property
+    def message(self) -> str:
+        """The whole message: the finding's text with its clauses (just the text when it has none)."""
+        return _render(self.text, self.clauses) if self.clauses else self.text
+
+    def adding(self, *clauses: Clause) -> Diagnostic:
+        """This finding with more said about it (the text stays as the finding's own)."""
+        return replace(self, clauses=(*self.clauses, *clauses))
 
     @property
     def config_path(self) -> str:

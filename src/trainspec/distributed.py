@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainspec.api import check_config, check_path, family_of_model, to_model
 from trainspec.codes import CONFIG_DIFFERS_ACROSS_RANKS, DEVICE_COUNT_PER_NODE, VERIFY_FAILED
-from trainspec.diagnostics import Diagnostic, Related, Severity, read_shown_path
+from trainspec.diagnostics import Clause, Diagnostic, Join, Related, Severity, read_shown_path
 from trainspec.errors import ConfigError, TrainspecError
 from trainspec.families import Family, get_family
 from trainspec.paths import Path, format_path
@@ -365,8 +365,8 @@ def _explain(ranks: Sequence[int], reports: Sequence[Mapping[str, Any]]) -> list
             by_errors.setdefault(json.dumps(report["errors"], sort_keys=True), []).append(rank)
     out: list[Diagnostic] = []
     for key, found_on in by_errors.items():
-        prefix = "" if len(found_on) == len(ranks) else f"on {_ranks(found_on)}: "
-        out += [_diagnostic(d, prefix) for d in json.loads(key)]
+        where = () if len(found_on) == len(ranks) else (Clause(f"on {_ranks(found_on)}", Join.BEFORE),)
+        out += [_diagnostic(d, where) for d in json.loads(key)]
     loaded = [
         (rank, r["source"], json.loads(r["config"]))
         for rank, r in zip(ranks, reports, strict=True)
@@ -429,7 +429,8 @@ def _ranks(ranks: Iterable[int]) -> str:
     return ("rank " if len(listed) == 1 else "ranks ") + ", ".join(map(str, listed))
 
 
-def _diagnostic(d: Mapping[str, Any], prefix: str) -> Diagnostic:
+def _diagnostic(d: Mapping[str, Any], clauses: tuple[Clause, ...]) -> Diagnostic:
+    """A diagnostic from another rank's report (its message as it was written there), with `clauses` added."""
     related = tuple(Related(read_shown_path(r["config_path"]), r["line"], r["column"]) for r in d["related"])
     return Diagnostic(
         d["file"],
@@ -438,7 +439,8 @@ def _diagnostic(d: Mapping[str, Any], prefix: str) -> Diagnostic:
         read_shown_path(d["config_path"]),
         d["rule"],
         Severity(d["severity"]),
-        prefix + d["message"],
+        d["message"],
         d["origin"],
         related,
+        clauses=clauses,
     )

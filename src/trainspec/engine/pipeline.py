@@ -30,7 +30,7 @@ from trainspec.codes import (
     UNKNOWN_FAMILY,
     WRONG_FORMAT,
 )
-from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
 from trainspec.engine.checker import check_document
 from trainspec.families import Family, UnknownFamily, all_families, get_family
 from trainspec.installed import for_installed, version_given
@@ -234,12 +234,14 @@ def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> lis
     """Errors of the file alone that the overrides hide: the family's own loader refuses the launch on them."""
     still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
     launch = {r.id for r in family.rules if r.at_launch}  # applied to the final config anyway
+    launch_refused = Clause(
+        f"{family.name} validates the file before it applies command-line overrides, so it refuses the launch: "
+        "fix the file itself",
+        Join.AFTER,
+    )
     return [
-        replace(
-            d,
-            rule=OVERRIDE_REPAIRS_FILE.id,
-            message=f"without the overrides this file fails {d.rule}: {d.message}; {family.name} validates the "
-            "file before it applies command-line overrides, so it refuses the launch: fix the file itself",
+        replace(d, rule=OVERRIDE_REPAIRS_FILE.id).adding(
+            Clause(f"without the overrides this file fails {d.rule}", Join.BEFORE), launch_refused
         )
         for d in alone.diagnostics
         if d.is_error and d.rule not in launch and (d.rule, d.path) not in still
@@ -274,12 +276,13 @@ def _as_the_loader_overrides(
     still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
     doc = Document(merged.file, "data", "", final, dict)
     doc.mark_origin((), origin)
+    refused = Clause(
+        f"{family.name} applies the overrides to the config it loaded, and refuses the result",
+        Join.BEFORE,
+    )
     for d in check_document(doc, family, (), sizes, migrate=migrate, device=device).diagnostics:
         if d.is_error and (d.rule, d.path) not in still:
-            message = (
-                f"{family.name} applies the overrides to the config it loaded, and refuses the result: {d.message}"
-            )
-            out.append(replace(d, rule=OVERRIDE_REFUSED_BY_LOADER.id, message=message))
+            out.append(replace(d, rule=OVERRIDE_REFUSED_BY_LOADER.id).adding(refused))
     return out
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic
+from trainspec.diagnostics import Clause, Diagnostic, Join
 from trainspec.errors import TrainspecError
 from trainspec.families import Family
 from trainspec.layouts.declared import LayoutSpace
@@ -78,12 +78,13 @@ def with_nearest_layout(result: Result, space: LayoutSpace, world_size: int) -> 
     try:
         found = closest(alone, space, world_size)
     except OverBudget as exc:  # the error stands, and says why it names no layout
-        hint = f"; no nearest layout was searched: {exc}"
+        hint = Clause(f"no nearest layout was searched: {exc}", Join.AFTER)
     else:
         if found is None or not found.overrides:
             return result.diagnostics
-        hint = f"; the nearest layout that passes at world size {world_size}: " + ", ".join(found.overrides)
-    return [replace(d, message=d.message + hint) if d.is_error and d.rule in sized else d for d in result.diagnostics]
+        layout = ", ".join(found.overrides)
+        hint = Clause(f"the nearest layout that passes at world size {world_size}: {layout}", Join.AFTER)
+    return [d.adding(hint) if d.is_error and d.rule in sized else d for d in result.diagnostics]
 
 
 def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:

@@ -125,5 +125,5 @@ def file_error(path: str, rule: str, message: str, line: int | None = None, colu
         path=(),
         rule=rule,
         severity=Severity.ERROR,
-        message=message,
+        text=message,
     )

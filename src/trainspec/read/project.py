@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from trainspec.codes import INVALID_PROJECT_CONFIG
-from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
 from trainspec.errors import TrainspecError
 from trainspec.layouts.declared import parse_size
 from trainspec.paths import format_path
@@ -238,7 +238,8 @@ def _as_project_problem(problem: Diagnostic) -> Diagnostic:
         problem.path,
         INVALID_PROJECT_CONFIG.id,
         Severity.ERROR,
-        f"the project configuration cannot be read: {problem.message}",
+        problem.text,
+        clauses=(*problem.clauses, Clause("the project configuration cannot be read", Join.BEFORE)),
     )
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from trainspec.codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
-from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
 from trainspec.engine.placement import first_written, place, related_place
 from trainspec.paths import Path, format_path
 from trainspec.read.document import Document
@@ -44,7 +44,7 @@ def world_size_rules(
         return
     for size in sizes:
         found = [
-            replace(d, world_size=size, message=f"at world size {size}: {d.message}")
+            replace(d, world_size=size, clauses=(*d.clauses, Clause(f"at world size {size}", Join.BEFORE)))
             for d in run_rules(doc, rules, config, broken, context.at(size))
         ]
         yield from found or [
@@ -55,8 +55,9 @@ def world_size_rules(
                 (),
                 WORLD_SIZE_CHECKED.id,
                 Severity.NOTE,
-                f"at world size {size}: every world-size rule passes",
+                "every world-size rule passes",
                 world_size=size,
+                clauses=(Clause(f"at world size {size}", Join.BEFORE),),
             )
         ]
 
@@ -90,11 +91,10 @@ def disagreeing_sizes(
                 also[key].append(size)
             else:
                 first[key], also[key] = replace(d, world_size=size), []
-    out = []
-    for key, d in first.items():
-        more = f" (the same at world size {', '.join(map(str, also[key]))})" if also[key] else ""
-        out.append(replace(d, message=d.message + more))
-    return out
+    return [
+        d.adding(Clause(f"the same at world size {', '.join(map(str, also[key]))}")) if also[key] else d
+        for key, d in first.items()
+    ]
 
 
 def run_rules(
@@ -178,8 +178,8 @@ def _rule_diagnostic(doc: Document, rule: Rule, values: dict[Path, Any], violati
         for p in rule.parsed_paths
         if p in involved and (origin := doc.origin(p)) and origin != here and values[p] is not ABSENT
     ]
-    message = violation.message + (f" ({'; '.join(overridden)})" if overridden else "")
-    return place(doc, at, rule.id, rule.severity, message, related=related, fallback=first, entry=True)
+    found = place(doc, at, rule.id, rule.severity, violation.message, related=related, fallback=first, entry=True)
+    return found.adding(Clause("; ".join(overridden))) if overridden else found
 
 
 def _written(source: Any, part: str | int) -> Any:

@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from trainspec.codes import NON_FINITE_NUMBER, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
-from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.diagnostics import Clause, Diagnostic, Severity
 from trainspec.families import Family
 from trainspec.paths import Path, format_path
 from trainspec.read.document import Document, Unreadable
@@ -69,9 +68,7 @@ def loader_readings(
         if path in errors:
             if accepted:
                 i = errors[path]
-                found[i] = replace(
-                    found[i], message=f"{found[i].message} ({family.name}'s loader reads it as {_loader(older)})"
-                )
+                found[i] = found[i].adding(Clause(f"{family.name}'s loader reads it as {_loader(older)}"))
             continue
         if not accepted:
             fix = "quote the value to keep it as written" if isinstance(written, str) else f"write {show(written)}"
@@ -194,7 +191,7 @@ def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -
         accepted, converted = _loader_value(family, node, value, doc.data, path)
         if accepted:
             reading = "keeps it as it is" if _equal(converted, value) else f"reads it as {show(converted)}"
-            found[i] = replace(d, message=f"{d.message} ({family.name}'s loader itself {reading})")
+            found[i] = d.adding(Clause(f"{family.name}'s loader itself {reading}"))
 
 
 def _unreadable_kind(value: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Literal
 
-from trainspec.diagnostics import Diagnostic
+from trainspec.diagnostics import Clause, Diagnostic
 from trainspec.families import Family
 from trainspec.read.document import Document
 from trainspec.read.formats import FORMATS
@@ -36,13 +36,13 @@ def note_other_versions(doc: Document, family: Family, found: list[Diagnostic], 
             having = [o for o in others if _knows(o, path, doc.data)]
             if having:
                 said = f"`{d.config_path}` is not in {family.id}; it {_exists(doc, family, having, selected_by)}"
-                found[i] = replace(d, message=said, suggestion=None)  # not a typo: no key to rename it to
+                found[i] = replace(d, text=said, clauses=(), suggestion=None)  # not a typo: no key to rename it to
             continue
         value = get(doc.data, path)
         if value is not None and not isinstance(value, (dict, list)) and value not in _allowed(family, path, doc.data):
             having = [o for o in others if value in _allowed(o, path, doc.data)]
             if having:
-                found[i] = replace(d, message=f"{d.message} ({value!r} {_exists(doc, family, having, selected_by)})")
+                found[i] = d.adding(Clause(f"{value!r} {_exists(doc, family, having, selected_by)}"))
 
 
 def _knows(version: Family, path: tuple[Any, ...], data: Any) -> bool:
