@@ -12,13 +12,14 @@ import asyncio
 import io
 import json
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
 
 from trainspec.cli import main
-from trainspec.diagnostics import Diagnostic, Related, Severity
+from trainspec.diagnostics import Diagnostic, Related, Severity, at_world_size
 from trainspec.editor.lsp.actions import _candidates, code_actions
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.completion import _yaml, complete
@@ -103,6 +104,15 @@ def test_a_diagnostic_as_the_client_gets_it():
     assert to_lsp(note, source, "u", None).severity is lsp.DiagnosticSeverity.Hint
     unused = Diagnostic("job.toml", 1, 1, (), "unused-suppression", Severity.WARNING, "unused")
     assert to_lsp(unused, source, "u", None).tags == [lsp.DiagnosticTag.Unnecessary]
+
+
+def test_a_check_at_several_world_sizes_names_each_size_once():
+    source = Source("[distributed]\ntp = 3\n")
+    d = Diagnostic(
+        "job.toml", 2, 1, ("distributed", "tp"), "tp-divides-heads", Severity.ERROR, "tp must divide n_heads"
+    )
+    several = replace(d, world_size=8).adding(at_world_size(8))
+    assert to_lsp(several, source, "file:///job.toml", None).message == "at world size 8: tp must divide n_heads"
 
 
 def fixes(analysis: Analysis) -> dict[str, str]:

@@ -111,6 +111,11 @@ class Clause(NamedTuple):
     join: Join = Join.ASIDE
 
 
+def at_world_size(size: int) -> Clause:
+    """What a finding of a check at several world sizes starts with."""
+    return Clause(f"at world size {size}", Join.BEFORE)
+
+
 def _render(text: str, clauses: tuple[Clause, ...]) -> str:
     """A finding's text with its clauses: each clause before it wraps what was there when it was added
     (the last added comes first); the others follow in the order they were added."""
@@ -156,6 +161,11 @@ class Diagnostic:
     def message(self) -> str:
         """The whole message: the finding's text with its clauses (just the text when it has none)."""
         return _render(self.text, self.clauses) if self.clauses else self.text
+
+    @property
+    def names_world_size(self) -> bool:
+        """The message starts with its world size (a check at several sizes), so a display need not add it."""
+        return self.world_size is not None and at_world_size(self.world_size) in self.clauses
 
     def adding(self, *clauses: Clause) -> Diagnostic:
         """This finding with more said about it (the text stays as the finding's own)."""

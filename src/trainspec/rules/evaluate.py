@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from trainspec.codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
-from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
+from trainspec.diagnostics import Clause, Diagnostic, Severity, at_world_size
 from trainspec.engine.placement import first_written, place, related_place
 from trainspec.paths import Path, format_path
 from trainspec.read.document import Document
@@ -44,7 +44,7 @@ def world_size_rules(
         return
     for size in sizes:
         found = [
-            replace(d, world_size=size, clauses=(*d.clauses, Clause(f"at world size {size}", Join.BEFORE)))
+            replace(d, world_size=size, clauses=(*d.clauses, at_world_size(size)))
             for d in run_rules(doc, rules, config, broken, context.at(size))
         ]
         yield from found or [
@@ -57,7 +57,7 @@ def world_size_rules(
                 Severity.NOTE,
                 "every world-size rule passes",
                 world_size=size,
-                clauses=(Clause(f"at world size {size}", Join.BEFORE),),
+                clauses=(at_world_size(size),),
             )
         ]
 

@@ -53,7 +53,7 @@ def to_lsp(d: Diagnostic, source: Source, uri: str, family: Family | None) -> ls
     message = d.message
     if d.line is None and d.origin:
         message = f"{d.origin}: {message}"
-    if d.world_size is not None:
+    if d.world_size is not None and not d.names_world_size:
         message += f" (at world size {d.world_size})"
     related = [
         lsp.DiagnosticRelatedInformation(
