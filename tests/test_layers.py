@@ -161,7 +161,6 @@ FAMILY_API = (
     "paths.py",
     "read/document.py",
     "validate/schema.py",
-    "validate/explain.py",
     "report/wording.py",
     "read/overrides.py",
     "validate/dialect.py",
