@@ -29,6 +29,10 @@ class ConfigError(TrainspecError):
         super().__init__(f"{len(errors)} error(s) in config:\n" + "\n".join(lines) + more)
 
 
+class RewriteError(TrainspecError):
+    """Values cannot be written into a file without disturbing what is there."""
+
+
 class ConfigWarning(UserWarning):
     """A warning diagnostic of a config that loaded: `trainspec.load` issues one per warning."""
 

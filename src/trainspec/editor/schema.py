@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from trainspec.errors import TrainspecError
+from trainspec.read.formats import FORMATS
 
 NEWER_THAN_DRAFT_07 = frozenset(
     {
@@ -64,23 +65,23 @@ def _bare_space_class(pattern: str) -> bool:
     return False
 
 
-def _convert(node: Any, where: str, toml: bool) -> Any:
+def _convert(node: Any, where: str, taplo: bool) -> Any:
     if isinstance(node, list):
-        return [_convert(v, f"{where}/{i}", toml) for i, v in enumerate(node)]
+        return [_convert(v, f"{where}/{i}", taplo) for i, v in enumerate(node)]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in NEWER_THAN_DRAFT_07:
             raise NotEditorSafe(f"{where}/{key}: taplo ignores {key!r}; write it with draft-07 keywords")
-        if toml and key == "pattern" and isinstance(value, str) and _bare_space_class(value):
+        if taplo and key == "pattern" and isinstance(value, str) and _bare_space_class(value):
             raise NotEditorSafe(
                 f"{where}/pattern: taplo's language server drops the whole schema over a bare "
                 f"\\s or \\S; write [\\s] or [^\\s] instead"
             )
-        out[key] = _convert(value, f"{where}/{key}", toml)
+        out[key] = _convert(value, f"{where}/{key}", taplo)
     if "$ref" in out:
-        if toml and "x-taplo" in out:
+        if taplo and "x-taplo" in out:
             raise NotEditorSafe(
                 f"{where}/x-taplo: taplo ignores x-taplo beside a $ref; put it on the referenced definition"
             )
@@ -92,12 +93,14 @@ def _convert(node: Any, where: str, toml: bool) -> Any:
 def editor_schema(
     canonical: dict[str, Any], formats: frozenset[str] | set[str], legacy_keys: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """The editor form of a canonical schema; raises NotEditorSafe.
+    """The editor form of a canonical schema for files in the named `formats`; raises NotEditorSafe.
+    What only taplo drops is refused only when one of the formats is served by taplo.
 
     Legacy keys (old path -> new path) are offered as deprecated properties
     that name the new place, instead of plain unknown keys.
     """
-    schema = dict(_convert(canonical, "", toml="toml" in formats))
+    taplo = any(fmt in FORMATS and FORMATS[fmt].syntax().LANGUAGE_SERVER == "taplo" for fmt in formats)
+    schema = dict(_convert(canonical, "", taplo=taplo))
     for old, new in (legacy_keys or {}).items():
         parent, _, key = old.rpartition(".")
         message = f"Legacy key: it moved to `{new}`; `trainspec migrate FILE` rewrites it."

@@ -16,7 +16,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from typing import Any
 from trainspec.editor import jsonc
 from trainspec.editor.schema import NotEditorSafe, editor_schema_text
 from trainspec.errors import TrainspecError
-from trainspec.read.formats import FORMATS, InputFormat, known_format
+from trainspec.read.formats import BY_EXTENSION, FORMATS, InputFormat, in_words, known_format
 from trainspec.write.safe_write import WriteRefused, line_ending, read_text, write_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
@@ -44,7 +44,7 @@ def default_globs(family: Any) -> list[str]:
 def glob_format(glob: str) -> str:
     fmt = known_format(glob)
     if fmt is None:
-        raise EditorError(f"cannot tell the file format of {glob!r}: end it in .toml, .yaml, .yml or .json")
+        raise EditorError(f"cannot tell the file format of {glob!r}: end it in {in_words(BY_EXTENSION)}")
     return fmt.name
 
 
@@ -125,36 +125,53 @@ def _union(existing: Any, new: Sequence[str], where: str) -> list[str]:
     return old + [g for g in new if g not in old]
 
 
-def merge_settings(settings: dict[str, Any], schema_ref: str, schema_uri: str, globs: Sequence[str]) -> None:
-    """Add one schema's associations to VS Code settings, keeping everything already there.
+def _yaml_schemas(settings: dict[str, Any], schema_ref: str, schema_uri: str, globs: list[str]) -> None:
+    """`yaml.schemas` (YAML extension / yaml-language-server): workspace-relative path -> globs."""
+    schemas = settings.setdefault("yaml.schemas", {})
+    schemas[schema_ref] = _union(schemas.get(schema_ref), globs, f"`yaml.schemas` entry {schema_ref!r}")
 
-    - `yaml.schemas` (YAML extension / yaml-language-server): workspace-relative path -> globs.
-    - `json.schemas` (VS Code's JSON support): the same for JSON files.
-    - `evenBetterToml.schema.associations` (taplo): URI regex -> schema. taplo resolves a
-      `./` path against the parent of the workspace folder (measured), so it gets an absolute URI.
-    """
+
+def _json_schemas(settings: dict[str, Any], schema_ref: str, schema_uri: str, globs: list[str]) -> None:
+    """`json.schemas` (VS Code's JSON support): entries of `fileMatch` globs and the schema's `url`."""
+    entries = settings.setdefault("json.schemas", [])
+    entry = next((e for e in entries if isinstance(e, dict) and e.get("url") == schema_ref), None)
+    if entry is None:
+        entries.append({"fileMatch": globs, "url": schema_ref})
+    else:
+        entry["fileMatch"] = _union(entry.get("fileMatch"), globs, "`json.schemas` `fileMatch`")
+
+
+def _taplo_associations(settings: dict[str, Any], schema_ref: str, schema_uri: str, globs: list[str]) -> None:
+    """`evenBetterToml.schema.associations` (taplo): URI regex -> schema. taplo resolves a `./` path
+    against the parent of the workspace folder (measured), so it gets an absolute URI."""
+    associations = settings.setdefault("evenBetterToml.schema.associations", {})
+    for glob in globs:
+        associations[glob_regex(glob)] = schema_uri
+
+
+SETTINGS: dict[str, tuple[type, Callable[[dict[str, Any], str, str, list[str]], None]]] = {
+    "yaml.schemas": (dict, _yaml_schemas),
+    "json.schemas": (list, _json_schemas),
+    "evenBetterToml.schema.associations": (dict, _taplo_associations),
+}
+"""The VS Code settings that tie files to a schema (a format names the ones its files go in,
+`Syntax.EDITOR_SETTINGS`): the shape each must have, and what adds one schema's globs to it."""
+
+
+def merge_settings(settings: dict[str, Any], schema_ref: str, schema_uri: str, globs: Sequence[str]) -> None:
+    """Add one schema's associations to VS Code settings, keeping everything already there: each glob goes
+    into every setting its format names (`SETTINGS`), the globs of the formats in the table's order."""
     by_format: dict[str, list[str]] = {}
     for glob in globs:
         by_format.setdefault(glob_format(glob), []).append(glob)
-    for key, kind in (("yaml.schemas", dict), ("json.schemas", list), ("evenBetterToml.schema.associations", dict)):
+    for key, (kind, _) in SETTINGS.items():
         if key in settings and not isinstance(settings[key], kind):
             shape = "an object" if kind is dict else "an array"
             raise EditorError(f"`{key}` in .vscode/settings.json is not {shape}; fix or remove it")
-    yaml_globs = by_format.get("yaml", []) + by_format.get("json", [])
-    if yaml_globs:
-        schemas = settings.setdefault("yaml.schemas", {})
-        schemas[schema_ref] = _union(schemas.get(schema_ref), yaml_globs, f"`yaml.schemas` entry {schema_ref!r}")
-    if by_format.get("json"):
-        entries = settings.setdefault("json.schemas", [])
-        entry = next((e for e in entries if isinstance(e, dict) and e.get("url") == schema_ref), None)
-        if entry is None:
-            entries.append({"fileMatch": list(by_format["json"]), "url": schema_ref})
-        else:
-            entry["fileMatch"] = _union(entry.get("fileMatch"), by_format["json"], "`json.schemas` `fileMatch`")
-    if by_format.get("toml"):
-        associations = settings.setdefault("evenBetterToml.schema.associations", {})
-        for glob in by_format["toml"]:
-            associations[glob_regex(glob)] = schema_uri
+    for key, (_, add) in SETTINGS.items():
+        matched = [g for f in FORMATS.values() if key in f.syntax().EDITOR_SETTINGS for g in by_format.get(f.name, [])]
+        if matched:
+            add(settings, schema_ref, schema_uri, matched)
 
 
 def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: Path) -> Path:
@@ -199,12 +216,13 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
     """`text` with exactly one schema comment, on its first line; every other line kept as it was.
 
     An earlier directive is dropped from the leading comment block (TOML: taplo reads it only
-    there) or from anywhere (YAML: the modeline may be any comment line).
+    there) or from anywhere, where the format's language server reads it on any comment line
+    (`Syntax.DIRECTIVE_ANYWHERE`; YAML's modeline).
     """
     assert fmt.schema_directive is not None and fmt.directive is not None
     newline = line_ending(text)
     lines = text.splitlines(keepends=True)
-    head = len(lines) if fmt.name == "yaml" else 0
+    head = len(lines) if fmt.syntax().DIRECTIVE_ANYWHERE else 0
     while head < len(lines) and lines[head].lstrip().startswith("#"):
         head += 1
     directive = fmt.directive
@@ -289,7 +307,8 @@ def annotate(files: Sequence[Path], family: str | None, root: Path | None, schem
 def _annotate_one(path: Path, family: str | None, root: Path, schema_dir: Path) -> None:
     fmt = known_format(path)
     if fmt is None:
-        raise EditorError(f"{path}: not a TOML or YAML file")
+        named = in_words((f.name.upper() for f in FORMATS.values() if f.schema_directive is not None), "or")
+        raise EditorError(f"{path}: not a {named} file")
     if fmt.schema_directive is None:
         raise EditorError(f"{path}: {fmt.name.upper()} has no comments to carry a schema; use `trainspec editor init`")
     text = read_text(path)

@@ -8,6 +8,7 @@ from typing import Any
 from trainspec.diagnostics import Diagnostic, Related, Severity, Suggestion
 from trainspec.paths import Path
 from trainspec.read.document import Document
+from trainspec.read.formats import FORMATS
 from trainspec.report.wording import show
 from trainspec.rules import ABSENT
 
@@ -68,13 +69,16 @@ def place(
 
 def where_to_add(doc: Document) -> tuple[int, int]:
     """Where a key none of whose sections the file has would be written: just after the file's last
-    line of content (TOML, YAML), or at the closing brace of a JSON object; line 1 of an empty file."""
+    line of content (TOML, YAML), or at what closes the top-level mapping there (a JSON object's brace,
+    `Syntax.CLOSING`); line 1 of an empty file."""
     lines = doc.text.splitlines()
     last = next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), 0)
     if not last:
         return 1, 1
     text = lines[last - 1].rstrip()
-    return last, (len(text) if doc.format == "json" and text.endswith("}") else len(text) + 1)
+    fmt = FORMATS.get(doc.format)  # None for data handed over in memory, which has no text
+    closing = fmt.syntax().CLOSING if fmt is not None else ""
+    return last, (len(text) - len(closing) + 1 if closing and text.endswith(closing) else len(text) + 1)
 
 
 def related_place(doc: Document, path: Path, value: Any) -> Related:

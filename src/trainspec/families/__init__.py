@@ -20,6 +20,7 @@ from trainspec.entry_points import entry_points
 from trainspec.errors import TrainspecError
 from trainspec.layouts.declared import Derive, LayoutSpace, Memory
 from trainspec.read.document import Document
+from trainspec.read.formats import FORMATS
 from trainspec.rules import Rule
 from trainspec.rules.device import Device
 from trainspec.rules.examples import Example
@@ -50,7 +51,8 @@ class Family:
     - `schema_file`: the canonical JSON Schema (the validator of record).
     - `model`: "module:Class" of the typed model `load` returns (imported lazily).
     - `rules`: what the schema cannot say.
-    - `formats`: file formats this family is written in ("toml", "yaml", "json").
+    - `formats`: the names of the file formats this family is written in (`read.formats.FORMATS`;
+      by default every one).
     - `migrations`: run on a document as read, before overrides.
     - `normalize`: conditional defaults, on the raw data after overrides,
       before validation (a default that depends on another field).
@@ -130,7 +132,7 @@ class Family:
     schema_file: Traversable | FsPath
     model: str
     rules: Sequence[Rule] = ()
-    formats: frozenset[str] = frozenset({"toml", "yaml", "json"})
+    formats: frozenset[str] = frozenset(FORMATS)
     description: str = ""
     version: str = ""
     commit: str = ""

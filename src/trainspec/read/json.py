@@ -4,6 +4,11 @@ Duplicate keys are detected while parsing (the standard library would keep
 the last one silently); positions are computed only when needed. An integer
 too long for Python to write in decimal is a syntax error (see
 `digits.in_digit_limit`).
+
+What editing asks of JSON (`formats.Syntax`) follows the reader: the key or
+value typed at a cursor (inside the objects and arrays open before it), keys
+and values as JSON writes them, and the whole document written back with
+two-space indents; JSON takes no inserted lines.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR
 from trainspec.diagnostics import Diagnostic, Related, Severity
@@ -20,6 +26,10 @@ from trainspec.read import syntax
 from trainspec.read.digits import too_many_digits
 from trainspec.read.document import Document, LineIndex, Located, Offsets, Pos, Positions
 from trainspec.read.files import ReadError, file_error
+from trainspec.read.formats import FORMATS, JSON, in_words
+
+if TYPE_CHECKING:
+    from trainspec.read.formats import Place, Tree
 
 
 def parse(file: str, text: str) -> Document:
@@ -35,7 +45,7 @@ def parse(file: str, text: str) -> Document:
     try:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
-        hint = "" if file.lower().endswith(".json") else " (files that are not .toml, .yaml or .yml are read as JSON)"
+        hint = "" if file.lower().endswith(JSON.extensions) else f" (files that are not {_others()} are read as JSON)"
         raise ReadError(
             file_error(file, SYNTAX_ERROR.id, syntax.json(exc.msg, text, exc.pos) + hint, exc.lineno, exc.colno)
         ) from None
@@ -45,6 +55,10 @@ def parse(file: str, text: str) -> Document:
     if duplicates:
         doc.problems.extend(_duplicate_diagnostics(file, text))
     return doc
+
+
+def _others() -> str:
+    return in_words(ext for fmt in FORMATS.values() if fmt is not JSON for ext in fmt.extensions)
 
 
 _STRING_OR_INTEGER = re.compile(r'"(?:[^"\\]++|\\.)*+"|(?<![\d.eE+-])-?\d++(?![.eE])', re.S)
@@ -141,3 +155,139 @@ def _scan(text: str) -> tuple[Positions, list[tuple[Path, Pos, Pos, Pos]]]:
             start, end = m.span(4)
             out[child] = (key, start, key_end, end)
     return Located(out, index), duplicates
+
+
+# -- editing: what completion, quick fixes, `plan --apply` and `migrate` ask of JSON (`formats.Syntax`) ------------
+# Patterns as text: `re` compiles them on first use, so a check, which never edits, does not pay for them.
+
+CLOSING = "}"
+DIRECTIVE_ANYWHERE = False
+EDITOR_SETTINGS: tuple[str, ...] = ("yaml.schemas", "json.schemas")
+"""The YAML extension validates JSON files too."""
+LANGUAGE_SERVER = "vscode-json-languageserver"
+
+_TYPED = r'"(?:[^"\\]|\\.)*("?)|[{}\[\],:]|[^\s{}\[\],:"]+|\s+'
+
+
+class _Frame:
+    """An open JSON object or array, and where the scan is inside it."""
+
+    __slots__ = ("array", "index", "key", "state")
+
+    def __init__(self, array: bool, state: str) -> None:
+        self.array = array
+        self.key: str | None = None
+        self.index = 0
+        self.state = state
+        """"key" (a key may start), "colon", "value" (a value may start), "after" (a value ended)."""
+
+
+def place(lines: Sequence[str], line: int, column: int) -> Place | None:
+    """The key or value typed at the cursor: inside the objects and arrays open before it."""
+    if line >= len(lines):
+        before = "\n".join(lines)
+    else:
+        line = max(line, 0)
+        before = "\n".join([*lines[:line], lines[line][: max(column, 0)]])
+    return _place(before)
+
+
+def _place(text: str) -> Place | None:
+    """Where the end of `text` (the JSON before the cursor) is: a key or a value, at which path."""
+    stack: list[_Frame] = []
+    typed = ""
+    for m in re.finditer(_TYPED, text):
+        token, top = m.group(), stack[-1] if stack else None
+        typed = ""
+        if token in "{[" and token:
+            if top is not None:
+                top.state = "after"
+            stack.append(_Frame(array=token == "[", state="value" if token == "[" else "key"))
+        elif token in "}]" and token:
+            if stack:
+                stack.pop()
+        elif token == "," and top is not None:
+            top.index += top.array
+            top.state, top.key = ("value", top.key) if top.array else ("key", None)
+        elif token == ":" and top is not None:
+            top.state = "value"
+        elif token.startswith('"') and not m.group(1) and m.end() == len(text):
+            typed = token  # an unterminated string under the cursor
+        elif not token.isspace() and top is not None:
+            if not top.array and top.state == "key" and token.startswith('"'):
+                top.key, top.state = json.loads(token), "colon"
+            elif m.end() == len(text) and top.state == "value":
+                typed = token
+            else:
+                top.state = "after"
+    if not stack or stack[-1].state not in ("key", "value"):
+        return None
+    path = tuple(0 if f.array else f.key or "" for f in stack[:-1])
+    top = stack[-1]
+    if top.state == "key":
+        return "key", path, typed
+    return "value", (*path, 0 if top.array else top.key or ""), typed
+
+
+def key_text(name: str, *, table: bool, section: bool) -> str:
+    return f"{json.dumps(name)}: "
+
+
+def value_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def value_lead(before: str) -> str:
+    return ""
+
+
+def entry(key: str, value: str) -> str:
+    return f"{key}: {value}"
+
+
+def insertion(text: str, positions: Positions, target: Path, line: str) -> tuple[int, str] | None:
+    """None: a line added to JSON would need commas and braces mended around it."""
+    return None
+
+
+def set_values(doc: Document, values: Mapping[Path, Any]) -> str:
+    """JSON has no comments to keep: the data, with the values set, written with two-space indents."""
+    from trainspec.read.plain_data import put
+
+    data = json.loads(doc.text)
+    for path, value in values.items():
+        put(data, path, value)
+    return _dump(data)
+
+
+def tree(doc: Document) -> Tree:
+    return _Tree(doc.data)
+
+
+class _Tree:
+    """JSON as plain data (`formats.Tree`): nothing is attached to a key, and no mapping is shared."""
+
+    shares_mappings = False
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+    def shared(self, path: Path) -> bool:
+        return False
+
+    def dump(self, data: Any) -> str:
+        return _dump(data)
+
+    def settle(self) -> None:
+        pass
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format
+    from trainspec.read import json as _this
+    from trainspec.read.formats import Reader, Rewriter, Syntax
+
+    _asked: tuple[Reader, Syntax, Rewriter] = (_this, _this, _this)

@@ -7,6 +7,8 @@ cycles), so a recursive dict would loop forever and a complex number or an
 integer key would end in a TypeError. Each such place is a diagnostic at its
 path instead, and the rest of the config is still checked. Tuples become lists
 (a trainer's `betas = (0.9, 0.95)` is a TOML array) and any mapping a dict.
+
+`put` sets a value in such data, as the writers of formats loaded as data do.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from trainspec.codes import INVALID_VALUE, WRONG_TYPE
 from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.errors import RewriteError
 from trainspec.paths import Path, format_path
 
 MAX_DEPTH = 100
@@ -66,3 +69,14 @@ def as_data(config: Mapping[Any, Any], source: str) -> tuple[dict[str, Any], lis
 
     _, data = copy(config, (), ())
     return data, problems
+
+
+def put(data: Any, path: Path, value: Any) -> None:
+    """Set `path` to `value`, making the tables on the way; RewriteError when a value on the way is not a table."""
+    for part in path[:-1]:
+        if not isinstance(data, dict):
+            raise RewriteError(f"`{format_path(path)}`: a value on the way is not a table")
+        if not isinstance(data.get(part), dict):
+            data[part] = {}
+        data = data[part]
+    data[path[-1]] = value

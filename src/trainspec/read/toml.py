@@ -10,25 +10,36 @@ rtoml (compiled) parses about ten times faster than tomllib. It also reads
 TOML 1.1, which tomllib refuses, and gives offset date-times its own time-zone
 class, so it parses only text that holds none of what sets the two apart;
 tomllib reads the rest, and says what is wrong with text rtoml refuses.
+
+What editing asks of TOML (`formats.Syntax`) follows the reader: the key or
+value typed at a cursor (in the table the header above it opens), keys and
+values as TOML writes them, where a new entry goes, and values set in a
+file's text where the scanner found them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import rtoml
 
 from trainspec.codes import FILE_NOT_READABLE, SYNTAX_ERROR
 from trainspec.diagnostics import Diagnostic
+from trainspec.errors import RewriteError
 from trainspec.limits import KEY_PARTS
-from trainspec.paths import Path
+from trainspec.paths import Path, format_path
 from trainspec.read import syntax
 from trainspec.read.digits import in_digit_limit, too_many_digits
-from trainspec.read.document import Document, LineIndex, Located, Offsets, Positions
+from trainspec.read.document import Document, LineIndex, Located, Offsets, Positions, Span
 from trainspec.read.files import ReadError, file_error
 from trainspec.result import Outcome
+
+if TYPE_CHECKING:
+    from trainspec.read.formats import Place
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -328,3 +339,149 @@ class _Scanner:
         self.i += 1
         if first:
             out[path] = (*out[path][:3], self.i)
+
+
+# -- editing: what completion, quick fixes and `plan --apply` ask of TOML (`formats.Syntax`) -----------------------
+# Patterns as text: `re` compiles them on first use, so a check, which never edits, does not pay for them.
+
+CLOSING = ""
+DIRECTIVE_ANYWHERE = False
+"""taplo reads `#:schema` only in the leading comment block."""
+EDITOR_SETTINGS: tuple[str, ...] = ("evenBetterToml.schema.associations",)
+LANGUAGE_SERVER = "taplo"
+
+_HEADER_LINE = r"\s*\[(\[)?\s*([^\]]+?)\s*\]"
+_TYPED_VALUE = r"\s*([\w.\"-]+)\s*=\s*(\S*)$"
+_TYPED_KEY = r"\s*([\w.-]*)$"
+_TYPED_TABLE = r"\s*\[\[?\s*([\w.-]*)$"
+
+
+def place(lines: Sequence[str], line: int, column: int) -> Place | None:
+    """The key or value typed at the cursor: in the table the header above it opens."""
+    before = _line(lines, line)[:column]
+    table: Path = ()
+    for n in range(line - 1, -1, -1):
+        m = re.match(_HEADER_LINE, _line(lines, n))
+        if m:
+            table = tuple(_unquote(p) for p in m.group(2).split("."))
+            if m.group(1):
+                table = (*table, 0)
+            break
+    if (m := re.match(_TYPED_TABLE, before)) is not None:
+        parts = m.group(1).split(".")
+        return "table", tuple(parts[:-1]), parts[-1]
+    if (m := re.match(_TYPED_VALUE, before)) is not None:
+        return "value", (*table, *(_unquote(p) for p in m.group(1).split("."))), m.group(2)
+    if (m := re.match(_TYPED_KEY, before)) is not None:
+        parts = m.group(1).split(".")
+        return "key", (*table, *parts[:-1]), parts[-1]
+    return None
+
+
+def _line(lines: Sequence[str], n: int) -> str:
+    return lines[n].rstrip("\r") if 0 <= n < len(lines) else ""
+
+
+def _unquote(key: str) -> str:
+    key = key.strip()
+    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key
+
+
+def key_text(name: str, *, table: bool, section: bool) -> str:
+    return name if table else f"{name} = "
+
+
+def value_text(value: Any) -> str:
+    """A value as TOML writes it; TOML has no null, so None is the empty string."""
+    return '""' if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def value_lead(before: str) -> str:
+    return ""
+
+
+def entry(key: str, value: str) -> str:
+    return f"{key} = {value}"
+
+
+def insertion(text: str, positions: Positions, target: Path, line: str) -> tuple[int, str] | None:
+    """A top-level key before the first table; a table's key after its header; else a new table at the end."""
+    parent = target[:-1]
+    lines = text.split("\n")
+    starts = LineIndex(text).starts
+    if not parent:
+        header = next((n for n in range(len(lines)) if lines[n].lstrip().startswith("[")), None)
+        return (starts[header] if header is not None else len(text)), line + "\n"
+    span = positions.get(parent)
+    if span is not None and span.key is not None and _line(lines, span.key.line - 1).lstrip().startswith("["):
+        return (starts[span.key.line] if span.key.line < len(starts) else len(text)), line + "\n"
+    table = ".".join(p if _BARE.fullmatch(p) else f'"{p}"' for p in map(str, parent))
+    return len(text), f"\n[{table}]\n{line}\n"
+
+
+def set_values(doc: Document, values: Mapping[Path, Any]) -> str:
+    """TOML is edited as text: a written value is replaced where the reader found it, a missing key goes
+    after the last line of its table (or into a new table at the end)."""
+    text, positions = doc.text, doc.positions
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    appended: dict[Path, list[str]] = {}
+    inserts: dict[int, list[str]] = {}  # after line n (1-based), these lines
+    for path, value in values.items():
+        written, table = positions.get(path), path[:-1]
+        new = f"{path[-1]} = {_written(value)}"
+        if written is not None:
+            start, end = written.value, written.value_end
+            if start is None or end is None or start.line != end.line:
+                raise RewriteError(f"`{format_path(path)}` spans lines; set it by hand")
+            old = lines[start.line - 1]
+            lines[start.line - 1] = old[: start.column - 1] + _written(value) + old[end.column - 1 :]
+        elif table in positions and _is_header(lines, positions[table]):
+            inserts.setdefault(_last_line(positions, table), []).append(new)
+        elif table in positions or not table:
+            raise RewriteError(f"`{format_path(table) or 'the top level'}` is not a [table] header; set it by hand")
+        else:
+            appended.setdefault(table, []).append(new)
+    out: list[str] = []
+    for n, old in enumerate(lines, 1):
+        out.append(old)
+        if n in inserts:
+            if not old.endswith("\n"):
+                out[-1] += newline
+            out.extend(added + newline for added in inserts[n])
+    for table, entries in appended.items():
+        if out and not out[-1].endswith("\n"):
+            out[-1] += newline
+        out.append(f"{newline}[{format_path(table)}]{newline}")
+        out.extend(added + newline for added in entries)
+    return "".join(out)
+
+
+def _is_header(lines: list[str], span: Span) -> bool:
+    return span.key is not None and lines[span.key.line - 1].lstrip().startswith("[")
+
+
+def _last_line(positions: Positions, table: Path) -> int:
+    """The last line a table's own entries use (its header line when it has none)."""
+    found = 0
+    for path, span in positions.items():
+        if path[: len(table)] == table:
+            found = max(found, *(p.line for p in (span.key, span.value, span.value_end) if p is not None))
+    return found
+
+
+def _written(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    raise RewriteError(f"cannot write {value!r} into TOML here")
+
+
+if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format
+    from trainspec.read import toml as _this
+    from trainspec.read.formats import Reader, Syntax
+
+    _asked: tuple[Reader, Syntax] = (_this, _this)

@@ -7,24 +7,36 @@ scalar left unresolved, and resolve scalars here. Only plain data is accepted:
 explicit tags other than the core ones are refused, duplicate keys are
 errors rather than silently keeping the last value, and so is an integer too
 long for Python to write in decimal (`in_digit_limit`).
+
+What editing asks of YAML (`formats.Syntax`) follows the reader: the key or
+value typed at a cursor (under the keys its indentation nests it in), keys
+and values written so either YAML version reads them back, where a new entry
+goes, and values set or keys moved through ruamel.yaml's round trip
+(`write.yaml_roundtrip`, imported only then).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
 from trainspec.diagnostics import Diagnostic, Related, Severity
+from trainspec.errors import RewriteError
 from trainspec.paths import Path
 from trainspec.read import syntax
 from trainspec.read.digits import in_digit_limit, too_many_digits
-from trainspec.read.document import Document, Pos, Positions, Span, Unreadable
+from trainspec.read.document import Document, LineIndex, Pos, Positions, Span, Unreadable
 from trainspec.read.files import ReadError, file_error
 from trainspec.result import Outcome
+
+if TYPE_CHECKING:
+    from trainspec.read.formats import Place, Tree
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PLAIN = "tag:trainspec:plain"
@@ -315,3 +327,140 @@ class _Builder:
     def refuse(self, node: Any, path: Path, message: str, rule: str = UNSUPPORTED_YAML.id) -> None:
         mark = node.start_mark
         self.problems.append(Diagnostic(self.file, mark.line + 1, mark.column + 1, path, rule, Severity.ERROR, message))
+
+
+# -- editing: what completion, quick fixes, `plan --apply` and `migrate` ask of YAML (`formats.Syntax`) ------------
+# Patterns as text: `re` compiles them on first use, so a check, which never edits, does not pay for them.
+
+CLOSING = ""
+DIRECTIVE_ANYWHERE = True
+"""yaml-language-server reads its modeline on any comment line."""
+EDITOR_SETTINGS: tuple[str, ...] = ("yaml.schemas",)
+LANGUAGE_SERVER = "yaml-language-server"
+
+_TYPED_VALUE = r"(\s*)(?:-\s+)?([\w.-]+):(?:\s+(\S*))?$"
+_TYPED_KEY = r"(\s*)(-\s+)?([\w-]*)$"
+_KEY_LINE = r"(-\s+)?([^\s:#'\"][^:#]*?|\"[^\"]*\"|'[^']*'):(?:\s|$)"
+
+
+def place(lines: Sequence[str], line: int, column: int) -> Place | None:
+    """The key or value typed at the cursor: under the keys its indentation nests it in."""
+    before = _line(lines, line)[:column]
+    own = len(before) - len(before.lstrip())
+    item: Path = (0,) if before.lstrip().startswith("- ") else ()
+    if (m := re.match(_TYPED_VALUE, before)) is not None:
+        return "value", (*_parent(lines, line, own), *item, m.group(2)), m.group(3) or ""
+    if (m := re.match(_TYPED_KEY, before)) is not None:
+        return "key", (*_parent(lines, line, own), *item), m.group(3)
+    return None
+
+
+def _parent(lines: Sequence[str], line: int, indent: int) -> Path:
+    """The keys (and list items) holding a line whose content starts `indent` columns in."""
+    path: list[str | int] = []
+    for n in range(line - 1, -1, -1):
+        if indent == 0:
+            break
+        text = _line(lines, n)
+        own = len(text) - len(text.lstrip())
+        if not text.strip() or text.lstrip().startswith("#") or own >= indent:
+            continue
+        m = re.match(_KEY_LINE, text[own:])
+        if m is not None and own + len(m.group(1) or "") < indent:  # the key whose block holds the line
+            path.insert(0, _unquote(m.group(2)))
+        if text[own:].startswith("-"):
+            path.insert(0, 0)
+        indent = own
+    return tuple(path)
+
+
+def _line(lines: Sequence[str], n: int) -> str:
+    return lines[n].rstrip("\r") if 0 <= n < len(lines) else ""
+
+
+def _unquote(key: str) -> str:
+    key = key.strip()
+    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key
+
+
+def key_text(name: str, *, table: bool, section: bool) -> str:
+    return f"{name}:" if section else f"{name}: "
+
+
+def value_text(value: Any) -> str:
+    """A string is quoted when a loader would read it otherwise (`on`: a YAML 1.1 boolean, `1e-4`: a YAML 1.2
+    number); a float in exponent form gets a point, which YAML 1.1 needs to read it as a number."""
+    if isinstance(value, str):
+        plain = resolve_plain(value) == value and yaml_1_1(value) == value and value.strip() == value
+        return value if plain and value else json.dumps(value)
+    text = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and re.fullmatch(r"-?\d+e[-+]?\d+", text):
+        return text.replace("e", ".0e", 1)  # YAML 1.1 (PyYAML) reads `1e-05` as a string
+    return text
+
+
+def value_lead(before: str) -> str:
+    """A space after a `key:` just typed: `key:value` is one plain scalar."""
+    return " " if before.endswith(":") else ""
+
+
+def entry(key: str, value: str) -> str:
+    return f"{key}: {value}"
+
+
+def insertion(text: str, positions: Positions, target: Path, line: str) -> tuple[int, str] | None:
+    """After the key of the deepest written mapping holding `target`, indented as its keys are, with the
+    mappings missing below it opened; at the end of the file when none is written."""
+    parent = target[:-1]
+    written = next((parent[:n] for n in range(len(parent), 0, -1) if parent[:n] in positions), ())
+    missing = parent[len(written) :]
+    at = len(text)
+    indent = 0
+    if written:
+        key = positions[written].key
+        if key is None:
+            return None
+        children = [
+            s.key.column - 1
+            for p, s in positions.items()
+            if len(p) == len(written) + 1 and p[: len(written)] == written and s.key is not None
+        ]
+        indent = min(children) if children else key.column - 1 + 2
+        starts = LineIndex(text).starts
+        at = starts[key.line] if key.line < len(starts) else len(text)
+    lines = [" " * (indent + 2 * n) + f"{part}:" for n, part in enumerate(missing)]
+    lines.append(" " * (indent + 2 * len(missing)) + line)
+    return at, "\n".join(lines) + "\n"
+
+
+def set_values(doc: Document, values: Mapping[Path, Any]) -> str:
+    """Through ruamel.yaml's round trip: every line the edit leaves alone is kept byte for byte."""
+    from trainspec.read.plain_data import put
+    from trainspec.write.safe_write import keep_original_lines
+
+    try:
+        tree = _tree(doc.text)
+    except RewriteError as exc:
+        raise RewriteError(f"cannot read the file for rewriting: {exc}") from exc
+    baseline = tree.dump(tree.data)
+    for path, value in values.items():
+        put(tree.data, path, value)
+    return keep_original_lines(doc.text, baseline, tree.dump(tree.data))
+
+
+def tree(doc: Document) -> Tree:
+    """The document as ruamel.yaml's round trip loads it: comments, key order, quoting and spelling kept."""
+    return _tree(doc.text)
+
+
+def _tree(text: str) -> Tree:
+    from trainspec.write.yaml_roundtrip import RoundTrip
+
+    return RoundTrip(text)
+
+
+if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format
+    from trainspec.read import yaml as _this
+    from trainspec.read.formats import Reader, Rewriter, Syntax
+
+    _asked: tuple[Reader, Syntax, Rewriter] = (_this, _this, _this)

@@ -52,7 +52,7 @@ class Example:
     filename: str = ""
 
     def file(self, fixed: bool) -> str:
-        default = "example." + ("yaml" if self.fmt == "yaml" else self.fmt)
+        default = f"example.{self.fmt}"
         return default if fixed or not self.filename else self.filename
 
     def options(self, fixed: bool) -> Run:

@@ -18,11 +18,15 @@ nothing written) when it cannot be:
   (content, inode, size, mtime) just before the rename, so a concurrent edit
   is not lost silently. Only the instant between that check and the rename
   is unguarded: files are not locked.
+
+What an edit leaves alone stays as written: `keep_original_lines` takes every
+line an emitter wrote unchanged from the original, byte for byte.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import os
 import re
@@ -214,3 +218,33 @@ def _what_to_do(exc: OSError, directory: Path) -> str:
 
 def _changed(path: Path) -> WriteRefused:
     return WriteRefused(f"{path}: changed since trainspec read it; nothing was written (run the command again)")
+
+
+def keep_original_lines(original: str, baseline: str, migrated: str) -> str:
+    """`migrated`, with every line the migration did not touch taken byte for byte from `original`.
+
+    The emitter normalizes what it does not understand as meaningful (spacing
+    before a comment, line endings, trailing blanks). Lines the migration left
+    alone are found by diffing `migrated` against `baseline` (the same emitter's
+    output for the unmigrated tree), then traced back to `original` through a
+    diff of `baseline` against it; new lines use the original's line ending (LF, CRLF or a lone CR).
+    """
+    ending = line_ending(original)
+    source = original.splitlines(keepends=True)
+    emitted = baseline.splitlines()
+    to_source: dict[int, int] = {}
+    stripped = [line.rstrip("\r\n") for line in source]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, emitted, stripped, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            to_source.update(zip(range(i1, i2), range(j1, j2), strict=True))
+    out = []
+    fresh = migrated.splitlines()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, emitted, fresh, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                out.append(source[to_source[i]] if i in to_source else fresh[j] + ending)
+        else:
+            out.extend(line + ending for line in fresh[j1:j2])
+    if out and not out[-1].endswith(("\n", "\r")):  # the original's last line, which had no line break
+        out[-1] += ending
+    return "".join(out)

@@ -1,9 +1,10 @@
-"""Round-trip YAML editing for `trainspec migrate`, with ruamel.yaml.
+"""Round-trip YAML editing for `trainspec migrate` and `plan --apply`, with ruamel.yaml.
 
 ruamel.yaml's round-trip mode is the maintained YAML library that keeps
 comments, key order, quoting and scalar spelling through a load/dump cycle,
-so only the keys a migration moves change. It is imported only by the
-migrate command, never on the check path.
+so only the keys an edit moves or sets change. It is imported only when a
+YAML file is rewritten (`read.yaml.tree`, `read.yaml.set_values`), never on
+the check path.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
-from trainspec.read.document import Document
+from trainspec.errors import RewriteError
 
-__all__ = ["YAMLError", "dump", "keep_trailing_comments", "mappings", "merged", "round_trip"]
+__all__ = ["RoundTrip", "YAMLError", "keep_trailing_comments", "mappings", "merged", "round_trip"]
 
 INDENTS = list(itertools.product((2, 4), ((2, 0), (4, 2), (3, 1), (4, 0)), (False, True)))
 """(mapping indent, (sequence indent, dash offset), explicit `---`) settings tried on the original file."""
@@ -33,12 +34,6 @@ def _yaml(mapping: int, sequence: int, offset: int, explicit_start: bool) -> YAM
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     yaml.explicit_start = explicit_start
     return yaml
-
-
-def dump(yaml: YAML, doc: Document) -> str:
-    out = io.StringIO()
-    yaml.dump(doc.data, out)
-    return out.getvalue()
 
 
 def round_trip(text: str) -> YAML:
@@ -60,6 +55,35 @@ def round_trip(text: str) -> YAML:
 
 
 Snapshot = list[tuple[CommentedMap, list[Any], dict[Any, Any], Any, Any]]
+
+
+class RoundTrip:
+    """A YAML text loaded to be edited in place and written back as it was written (`formats.Tree`).
+
+    The emitter settings are the ones that reproduce the text (`round_trip`); a
+    snapshot of every mapping, taken before any edit, lets `settle` put comment
+    blocks back where the text had them (`keep_trailing_comments`).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.yaml = round_trip(text)
+        try:
+            self.data: Any = self.yaml.load(text)
+        except YAMLError as exc:
+            raise RewriteError(str(exc)) from exc
+        self.before = mappings(self.data)
+        self.shares_mappings = any(mapping.merge for mapping, *_ in self.before)
+
+    def shared(self, path: tuple[str | int, ...]) -> bool:
+        return merged(self.data, path)
+
+    def dump(self, data: Any) -> str:
+        out = io.StringIO()
+        self.yaml.dump(data, out)
+        return out.getvalue()
+
+    def settle(self) -> None:
+        keep_trailing_comments(self.before)
 
 
 def mappings(node: Any, parent: Any = None, at: Any = None) -> Snapshot:

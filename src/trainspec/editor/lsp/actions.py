@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -35,6 +36,9 @@ from trainspec.read.formats import FORMATS, JSON
 from trainspec.report.wording import show
 from trainspec.validate.schema import get
 from trainspec.write.migrate import MigrateError, migrate
+
+if TYPE_CHECKING:
+    from trainspec.read.formats import Syntax
 
 LEGACY_RULE = "legacy-key-migrated"
 _DIRECTIVE_END = re.compile(r"#\s*trainspec:\s*ignore\[[^\]]*(\])")
@@ -122,12 +126,12 @@ def _rename(analysis: Analysis, d: Diagnostic, target: Path) -> Iterator[Fix]:
     line, column = span.key.line - 1, span.key.column - 1
     end = source.token_end(line, column)
     written = source.line(line)[column:end]
-    name = _key_text(target[-1], written, doc.format)
+    name = _key_text(target[-1], written)
     if target[:-1] == path[:-1]:
         edit = Edit(source.offset(line, column), source.offset(line, end), name)
         yield Fix(f"Rename `{path[-1]}` to `{target[-1]}`", (edit,), preferred=True)
         return
-    if doc.format == JSON.name or span.value is None or span.value.line != span.key.line:
+    if span.value is None or span.value.line != span.key.line:
         return
     text = source.line(line)
     moved = (text[:column] + name + text[end:]).lstrip()
@@ -137,7 +141,7 @@ def _rename(analysis: Analysis, d: Diagnostic, target: Path) -> Iterator[Fix]:
         yield Fix(f"Move `{format_path(path)}` to `{format_path(target)}`", (remove, insert), preferred=True)
 
 
-def _key_text(key: str, written: str, fmt: str) -> str:
+def _key_text(key: str, written: str) -> str:
     """`key` written the way the key it replaces was (quoted if that one was, or if it must be)."""
     quote = written[:1] if written[:1] in "\"'" else ""
     if not quote and not re.fullmatch(r"[A-Za-z0-9_-]+", key):
@@ -146,41 +150,19 @@ def _key_text(key: str, written: str, fmt: str) -> str:
 
 
 def _insertion(analysis: Analysis, doc: Document, target: Path, line_text: str) -> Edit | None:
-    """An edit adding `line_text` (a `key = value` or `key: value` line) where `target` belongs."""
-    source = analysis.source
-    parent = target[:-1]
-    if any(isinstance(p, int) for p in parent):
+    """An edit adding `line_text` (one entry line) where `target` belongs, as the buffer's format places it."""
+    if any(isinstance(p, int) for p in target[:-1]):
         return None
-    if doc.format == "toml":
-        if not parent:
-            header = next((n for n in range(len(source.lines)) if source.line(n).lstrip().startswith("[")), None)
-            at = source.offset(header, 0) if header is not None else len(source.text)
-            return Edit(at, at, _ending(source.text, at) + line_text + "\n")
-        span = doc.positions.get(parent)
-        if span is not None and span.key is not None and source.line(span.key.line - 1).lstrip().startswith("["):
-            at = source.offset(span.key.line, 0)
-            return Edit(at, at, _ending(source.text, at) + line_text + "\n")
-        at = len(source.text)
-        table = ".".join(_key_text(str(p), "", "toml") for p in parent)
-        return Edit(at, at, _ending(source.text, at) + f"\n[{table}]\n{line_text}\n")
-    written = next((parent[:n] for n in range(len(parent), 0, -1) if parent[:n] in doc.positions), ())
-    missing = parent[len(written) :]
-    if written:
-        key = doc.positions[written].key
-        if key is None:
-            return None
-        children = [
-            s.key.column - 1
-            for p, s in doc.positions.items()
-            if len(p) == len(written) + 1 and p[: len(written)] == written and s.key is not None
-        ]
-        indent = min(children) if children else key.column - 1 + 2
-        at = source.offset(key.line, 0)
-    else:
-        indent, at = 0, len(source.text)
-    lines = [" " * (indent + 2 * n) + f"{part}:" for n, part in enumerate(missing)]
-    lines.append(" " * (indent + 2 * len(missing)) + line_text)
-    return Edit(at, at, _ending(source.text, at) + "\n".join(lines) + "\n")
+    text = analysis.source.text
+    found = _syntax(doc).insertion(text, doc.positions, target, line_text)
+    if found is None:
+        return None
+    at, new = found
+    return Edit(at, at, _ending(text, at) + new)
+
+
+def _syntax(doc: Document) -> Syntax:
+    return FORMATS[doc.format].syntax()
 
 
 def _ending(text: str, at: int) -> str:
@@ -250,10 +232,7 @@ def _set_value(analysis: Analysis, doc: Document, path: Path, value: str) -> Edi
     if span is not None and span.value is not None:
         line, column = span.value.line - 1, span.value.column - 1
         return Edit(source.offset(line, column), source.offset(line, source.token_end(line, column)), value)
-    if doc.format == JSON.name:
-        return None
-    sep = " = " if doc.format == "toml" else ": "
-    return _insertion(analysis, doc, path, f"{_key_text(str(path[-1]), '', doc.format)}{sep}{value}")
+    return _insertion(analysis, doc, path, _syntax(doc).entry(_key_text(str(path[-1]), ""), value))
 
 
 # -- legacy keys and suppressions ------------------------------------------------------------------

@@ -36,7 +36,7 @@ from trainspec.editor.lsp.navigation import locations, related_places
 from trainspec.editor.lsp.outline import outline
 from trainspec.families import Family, all_families
 from trainspec.limits import LSP_MESSAGE_BYTES
-from trainspec.read.formats import BY_EXTENSION, FORMATS
+from trainspec.read.formats import FALLBACK, FORMATS, format_of
 from trainspec.read.project import FILENAMES as PROJECT_FILES
 from trainspec.read.project import forget_projects
 
@@ -105,7 +105,7 @@ class TrainspecServer(LanguageServer):
         if path:
             return path
         language = self.languages.get(uri, "")
-        ext = FORMATS[language].extensions[0] if language in FORMATS else PurePath(uri).suffix or ".json"
+        ext = FORMATS[language].extensions[0] if language in FORMATS else PurePath(uri).suffix or FALLBACK.extensions[0]
         return f"untitled{ext}"
 
     def analysis(self, uri: str) -> Analysis | None:
@@ -314,8 +314,7 @@ def _warm_up() -> None:
 
 
 def _format(file: str) -> str:
-    found = BY_EXTENSION.get(PurePath(file).suffix.lower())
-    return found.name if found is not None else "json"
+    return format_of(file).name
 
 
 def serve() -> None:
