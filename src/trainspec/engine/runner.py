@@ -21,7 +21,7 @@ from functools import lru_cache, partial
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
-from trainspec.codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
+from trainspec.codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, REGISTRY, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
 from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.engine import suppressions
 from trainspec.engine.pipeline import check_path
@@ -36,7 +36,7 @@ from trainspec.read.overlay import OverlayError, load_overlay
 from trainspec.read.overrides import Override
 from trainspec.read.project import Project, ProjectError, find_project, problem_at
 from trainspec.result import Outcome, Result
-from trainspec.rules.catalogue import engine_rules, family_rules, names_a_rule
+from trainspec.rules.catalogue import family_rules, names_a_rule
 from trainspec.rules.device import Device, target
 from trainspec.rules.examples import Example
 from trainspec.rules.gpu_memory import exceeded
@@ -272,9 +272,10 @@ def _suppression_checks(
 ) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
     """(is the id a rule id, could such a rule have fired): world-size rules need a world size, device
     rules a target device. The same for every file of a family: built once."""
-    infos = [*(family_rules(family) if family is not None else ()), *engine_rules()]
-    ids = [r.id for r in infos]
-    notes = {r.id for r in infos if r.severity is Severity.NOTE}  # never suppressed: notes fail nothing
+    infos = [(r.id, r.severity) for r in family_rules(family)] if family is not None else []
+    infos += [(c.id, c.severity) for c in REGISTRY.values()]  # the engine's ids (the catalogue's, without examples)
+    ids = [i for i, _ in infos]
+    notes = {i for i, severity in infos if severity is Severity.NOTE}  # never suppressed: notes fail nothing
     rules = () if family is None else family.rules
     skipped = {
         r.id for r in rules if (r.needs_world_size and not world_size_known) or (r.needs_device and not device_known)

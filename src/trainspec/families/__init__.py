@@ -16,7 +16,7 @@ from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
 from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.entry_points import entry_points
+from trainspec.entry_points import EntryPoint, entry_points
 from trainspec.errors import TrainspecError
 from trainspec.layouts.declared import Derive, LayoutSpace, Memory
 from trainspec.read.document import Document
@@ -205,7 +205,7 @@ class Family:
 
     def stem(self) -> str:
         """How files name this version: the plain name for the newest (what the name selects), else the id."""
-        return self.name if all_families().get(self.name) is self else self.id
+        return self.name if next(iter(versions_of(self.name)), None) is self else self.id
 
     def other_versions(self) -> list[Family]:
         """The family's other registered versions, newest first."""
@@ -222,7 +222,67 @@ class UnknownFamily(TrainspecError, LookupError):
 
 _loaded: dict[str, Family] | None = None
 _broken: dict[str, str] = {}
+_members: dict[tuple[str, str], list[Family] | None] = {}
+"""Each entry point's families once it is loaded (None: it is broken, see `_broken`)."""
 LATEST = "latest"
+
+
+def _load(entry: EntryPoint) -> list[Family] | None:
+    key = (entry.name, entry.value)
+    if key not in _members:
+        try:
+            loaded = entry.load()
+        except Exception as exc:
+            _broken[entry.name] = f"{entry.value} failed to import ({type(exc).__name__}: {exc})"
+            _members[key] = None
+            return None
+        members = list(loaded) if isinstance(loaded, list | tuple) else [loaded]
+        if not members or not all(isinstance(f, Family) for f in members):
+            _broken[entry.name] = f"{entry.value} is not a trainspec Family (or a sequence of them)"
+            _members[key] = None
+            return None
+        _members[key] = members
+    return _members[key]
+
+
+def _may_register(entry: EntryPoint, name: str) -> bool:
+    """Whether the entry point may register versions of family `name`: any other package's may, and each of
+    trainspec's own (`trainspec.families.<name>`) registers only the family of its name."""
+    module = entry.value.partition(":")[0]
+    if not module.startswith(_OWN):
+        return True
+    return module == _OWN + name
+
+
+_OWN = __name__ + "."
+
+
+def _registry(name: str | None = None) -> dict[str, Family]:
+    """Every registered family version by id (`name` given: at least every version of that family, in the
+    same order, from the entry points that may register it: a check of one family imports no other)."""
+    global _loaded, _entries
+    if _loaded is not None:
+        return _loaded
+    if name is not None and name in _partial:
+        return _partial[name]
+    if _entries is None:
+        _entries = entry_points(ENTRY_POINT_GROUP)
+    found: dict[str, Family] = {}
+    for entry in _entries:
+        if name is not None and not _may_register(entry, name):
+            continue
+        for family in _load(entry) or ():
+            found.setdefault(family.id, family)
+    if name is None:
+        _loaded = found
+    else:
+        _partial[name] = found
+    return found
+
+
+_entries: list[EntryPoint] | None = None
+_partial: dict[str, dict[str, Family]] = {}
+"""The versions of one family, by id, while no one has needed the whole registry."""
 
 
 def every_version() -> dict[str, Family]:
@@ -232,28 +292,12 @@ def every_version() -> dict[str, Family]:
     that fails to import is left out, and asking for its family by name says
     why, so one broken plugin cannot stop checks of other families.
     """
-    global _loaded
-    if _loaded is None:
-        found: dict[str, Family] = {}
-        for entry in entry_points(ENTRY_POINT_GROUP):
-            try:
-                loaded = entry.load()
-            except Exception as exc:
-                _broken[entry.name] = f"{entry.value} failed to import ({type(exc).__name__}: {exc})"
-                continue
-            members = list(loaded) if isinstance(loaded, list | tuple) else [loaded]
-            if not members or not all(isinstance(f, Family) for f in members):
-                _broken[entry.name] = f"{entry.value} is not a trainspec Family (or a sequence of them)"
-                continue
-            for family in members:
-                found.setdefault(family.id, family)
-        _loaded = found
-    return _loaded
+    return _registry()
 
 
 def versions_of(name: str) -> list[Family]:
     """A family's registered versions, newest (latest release date) first."""
-    found = (f for f in every_version().values() if f.name == name and f.extends is None)
+    found = (f for f in _registry(name).values() if f.name == name and f.extends is None)
     return sorted(found, key=lambda f: f.released, reverse=True)
 
 
@@ -277,7 +321,7 @@ def get_family(spec: str) -> Family:
     """The family `spec` names: `name` or `name@latest` (its newest version), `name@version`, or
     `name@commit` for a version named by release."""
     name, _, version = spec.partition("@")
-    found = all_families().get(name) if version in ("", LATEST) else every_version().get(spec)
+    found = next(iter(versions_of(name)), None) if version in ("", LATEST) else _registry(name).get(spec)
     if found is None and version:
         found = next((f for f in versions_of(name) if f.commit == version), None)
     if found is not None:

@@ -104,12 +104,27 @@ def divisors(n: int) -> tuple[int, ...]:
 def factorings(n: int, parts: int) -> Iterator[tuple[int, ...]]:
     """Every ordered way to write n as a product of `parts` whole numbers (the candidates of a layout whose
     degrees multiply to the world size), smallest first factor first, made one at a time: a world size
-    with many divisors has hundreds of millions of six-degree layouts, and a search stops at its budget."""
+    with many divisors has hundreds of millions of six-degree layouts, and a search stops at its budget.
+    Those of a small world size (a few thousand at most) are listed once and remembered."""
+    if n <= _LISTED_UP_TO:
+        return iter(_listed(n, parts))
+    return _factorings(n, parts)
+
+
+_LISTED_UP_TO = 64
+
+
+@lru_cache(maxsize=256)
+def _listed(n: int, parts: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(_factorings(n, parts))
+
+
+def _factorings(n: int, parts: int) -> Iterator[tuple[int, ...]]:
     if parts == 1:
         yield (n,)
         return
     for first in divisors(n):
-        for rest in factorings(n // first, parts - 1):
+        for rest in _factorings(n // first, parts - 1):
             yield (first, *rest)
 
 

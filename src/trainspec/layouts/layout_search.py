@@ -105,20 +105,23 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
     def count(values: tuple[Any, ...]) -> int:
         return sum(v != was and not auto for v, was, auto in zip(values, written, free, strict=True))
 
-    candidates = list(Budget().candidates(space, base.config, world_size))
+    candidates = sorted(
+        ((count(values), values) for values in Budget().candidates(space, base.config, world_size)),
+        key=lambda item: item[0],  # stable: the family's order within a count
+    )
     config = copied_along(base.config, paths)
     verdicts = Verdicts(base, judged, world_size)
     found: list[tuple[tuple[Any, ...], Layout]] = []
-    for values in sorted(candidates, key=count):
-        if found and count(values) > len(found[0][1].overrides):
+    for changed, values in candidates:
+        if found and changed > len(found[0][1].overrides):
             break
-        changes = overrides_selecting(space, paths, values, written)
         for p, value in zip(paths, values, strict=True):
             put(config, p, value)
             if verdicts.raw:
                 put(verdicts.doc.data, p, value)
         warnings = verdicts.warnings_if_passing(config, values)
         if warnings is not None:
+            changes = overrides_selecting(space, paths, values, written)
             layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
             found.append((space.rank(config, world_size, None), layout))
     return min(found, key=lambda item: item[0])[1] if found else None

@@ -48,12 +48,13 @@ def read_bytes(path: str) -> bytes:
     except OSError as exc:
         raise _unreadable(path, FILE_NOT_READABLE.id, f"cannot read: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as file:
-        mode = os.fstat(fd).st_mode
+        status = os.fstat(fd)
+        mode = status.st_mode
         if stat.S_ISDIR(mode):
             raise _unreadable(path, FILE_NOT_READABLE.id, "is a directory, not a config file")
         if not stat.S_ISREG(mode):
             raise _unreadable(path, FILE_NOT_READABLE.id, "is not a regular file (a pipe or device?)")
-        return _bounded(file, path)
+        return _bounded(file, path, status.st_size)
 
 
 def read_stream(stream: BinaryIO, name: str) -> str:
@@ -76,11 +77,18 @@ def within_limit(path: str, text: str) -> str:
     return text
 
 
-def _bounded(file: BinaryIO, path: str) -> bytes:
-    """At most the limit's bytes of `file`: one more than that is an error, and nothing past it is read."""
+def _bounded(file: BinaryIO, path: str, size: int | None = None) -> bytes:
+    """At most the limit's bytes of `file`: one more than that is an error, and nothing past it is read.
+    `size`: what the file holds, as far as its status says: asking for the limit's bytes at once costs a
+    buffer that large per file (a file that grew meanwhile is read on to the limit all the same)."""
     limit = FILE_BYTES.value
     try:
-        raw = file.read(limit + 1)
+        if size is not None and size < limit:
+            raw = file.read(size + 1)
+            if len(raw) > size:
+                raw += file.read(limit - len(raw) + 1)
+        else:
+            raw = file.read(limit + 1)
     except OSError as exc:
         raise _unreadable(path, FILE_NOT_READABLE.id, f"cannot read: {exc.strerror}") from None
     if len(raw) > limit:

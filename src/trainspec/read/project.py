@@ -141,10 +141,14 @@ class Project:
 
 def find_project(start: str | Path) -> Project | None:
     """The configuration for files in folder `start` (or the folder of file `start`)."""
-    folder = Path(os.path.abspath(start))
-    if not folder.is_dir():
-        folder = folder.parent
-    return _find(folder)
+    path = os.path.abspath(start)
+    return _find_in(path if os.path.isdir(path) else os.path.dirname(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _find_in(folder: str) -> Project | None:
+    """`_find` by the folder's text: a Path built and hashed per file costs more than the lookup."""
+    return _find(Path(folder))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -349,4 +353,5 @@ def forget_projects() -> None:
     """Read project configurations from disk again at the next lookup (a long-running process, after
     one changed)."""
     _find.cache_clear()
+    _find_in.cache_clear()
     load_project.cache_clear()

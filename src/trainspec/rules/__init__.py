@@ -97,15 +97,18 @@ class Rule:
 
     def run(self, values: list[Any], context: Context) -> list[Violation]:
         """The rule's findings on `values` (in the order of its paths), given what the check knows."""
-        kwargs: dict[str, Any] = {}
-        if self.needs_world_size:
-            kwargs["world_size"] = context.world_size
-        if self.needs_registries:
-            kwargs["registries"] = context.registries
-        if self.needs_device:
-            kwargs["device"] = context.device
-        found = self.check(*values, **kwargs)
-        return [f if isinstance(f, Violation) else Violation(f) for f in found]
+        if self.needs_world_size or self.needs_registries or self.needs_device:
+            kwargs: dict[str, Any] = {}
+            if self.needs_world_size:
+                kwargs["world_size"] = context.world_size
+            if self.needs_registries:
+                kwargs["registries"] = context.registries
+            if self.needs_device:
+                kwargs["device"] = context.device
+            found = self.check(*values, **kwargs)
+        else:
+            found = self.check(*values)
+        return [f if type(f) is Violation or isinstance(f, Violation) else Violation(f) for f in found] if found else []
 
 
 def rule(

@@ -24,8 +24,8 @@ from trainspec.diagnostics import Move, SetValue, Severity, Suggestion
 from trainspec.limits import DIAGNOSTICS
 from trainspec.paths import Path, format_path
 from trainspec.report.wording import MOST_LISTED, closest, listed, show, type_name
-from trainspec.validate.fast import Error, fast_validator
-from trainspec.validate.schema import Node, Schema
+from trainspec.validate.fast import Error, fast_validator, stand_in
+from trainspec.validate.schema import Node, Schema, get
 from trainspec.validate.schema_walk import Where, errors_along, strict_validator
 
 if TYPE_CHECKING:
@@ -118,8 +118,18 @@ def explain(schema: Schema, validator: Callable[[], Any], data: Any, where: Wher
     """`findings`, from the compiled validator's own errors when it reports each as python-jsonschema
     would (then python-jsonschema is not imported, nor the validator of record built: `validator()`
     builds it, only when needed)."""
-    compiled = fast_validator(schema) if where is not None and not where.unjudged else None
-    alike = compiled.errors_alike(data, DIAGNOSTICS.value) if compiled is not None else None
+    compiled = fast_validator(schema) if where is not None else None
+    alike = None
+    if compiled is not None and where is not None and not where.unjudged:
+        alike = compiled.errors_alike(data, DIAGNOSTICS.value)
+    elif compiled is not None and where is not None:
+        odd = compiled.unjudged_alike(data, where.unjudged)
+        standing = stand_in(data) if odd is not None else None
+        if odd is not None and standing is not None:
+            unjudged = set(where.unjudged)
+            rest = compiled.errors_alike(standing[0], DIAGNOSTICS.value, unjudged)
+            if rest is not None and len(rest) + len(odd) <= DIAGNOSTICS.value:  # each about the value as read
+                alike = [*(e._replace(instance=get(data, e.absolute_path)) for e in rest), *odd]
     return _explained(schema, alike, data) if alike is not None else findings(schema, validator(), data, where)
 
 

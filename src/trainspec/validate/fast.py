@@ -18,6 +18,7 @@ an invalid one only on the way to its errors. Its answer holds when:
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import re
 import weakref
@@ -27,6 +28,7 @@ from trainspec.paths import Path
 from trainspec.validate.schema import Schema
 from trainspec.validate.schema_walk import Where, python_pattern
 
+RULE_ANNOTATION_KEY = "x-trainspec-rule"
 _STRICT_INTEGER = "trainspec-strict-integer"
 _PATTERN = "trainspec-pattern"
 
@@ -228,7 +230,107 @@ _REPORTED_ALIKE = frozenset(
     }
 )
 """Keywords whose failure both validators report once per failing place, each explained in its own words."""
-_ELSEWHERE = frozenset({"anyOf", "oneOf", "not", "contains", "if", "then", "else", "$ref"})
+_APPLY_HERE = (
+    *("allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
+    *("contains", "$ref", "enum", "const", "uniqueItems"),
+)
+"""Keywords of a node whose verdict may read a value below it otherwise than by descending to it."""
+_BLIND = frozenset(
+    {
+        "type",
+        "required",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "pattern",
+        "$id",
+        "$schema",
+        "$defs",
+        RULE_ANNOTATION_KEY,
+        "title",
+        "description",
+        "markdownDescription",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "defaultSnippets",
+        "x-taplo",
+        "x-intellij-html-description",
+    }
+)
+
+
+def _date_errors(node: Any, value: Any, path: Path, where: list[str | int]) -> list[Error] | None:
+    """python-jsonschema's errors of a date or time under `node` (none for a non-finite float: the check
+    reports it where it is, and drops schema findings there); None for any other value, or a node that
+    judges it otherwise than by its own `type`, `enum` and `const`."""
+    if isinstance(value, float) or node is True:
+        return []
+    if not isinstance(value, (datetime.date, datetime.time)) or not isinstance(node, dict):
+        return None
+    if any(not _blind({k: node[k]}, ()) for k in _APPLY_HERE if k in node and k not in ("enum", "const")):
+        return None
+    # a date is of no JSON type and equal to no JSON value; every other keyword skips it
+    return [Error(k, v, value, path, (*where, k)) for k, v in node.items() if k in ("type", "enum", "const")]
+
+
+def _blind(node: Any, rest: Path) -> bool:
+    """Whether `node`, applied to an object, cannot judge the value at `rest` below it (for `rest` empty:
+    cannot judge the value at all) otherwise than its walk to it finds: it names it only on the way there."""
+    if isinstance(node, bool):
+        return True
+    if not isinstance(node, dict):
+        return False
+    for keyword, value in node.items():
+        if keyword in ("allOf", "anyOf", "oneOf"):
+            if not all(_blind(sub, rest) for sub in value):
+                return False
+        elif keyword in ("not", "if", "then", "else"):
+            if not _blind(value, rest):
+                return False
+        elif keyword == "properties" and rest and not isinstance(rest[0], int):
+            if rest[0] in value and not _blind(value[rest[0]], rest[1:]):
+                return False
+        elif keyword == "additionalProperties" and rest and not isinstance(rest[0], int):
+            if rest[0] not in node.get("properties", {}) and not _blind(value, rest[1:]):
+                return False
+        elif keyword == "items" and rest and isinstance(rest[0], int):
+            if not _blind(value, rest[1:]):
+                return False
+        elif keyword in ("properties", "additionalProperties", "items") and rest:
+            continue  # applies to an instance of another type, or to another key
+        elif keyword in _BLIND and (rest or keyword in _ANNOTATION_KEYS):
+            continue
+        else:
+            return False
+    return True
+
+
+_ANNOTATION_KEYS = frozenset(
+    {
+        "$id",
+        "$schema",
+        "$defs",
+        RULE_ANNOTATION_KEY,
+        "title",
+        "description",
+        "markdownDescription",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "defaultSnippets",
+        "x-taplo",
+        "x-intellij-html-description",
+    }
+)
+_ELSEWHERE = frozenset({"anyOf", "oneOf", "not", "contains", "$ref"})
 """Keywords below which python-jsonschema reports otherwise (a union's branches as the context of one error,
 a condition's in the words of its `if`): an error under one is explained by python-jsonschema."""
 
@@ -240,21 +342,30 @@ class FastValidator:
         import jsonschema_rs
 
         self._schema = schema
+        self._last: tuple[Any, list[Any]] | None = None
         self._validator = jsonschema_rs.Draft202012Validator(
             _rewrite(schema.inlined),
             validate_formats=False,
             keywords={_STRICT_INTEGER: _StrictInteger, _PATTERN: _Pattern},
         )
 
-    def errors_alike(self, data: Any, most: int) -> list[Error] | None:
+    def errors_alike(self, data: Any, most: int, standing_in: set[Path] | None = None) -> list[Error] | None:
         """The errors of plain, invalid `data`, as python-jsonschema reports them, when each is one both
         validators report alike (a plain keyword's failure, outside any union, negation, conditional or
         recursive reference) and there are at most `most`; else None."""
-        try:
-            found = list(itertools.islice(self._validator.iter_errors(data), most + 1))
-        except Exception:  # text the compiled validator cannot take (a lone surrogate)
+        last = self._last
+        if last is not None and last[0] is data:
+            found = last[1][: most + 1]
+        else:
+            try:
+                found = list(itertools.islice(self._validator.iter_errors(data), most + 1))
+            except Exception:  # text the compiled validator cannot take (a lone surrogate)
+                return None
+        if standing_in:
+            found = [e for e in found if tuple(e.instance_path) not in standing_in]
+        elif not found:
             return None
-        if not found or len(found) > most:
+        if len(found) > most:
             return None
         out = []
         for error in found:
@@ -270,12 +381,49 @@ class FastValidator:
             )
         return out
 
+    def unjudged_alike(self, data: Any, unjudged: list[Path]) -> list[Error] | None:
+        """python-jsonschema's errors at values the compiled validator cannot judge, when each is a date or
+        time (a value of no JSON type) or a non-finite float (the check reports it at its place, where
+        schema findings are dropped), and no other keyword's verdict reads it (`_blind`): then the
+        stand-in changed no verdict but its own. Else None."""
+        out: list[Error] = []
+        for path in unjudged:
+            node: Any = self._schema.inlined
+            where: list[str | int] = []
+            value = data
+            for n, part in enumerate(path):
+                if node is True:
+                    break  # nothing below is judged
+                if not isinstance(node, dict):
+                    return None
+                if any(not _blind({k: node[k]}, path[n:]) for k in _APPLY_HERE if k in node):
+                    return None
+                if isinstance(part, int):
+                    if "items" not in node or "prefixItems" in node:
+                        return None
+                    node, where = node["items"], [*where, "items"]
+                elif part in node.get("properties", {}):
+                    node, where = node["properties"][part], [*where, "properties", part]
+                elif "additionalProperties" in node:
+                    node, where = node["additionalProperties"], [*where, "additionalProperties"]
+                else:
+                    node = True
+                value = value[part]
+            else:
+                found = _date_errors(node, value, path, where)
+                if found is None:
+                    return None
+                out.extend(found)
+        return out
+
     def error_paths(self, data: Any) -> list[Path] | None:
         """Where plain `data` is invalid ([] when valid); None when unsure."""
         try:
             if self._validator.is_valid(data):
                 return []
-            return [tuple(error.instance_path) for error in self._validator.iter_errors(data)]
+            errors = list(self._validator.iter_errors(data))
+            self._last = (data, errors)
+            return [tuple(error.instance_path) for error in errors]
         except Exception:  # text the compiled validator cannot take (a lone surrogate): unsure
             return None
 

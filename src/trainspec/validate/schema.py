@@ -29,6 +29,8 @@ class Schema:
         self._check_refs(contents)
         self._plans: dict[tuple[int, Any], tuple[list[tuple[str, Any]], dict[str, Node], Node | None]] = {}
         self._discriminators: dict[int, str | None] = {}
+        self._properties: dict[tuple[int, bool], tuple[Node, dict[str, Node]]] = {}
+        self._simple: dict[int, tuple[list[tuple[str, Any]], dict[str, Node], Node | None, tuple[str, ...]]] = {}
         self.paths: list[Path] = sorted(set(self._walk_paths(contents, ())), key=format_path)
         """Every path the schema describes; an item of a list is step 0 (`data.datasets[0].path`)."""
 
@@ -149,11 +151,19 @@ class Schema:
         return None
 
     def properties(self, node: Node, instance: Any = None, *, every: bool = False) -> dict[str, Node]:
-        """Property schemas of an object node (of every union branch, with `every`)."""
+        """Property schemas of an object node (of every union branch, with `every`). Remembered per node
+        when no union tag of the instance can change them (the node held, so its id stays its own);
+        callers do not change the mapping."""
+        key = (id(node), every)
+        known = self._properties.get(key)
+        if known is not None and known[0] is node:
+            return known[1]
         props: dict[str, Node] = {}
         for sub in self.branches(node, instance, every=every):
             for name, spec in sub.get("properties", {}).items():
                 props.setdefault(name, spec)
+        if every or self.discriminated(node, {}) is None:
+            self._properties[key] = (node, props)
         return props
 
     def extra(self, node: Node, instance: Any = None) -> Node | None:
@@ -249,6 +259,21 @@ class Schema:
         if isinstance(value, dict):
             if node is None:
                 return _copy(value)
+            fill = self._fill
+            simple = self._simple.get(id(node))
+            if simple is not None:  # no union tag chooses the node's branch: only containers need a walk
+                defaults, props, extra, nested = simple
+                out = dict(value)
+                for name, default in defaults:
+                    if name not in out:
+                        out[name] = default
+                for name, item in value.items():
+                    if isinstance(item, (dict, list)):
+                        out[name] = fill(props.get(name, extra), item)
+                for name in nested:
+                    if name not in value:
+                        out[name] = fill(props.get(name, extra), out[name])
+                return out
             defaults, props, extra = self._object_plan(node, value)
             value = dict(value)
             if defaults:
@@ -261,11 +286,12 @@ class Schema:
                     _, props, extra = self._object_plan(node, value)  # a filled tag may select another branch
             for name, item in value.items():
                 if isinstance(item, (dict, list)):
-                    value[name] = self._fill(props.get(name, extra), item)
+                    value[name] = fill(props.get(name, extra), item)
             return value
         if isinstance(value, list):
             items = None if node is None else self.items(node, value)
-            return [self._fill(items, v) for v in value]
+            fill = self._fill
+            return [fill(items, v) if isinstance(v, (dict, list)) else v for v in value]
         return value
 
     def _object_plan(
@@ -287,6 +313,9 @@ class Schema:
             plan = (defaults, props, self.extra(node, value))
             if key is not None:
                 self._plans[key] = plan
+                if disc is None:  # no union tag chooses its branch: the one plan of the node
+                    nested = tuple(n for n, d in defaults if isinstance(d, (dict, list)))
+                    self._simple[id(node)] = (*plan, nested)
         return plan
 
     def _discriminator(self, node: Node) -> str | None:
