@@ -83,6 +83,37 @@ def test_a_valid_file_under_a_project_configuration_is_checked_without(name, tmp
     assert (code, imported) == ("0", "False"), done.stdout + done.stderr
 
 
+def _imported_by_check(tmp_path: Path, text: str, *args: str) -> tuple[int, set[str]]:
+    """The exit code of `trainspec check job.toml ARGS` in a fresh process, and the modules it imported."""
+    (tmp_path / "job.toml").write_text(text)
+    probe = (
+        "import sys, io, contextlib\nfrom trainspec.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(sys.argv[1:])\n"
+        "print(code, *sorted(sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "check", "job.toml", *args], capture_output=True, text=True, cwd=tmp_path
+    )
+    code, *modules = done.stdout.split()
+    return int(code), set(modules)
+
+
+def test_a_check_of_a_named_family_imports_no_other_family(tmp_path):
+    text = (ROOT / "examples" / "kempnerforge_7b_12gpu.toml").read_text()
+    code, modules = _imported_by_check(tmp_path, text, "--family", "kempnerforge", "--world-size", "12")
+    assert code == 0
+    assert "trainspec.families.kempnerforge" in modules
+    assert not {m for m in modules if m.startswith(("trainspec.families.specforge", "trainspec.families.axolotl"))}
+
+
+def test_a_toml_date_where_a_string_belongs_is_explained_without_python_jsonschema(tmp_path):
+    """The compiled validator cannot read a date; the explainer judges it where no union or condition
+    reads it, so an invalid file's one-file check still skips python-jsonschema's import."""
+    text = (ROOT / "examples" / "kempnerforge_7b_12gpu.toml").read_text() + "\n[eval]\nhf_dataset_split = 1979-05-27\n"
+    code, modules = _imported_by_check(tmp_path, text, "--family", "kempnerforge", "--world-size", "12")
+    assert code == 1 and "jsonschema" not in modules
+
+
 def test_an_invalid_project_configuration_is_still_explained(tmp_path):
     (tmp_path / ".trainspec.toml").write_text('world-size = "8,x"\nset = ["no-equals"]\n')
     config = tmp_path / "job.toml"

@@ -21,7 +21,14 @@ from functools import lru_cache, partial
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
-from trainspec.codes import DIAGNOSTICS_TRUNCATED, INVALID_PROJECT_CONFIG, REGISTRY, WORLD_SIZE_FROM_PROJECT, Flag, has_flag
+from trainspec.codes import (
+    DIAGNOSTICS_TRUNCATED,
+    INVALID_PROJECT_CONFIG,
+    REGISTRY,
+    WORLD_SIZE_FROM_PROJECT,
+    Flag,
+    has_flag,
+)
 from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.engine import suppressions
 from trainspec.engine.pipeline import check_path
