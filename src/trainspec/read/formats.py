@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, cast
@@ -179,3 +179,14 @@ def in_words(items: Iterable[str], last: str = "or") -> str:
     """`a, b or c`: the formats' names or extensions in a message."""
     found = list(items)
     return f"{', '.join(found[:-1])} {last} {found[-1]}" if len(found) > 1 else "".join(found)
+
+
+def line_of(lines: Sequence[str], n: int) -> str:
+    """Line `n` (from 0) of a buffer as the cursor sees it: without its carriage return, empty past the end."""
+    return lines[n].rstrip("\r") if 0 <= n < len(lines) else ""
+
+
+def unquote(key: str) -> str:
+    """A key as written in a header or a path, without the quotes TOML and YAML allow around it."""
+    key = key.strip()
+    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key

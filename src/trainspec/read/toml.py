@@ -36,6 +36,7 @@ from trainspec.read import syntax
 from trainspec.read.digits import in_digit_limit, too_many_digits
 from trainspec.read.document import Document, LineIndex, Located, Offsets, Positions, Span
 from trainspec.read.files import ReadError, file_error
+from trainspec.read.formats import line_of, unquote
 from trainspec.result import Outcome
 
 if TYPE_CHECKING:
@@ -358,12 +359,12 @@ _TYPED_TABLE = r"\s*\[\[?\s*([\w.-]*)$"
 
 def place(lines: Sequence[str], line: int, column: int) -> Place | None:
     """The key or value typed at the cursor: in the table the header above it opens."""
-    before = _line(lines, line)[:column]
+    before = line_of(lines, line)[:column]
     table: Path = ()
     for n in range(line - 1, -1, -1):
-        m = re.match(_HEADER_LINE, _line(lines, n))
+        m = re.match(_HEADER_LINE, line_of(lines, n))
         if m:
-            table = tuple(_unquote(p) for p in m.group(2).split("."))
+            table = tuple(unquote(p) for p in m.group(2).split("."))
             if m.group(1):
                 table = (*table, 0)
             break
@@ -371,20 +372,11 @@ def place(lines: Sequence[str], line: int, column: int) -> Place | None:
         parts = m.group(1).split(".")
         return "table", tuple(parts[:-1]), parts[-1]
     if (m := re.match(_TYPED_VALUE, before)) is not None:
-        return "value", (*table, *(_unquote(p) for p in m.group(1).split("."))), m.group(2)
+        return "value", (*table, *(unquote(p) for p in m.group(1).split("."))), m.group(2)
     if (m := re.match(_TYPED_KEY, before)) is not None:
         parts = m.group(1).split(".")
         return "key", (*table, *parts[:-1]), parts[-1]
     return None
-
-
-def _line(lines: Sequence[str], n: int) -> str:
-    return lines[n].rstrip("\r") if 0 <= n < len(lines) else ""
-
-
-def _unquote(key: str) -> str:
-    key = key.strip()
-    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key
 
 
 def key_text(name: str, *, table: bool, section: bool) -> str:
@@ -413,7 +405,7 @@ def insertion(text: str, positions: Positions, target: Path, line: str) -> tuple
         header = next((n for n in range(len(lines)) if lines[n].lstrip().startswith("[")), None)
         return (starts[header] if header is not None else len(text)), line + "\n"
     span = positions.get(parent)
-    if span is not None and span.key is not None and _line(lines, span.key.line - 1).lstrip().startswith("["):
+    if span is not None and span.key is not None and line_of(lines, span.key.line - 1).lstrip().startswith("["):
         return (starts[span.key.line] if span.key.line < len(starts) else len(text)), line + "\n"
     table = ".".join(p if _BARE.fullmatch(p) else f'"{p}"' for p in map(str, parent))
     return len(text), f"\n[{table}]\n{line}\n"

@@ -33,6 +33,7 @@ from trainspec.read import syntax
 from trainspec.read.digits import in_digit_limit, too_many_digits
 from trainspec.read.document import Document, LineIndex, Pos, Positions, Span, Unreadable
 from trainspec.read.files import ReadError, file_error
+from trainspec.read.formats import line_of, unquote
 from trainspec.result import Outcome
 
 if TYPE_CHECKING:
@@ -345,7 +346,7 @@ _KEY_LINE = r"(-\s+)?([^\s:#'\"][^:#]*?|\"[^\"]*\"|'[^']*'):(?:\s|$)"
 
 def place(lines: Sequence[str], line: int, column: int) -> Place | None:
     """The key or value typed at the cursor: under the keys its indentation nests it in."""
-    before = _line(lines, line)[:column]
+    before = line_of(lines, line)[:column]
     own = len(before) - len(before.lstrip())
     item: Path = (0,) if before.lstrip().startswith("- ") else ()
     if (m := re.match(_TYPED_VALUE, before)) is not None:
@@ -361,26 +362,17 @@ def _parent(lines: Sequence[str], line: int, indent: int) -> Path:
     for n in range(line - 1, -1, -1):
         if indent == 0:
             break
-        text = _line(lines, n)
+        text = line_of(lines, n)
         own = len(text) - len(text.lstrip())
         if not text.strip() or text.lstrip().startswith("#") or own >= indent:
             continue
         m = re.match(_KEY_LINE, text[own:])
         if m is not None and own + len(m.group(1) or "") < indent:  # the key whose block holds the line
-            path.insert(0, _unquote(m.group(2)))
+            path.insert(0, unquote(m.group(2)))
         if text[own:].startswith("-"):
             path.insert(0, 0)
         indent = own
     return tuple(path)
-
-
-def _line(lines: Sequence[str], n: int) -> str:
-    return lines[n].rstrip("\r") if 0 <= n < len(lines) else ""
-
-
-def _unquote(key: str) -> str:
-    key = key.strip()
-    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key
 
 
 def key_text(name: str, *, table: bool, section: bool) -> str:
