@@ -270,7 +270,7 @@ def main() -> int:
             first = files[: sizes[0]]
             check, parse = in_process(fmt, first, args.rounds)
             parsed[fmt] = (len(first), check, parse)
-        one = build(Path(tmp) / "one", "toml", 1)  # three errors: explaining them imports python-jsonschema
+        one = build(Path(tmp) / "one", "toml", 1)  # three errors, one of them a TOML date
         example = ROOT / "examples" / "kempnerforge_7b_12gpu.toml"  # valid
         cold = {
             name: alternating(commands("toml", [path]), 15)[0]
