@@ -12,6 +12,7 @@ tomllib does, or leave the text to it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import math
 import tomllib
@@ -450,3 +451,84 @@ def test_a_config_is_checked_without_importing_jsonschema(tmp_path):
             check=True,
         )
         assert done.stdout.split() == expected.split(), done.stdout + done.stderr
+
+
+def _union_paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The places (by `properties`, and the first item of a list) where a schema holds a union."""
+    if not isinstance(node, dict):
+        return []
+    found = [path] if "anyOf" in node or "oneOf" in node else []
+    for name, spec in node.get("properties", {}).items():
+        found += _union_paths(spec, (*path, name))
+    return found + _union_paths(node.get("items"), (*path, 0))
+
+
+UNION_FAMILIES = [f for f in FAMILIES if _union_paths(f.schema.inlined)]
+
+
+def _values_at(path: tuple[Any, ...]) -> list[Any]:
+    """What the corpus writes at `path`, in every config that has it."""
+    found = []
+    for doc in DOCS.values():
+        with contextlib.suppress(KeyError, IndexError, TypeError):
+            found.append(_get(doc, path))
+    return found
+
+
+def _placed(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """`doc` with `value` at `path`, the tables on the way made where missing."""
+    if not path:
+        return value
+    if isinstance(path[0], int):
+        items = list(doc) if isinstance(doc, list) and doc else [{}]
+        items[0] = _placed(items[0], path[1:], value)
+        return items
+    copy = dict(doc) if isinstance(doc, dict) else {}
+    copy[path[0]] = _placed(copy.get(path[0], {}), path[1:], value)
+    return copy
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_union_errors_are_explained_alike(data: st.DataObject) -> None:
+    """A union (SpecForge's `deployment.disaggregated`, KempnerForge's `vlm` and `distributed.dp_shard`...)
+    given what the corpus writes there, with one value or key changed, or a generated value: the
+    compiled validator's explanation is the whole python walk's."""
+    family = data.draw(st.sampled_from(UNION_FAMILIES))
+    path = data.draw(st.sampled_from(_union_paths(family.schema.inlined)))
+    written = _values_at(path)
+    value = data.draw(st.sampled_from(written)) if written and data.draw(st.booleans()) else data.draw(VALUES)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=2))):
+        leaf = data.draw(st.sampled_from(_leaves(value)))
+        parent = _get(value, leaf[:-1]) if leaf else None
+        if isinstance(parent, dict) and data.draw(st.booleans()):
+            value = _replaced(value, leaf[:-1], {k: v for k, v in parent.items() if k != leaf[-1]})
+        else:
+            value = _replaced(value, leaf, data.draw(VALUES))
+    names = [n for n in sorted(DOCS) if n.split("/")[1].split("-")[0] == family.name]
+    doc = _placed(DOCS[data.draw(st.sampled_from(names))] if names else {}, path, value)
+    if is_plain(doc):
+        whole = explained(family.schema, family.validator, doc, targeted=False)
+        assert explained_by_compiled(family.schema, family.validator, doc) == whole
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "value"),
+    [
+        ("specforge", ("deployment", "disaggregated"), {"managed_local": {"num_servers": "2"}}),
+        ("kempnerforge", ("vlm",), {"arch": "nope"}),
+        ("kempnerforge", ("distributed", "dp_shard"), 0),
+    ],
+)
+def test_a_union_error_needs_no_python_jsonschema(name: str, path: tuple[Any, ...], value: Any) -> None:
+    """The compiled validator gives a union's error with its branches' errors, as python-jsonschema does."""
+    family = next(f for f in UNION_FAMILIES if f.name == name)
+    doc = _placed({}, path, value)
+    compiled = fast_validator(family.schema)
+    assert compiled is not None and compiled.error_paths(doc)
+    alike = compiled.errors_alike(doc, 100)
+    assert alike is not None
+    assert any(e.validator in ("anyOf", "oneOf") and e.absolute_path == path for e in alike)
+    assert explained_by_compiled(family.schema, family.validator, doc) == explained(
+        family.schema, family.validator, doc, targeted=False
+    )

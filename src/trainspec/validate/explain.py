@@ -221,7 +221,6 @@ def _explain(schema: Schema, error: Error | ValidationError, data: Any) -> Itera
                 )
         return
     if keyword in ("oneOf", "anyOf"):
-        assert not isinstance(error, Error), "a union's errors are python-jsonschema's"
         yield from _explain_union(schema, error, data, rule)
         return
     if keyword == "type":
@@ -382,7 +381,7 @@ def _describe_condition(condition: Node, path: Path) -> str:
     return " and ".join(said)
 
 
-def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str) -> Iterator[Finding]:
+def _explain_union(schema: Schema, error: Error | ValidationError, data: Any, rule: str) -> Iterator[Finding]:
     path: Path = tuple(error.absolute_path)
     node = schema.deref(error.schema) if isinstance(error.schema, dict) else {}
     disc = node.get("discriminator")
@@ -418,7 +417,7 @@ def _explain_union(schema: Schema, error: ValidationError, data: Any, rule: str)
             yield from _explain(schema, sub, data)
 
 
-def _branch_of(error: ValidationError) -> Any:
+def _branch_of(error: Error | ValidationError) -> Any:
     """The union branch an error of its context came from (None for a `false` branch: jsonschema
     records no path for it)."""
     return error.relative_schema_path[0] if error.relative_schema_path else None
@@ -441,7 +440,9 @@ def _no_variant(schema: Schema, members: list[Node], at: Path, value: Any, disc:
     return Finding(at, disc.get(RULE_ANNOTATION, NOT_ALLOWED_VALUE.id), message, at_key=False)
 
 
-def _every_variant_agrees(schema: Schema, error: ValidationError, data: Any, variants: int, tag: Path) -> list[Finding]:
+def _every_variant_agrees(
+    schema: Schema, error: Error | ValidationError, data: Any, variants: int, tag: Path
+) -> list[Finding]:
     """With no variant selected, the problems every variant finds besides its tag (a key they all
     have, of the wrong type): the rest of the section is still checked, and no rule is handed
     a value that no variant accepts."""
@@ -449,7 +450,7 @@ def _every_variant_agrees(schema: Schema, error: ValidationError, data: Any, var
     for sub in error.context or ():
         for f in _explain(schema, sub, data):
             if f.path != tag:
-                found[sub.relative_schema_path[0]][(f.path, f.rule, f.message)] = f
+                found[int(sub.relative_schema_path[0])][(f.path, f.rule, f.message)] = f
     return [f for key, f in found[0].items() if all(key in other for other in found[1:])]
 
 

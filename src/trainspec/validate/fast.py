@@ -201,13 +201,17 @@ def stand_in(data: Any, plain: bool | None = None) -> tuple[Any, list[Path]] | N
 class Error(NamedTuple):
     """An error of the compiled validator in the terms of python-jsonschema's (the attributes `validation`
     explains): the failing keyword as the schema writes it, its value there, the value it failed on, and
-    where both are."""
+    where both are; for a union (`anyOf`, `oneOf`), the node holding it and its branches' errors, each
+    with its path from the union (the branch first)."""
 
     validator: str
     validator_value: Any
     instance: Any
     absolute_path: Path
     absolute_schema_path: tuple[str | int, ...]
+    relative_schema_path: tuple[str | int, ...] = ()
+    schema: Any = None
+    context: tuple[Error, ...] = ()
 
 
 _AS_WRITTEN = {_STRICT_INTEGER: "type", _PATTERN: "pattern"}
@@ -332,7 +336,15 @@ _ANNOTATION_KEYS = frozenset(
 )
 _ELSEWHERE = frozenset({"anyOf", "oneOf", "not", "contains", "$ref"})
 """Keywords below which python-jsonschema reports otherwise (a union's branches as the context of one error,
-a condition's in the words of its `if`): an error under one is explained by python-jsonschema."""
+a condition's in the words of its `if`): an error under one is explained by python-jsonschema, except
+a union's own, rebuilt from its branches' errors (`FastValidator._alike`)."""
+_UNIONS = frozenset({"anyOf", "oneOf"})
+
+
+def _at(data: Any, path: Path) -> Any:
+    for part in path:
+        data = data[part]
+    return data
 
 
 class FastValidator:
@@ -367,19 +379,46 @@ class FastValidator:
             return None
         if len(found) > most:
             return None
+        budget = [most]
         out = []
         for error in found:
-            where = tuple(error.schema_path)
-            keyword = _AS_WRITTEN.get(str(where[-1]), where[-1])
-            if keyword not in _REPORTED_ALIKE or not _ELSEWHERE.isdisjoint(where):
+            alike = self._alike(error, data, 0, budget, bool(standing_in))
+            if alike is None:
                 return None
-            node: Any = self._schema.inlined
-            for part in where[:-1]:
-                node = node[part]
-            out.append(
-                Error(keyword, node[keyword], error.instance, tuple(error.instance_path), (*where[:-1], keyword))
-            )
+            out.append(alike)
         return out
+
+    def _alike(self, error: Any, data: Any, branch: int, budget: list[int], standing_in: bool) -> Error | None:
+        """`error` as python-jsonschema reports it, or None. `branch`: where in its schema path the index of
+        the union branch holding it lies (0: in no union); `budget`: how many more errors may be rebuilt.
+        A union's error takes its branches' errors as its context, as python-jsonschema's does (not over
+        values standing in for others: its instance would show the stand-in)."""
+        budget[0] -= 1
+        where = tuple(error.schema_path)
+        keyword = _AS_WRITTEN.get(str(where[-1]), where[-1])
+        union = keyword in _UNIONS and not standing_in
+        if budget[0] < 0 or not (union or keyword in _REPORTED_ALIKE) or not _ELSEWHERE.isdisjoint(where[branch:-1]):
+            return None
+        node: Any = self._schema.inlined
+        for part in where[:-1]:
+            node = node[part]
+        path = tuple(error.instance_path)
+        relative = (*where[branch:-1], keyword)
+        if not union:
+            return Error(keyword, node[keyword], error.instance, path, (*where[:-1], keyword), relative)
+        import jsonschema_rs
+
+        context: list[Error] = []
+        if not isinstance(error.kind, jsonschema_rs.ValidationErrorKind.OneOfMultipleValid):
+            for index, errors in enumerate(error.kind.context):
+                for sub in errors:
+                    if tuple(sub.schema_path[: len(where) + 1]) != (*where, index):
+                        return None
+                    alike = self._alike(sub, data, len(where), budget, standing_in)
+                    if alike is None:
+                        return None
+                    context.append(alike)
+        return Error(keyword, node[keyword], _at(data, path), path, where, relative, node, tuple(context))
 
     def unjudged_alike(self, data: Any, unjudged: list[Path]) -> list[Error] | None:
         """python-jsonschema's errors at values the compiled validator cannot judge, when each is a date or
