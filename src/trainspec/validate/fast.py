@@ -239,19 +239,8 @@ _APPLY_HERE = (
     *("contains", "$ref", "enum", "const", "uniqueItems"),
 )
 """Keywords of a node whose verdict may read a value below it otherwise than by descending to it."""
-_BLIND = frozenset(
+_ANNOTATION_KEYS = frozenset(
     {
-        "type",
-        "required",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "maxLength",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "pattern",
         "$id",
         "$schema",
         "$defs",
@@ -268,6 +257,23 @@ _BLIND = frozenset(
         "x-intellij-html-description",
     }
 )
+"""Keywords that say nothing of a value: documentation, editor hints, definitions."""
+_BLIND = _ANNOTATION_KEYS | frozenset(
+    {
+        "type",
+        "required",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "pattern",
+    }
+)
+"""Keywords that judge only the value they sit on, never a value below it: a stand-in below them fails none."""
 
 
 def _date_errors(node: Any, value: Any, path: Path, where: list[str | int]) -> list[Error] | None:
@@ -316,24 +322,6 @@ def _blind(node: Any, rest: Path) -> bool:
     return True
 
 
-_ANNOTATION_KEYS = frozenset(
-    {
-        "$id",
-        "$schema",
-        "$defs",
-        RULE_ANNOTATION_KEY,
-        "title",
-        "description",
-        "markdownDescription",
-        "default",
-        "examples",
-        "$comment",
-        "deprecated",
-        "defaultSnippets",
-        "x-taplo",
-        "x-intellij-html-description",
-    }
-)
 _ELSEWHERE = frozenset({"anyOf", "oneOf", "not", "contains", "$ref"})
 """Keywords below which python-jsonschema reports otherwise (a union's branches as the context of one error,
 a condition's in the words of its `if`): an error under one is explained by python-jsonschema, except
