@@ -215,25 +215,9 @@ class Error(NamedTuple):
 
 
 _AS_WRITTEN = {_STRICT_INTEGER: "type", _PATTERN: "pattern"}
-_REPORTED_ALIKE = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "required",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "uniqueItems",
-        "pattern",
-        "additionalProperties",
-    }
-)
-"""Keywords whose failure both validators report once per failing place, each explained in its own words."""
+_REPORTED_ALIKE = (_CHECKED - {"maxLength", "$ref", "$id", "$schema"}) | {"additionalProperties"}
+"""Keywords whose failure both validators report once per failing place, each explained in its own words
+(the shared keywords that can fail, but `maxLength`, which is left to python-jsonschema, and `additionalProperties`)."""
 _APPLY_HERE = (
     *("allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
     *("contains", "$ref", "enum", "const", "uniqueItems"),
