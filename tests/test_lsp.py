@@ -22,7 +22,7 @@ from trainspec.cli import main
 from trainspec.diagnostics import Diagnostic, Related, Severity, at_world_size
 from trainspec.editor.lsp.actions import _candidates, code_actions
 from trainspec.editor.lsp.analysis import Analysis, Settings
-from trainspec.editor.lsp.completion import _yaml, complete
+from trainspec.editor.lsp.completion import complete
 from trainspec.editor.lsp.convert import span, to_lsp
 from trainspec.editor.lsp.framing import (
     FramingError,
@@ -243,8 +243,10 @@ def test_hover_over_nothing_says_nothing():
     ],
 )
 def test_yaml_completion_finds_where_the_cursor_is(text, before, expected):
+    from trainspec.read import yaml
+
     source = Source(text)
-    assert _yaml(source, len(source.lines) - 1, before) == expected
+    assert yaml.place(source.lines, len(source.lines) - 1, len(before)) == expected
 
 
 def test_completion_in_a_union_branch_follows_the_config():
@@ -322,9 +324,10 @@ def test_the_vscode_extension_offers_no_setting_the_server_ignores():
     ],
 )
 def test_json_completion_finds_where_the_cursor_is(before, expected):
-    from trainspec.editor.lsp.completion import _json
+    from trainspec.read import json
 
-    assert _json(before) == expected
+    lines = before.split("\n")
+    assert json.place(lines, len(lines) - 1, len(lines[-1])) == expected
 
 
 def test_json_completion_inserts_json():

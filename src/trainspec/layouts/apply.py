@@ -15,10 +15,10 @@ from typing import Any
 
 from trainspec.diagnostics import Diagnostic
 from trainspec.engine.pipeline import check_path
-from trainspec.errors import TrainspecError
+from trainspec.errors import RewriteError, TrainspecError
 from trainspec.layouts.planner import Plan, file_changes
 from trainspec.paths import Path, is_prefix, parse_path
-from trainspec.write.rewrite import RewriteError, set_values
+from trainspec.write.rewrite import set_values
 from trainspec.write.safe_write import WriteRefused, read_text, write_text
 
 

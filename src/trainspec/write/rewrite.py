@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trainspec.errors import RewriteError
 from trainspec.paths import Path
 from trainspec.read.files import parse
 from trainspec.read.formats import FORMATS
-
-__all__ = ["RewriteError", "set_values"]
 
 
 def set_values(file: str, text: str, values: Mapping[Path, Any]) -> str:

@@ -22,7 +22,7 @@ from trainspec.read.formats import FORMATS
 from trainspec.validate.schema import Node, get
 
 if TYPE_CHECKING:
-    from trainspec.read.formats import Place, Syntax
+    from trainspec.read.formats import Syntax
 
 
 def complete(
@@ -58,17 +58,6 @@ def complete(
         item.filter_text = item.filter_text or text
         item.insert_text = None
     return items
-
-
-def _yaml(source: Source, line: int, before: str) -> Place | None:
-    """The place a YAML buffer has at the end of `before`, the start of its line `line`."""
-    return _syntax("yaml").place(source.lines, line, len(before))
-
-
-def _json(before: str) -> Place | None:
-    """The place JSON text has at its end."""
-    lines = before.split("\n")
-    return _syntax("json").place(lines, len(lines) - 1, len(lines[-1]))
 
 
 def _node(family: Family, path: Path, config: Any) -> Node | None:
