@@ -2,7 +2,7 @@
 
 Axolotl example files have free-form names (`lora-1b.yml`), so the server must recognise the family
 from the keys, and yaml-language-server gets the schema from the modeline. The corpus is the
-release's own examples, unmodified (../shared/corpus/axolotl-0.18.0).
+release's own examples, unmodified (tests/corpus/axolotl-0.18.0).
 """
 
 from __future__ import annotations
@@ -20,15 +20,13 @@ import pytest
 from trainspec import api
 from trainspec.families import get_family
 
+from .conftest import ROOT
 from .lsp_client import LspClient, apply_edits, markup_text
 from .test_editor_lsp import YAML_SERVER, documents, editor_schema
 
 pytestmark = pytest.mark.external  # launches `trainspec lsp` and yaml-language-server
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "axolotl-0.18.0"
-if not CORPUS.is_dir():  # a worktree sits beside the main checkout
-    CORPUS = Path("/work/shared/corpus/axolotl-0.18.0")
+CORPUS = ROOT / "tests" / "corpus" / "axolotl-0.18.0"
 LORA = CORPUS / "llama-3" / "lora-1b.yml"
 GPU, WORLD_SIZE = "h100", 8
 
