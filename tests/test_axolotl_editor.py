@@ -2,7 +2,7 @@
 
 Axolotl example files have free-form names (`lora-1b.yml`), so the server must recognise the family
 from the keys, and yaml-language-server gets the schema from the modeline. The corpus is the
-release's own examples, unmodified (tests/corpus/axolotl-0.18.0).
+release's own examples, unmodified (tests/data/axolotl/examples-0.18.0).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import pytest
 from trainspec import api
 from trainspec.families import get_family
 
-from .conftest import ROOT
+from .conftest import AXOLOTL_EXAMPLES
 from .lsp_client import LspClient, apply_edits, markup_text
 from .test_editor_lsp import YAML_SERVER, documents, editor_schema
 
 pytestmark = pytest.mark.external  # launches `trainspec lsp` and yaml-language-server
 
-CORPUS = ROOT / "tests" / "corpus" / "axolotl-0.18.0"
+CORPUS = AXOLOTL_EXAMPLES
 LORA = CORPUS / "llama-3" / "lora-1b.yml"
 GPU, WORLD_SIZE = "h100", 8
 
