@@ -20,7 +20,7 @@ import pytest
 from trainspec import api
 from trainspec.families import get_family
 
-from .conftest import AXOLOTL_EXAMPLES
+from .conftest import AXOLOTL_EXAMPLES, ROOT
 from .lsp_client import LspClient, apply_edits, markup_text
 from .test_editor_lsp import YAML_SERVER, documents, editor_schema
 
