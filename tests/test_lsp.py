@@ -101,7 +101,7 @@ def test_a_diagnostic_as_the_client_gets_it():
     (related,) = shown.related_information or []
     assert related.location.range.start.line == 4 and related.message == "model.n_heads"
     note = Diagnostic("job.toml", None, None, (), "world-size-unknown", Severity.NOTE, "no world size", origin="x")
-    assert to_lsp(note, source, "u", None).severity is lsp.DiagnosticSeverity.Hint
+    assert to_lsp(note, source, "u", None).severity is lsp.DiagnosticSeverity.Information
     unused = Diagnostic("job.toml", 1, 1, (), "unused-suppression", Severity.WARNING, "unused")
     assert to_lsp(unused, source, "u", None).tags == [lsp.DiagnosticTag.Unnecessary]
 

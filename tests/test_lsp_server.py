@@ -5,6 +5,7 @@ fix applied and re-checked, hover and completion for both families."""
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -67,7 +68,7 @@ def by_code(diagnostics: list[dict[str, Any]], code: str) -> list[dict[str, Any]
 
 
 def problems(diagnostics: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Errors and warnings (notes are hints)."""
+    """Errors and warnings (notes are information)."""
     return [d for d in diagnostics if d["severity"] <= 2]
 
 
@@ -303,30 +304,79 @@ def test_check_never_imports_pygls(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
 
 
-def test_the_vscode_extension_starts_trainspec_lsp_with_its_settings(tmp_path):
+VSCODE_STUB = """
+const path = require("path");
+const calls = (globalThis.calls = { errors: [], commands: [] });
+let settings = JSON.parse(process.env.SETTINGS);
+module.exports = {
+  workspace: {
+    workspaceFolders: process.env.FOLDER ? [{ uri: { fsPath: process.env.FOLDER } }] : [],
+    getConfiguration: () => ({ ...settings, get(k) { return settings[k]; } }),
+    createFileSystemWatcher: (glob) => ({ glob }),
+    onDidChangeConfiguration: (listener) => { globalThis.changed = (s) => { settings = s; return listener(
+      { affectsConfiguration: (name) => name === "trainspec.path" }); }; return {}; },
+  },
+  extensions: { getExtension: (id) => id === "ms-python.python" && process.env.PYTHON ? {
+    isActive: true,
+    exports: { environments: {
+      getActiveEnvironmentPath: () => ({ path: process.env.PYTHON }),
+      resolveEnvironment: async (e) => ({ executable: { uri: { fsPath: e.path } } }),
+      onDidChangeActiveEnvironmentPath: () => ({}),
+    } },
+  } : undefined },
+  window: { showErrorMessage: async (message) => { calls.errors.push(message); } },
+  commands: { executeCommand: (...args) => calls.commands.push(args) },
+};
+"""
+CLIENT_STUB = """
+globalThis.started = [];
+class LanguageClient {
+  constructor(id, name, server, options) { this.record = { id, server, options, stopped: false };
+    globalThis.started.push(this.record); }
+  start() { return Promise.resolve(); }
+  stop() { this.record.stopped = true; return Promise.resolve(); }
+}
+module.exports = { LanguageClient };
+"""
+RUN_EXTENSION = """
+const e = require("./extension.js");
+(async () => {
+  await e.activate({ subscriptions: [] });
+  if (process.env.CHANGE) await globalThis.changed(JSON.parse(process.env.CHANGE));
+  const s = globalThis.started.map((c) => ({ server: c.server, stopped: c.stopped,
+    selector: c.options.documentSelector, sync: c.options.synchronize, init: c.options.initializationOptions }));
+  console.log(JSON.stringify({ started: s, errors: globalThis.calls.errors }));
+})();
+"""
+
+
+def run_extension(tmp_path: Path, settings: dict, **env: str) -> dict:
     """The extension run by Node against stand-ins for the `vscode` and language-client modules."""
     stubs = tmp_path / "node_modules"
-    (stubs / "vscode").mkdir(parents=True)
-    (stubs / "vscode" / "index.js").write_text(
-        "module.exports = { workspace: { getConfiguration: () => "
-        "({ path: '/opt/bin/trainspec', worldSize: [8], get(k) { return this[k]; } }), "
-        "createFileSystemWatcher: (glob) => ({ glob }) } };"
-    )
-    (stubs / "vscode-languageclient").mkdir()
-    (stubs / "vscode-languageclient" / "node.js").write_text(
-        "class LanguageClient { constructor(id, name, server, options) { globalThis.started = "
-        "{ id, server, options }; } start() { return Promise.resolve(); } }\n"
-        "module.exports = { LanguageClient };"
-    )
+    (stubs / "vscode").mkdir(parents=True, exist_ok=True)
+    (stubs / "vscode" / "index.js").write_text(VSCODE_STUB)
+    (stubs / "vscode-languageclient").mkdir(exist_ok=True)
+    (stubs / "vscode-languageclient" / "node.js").write_text(CLIENT_STUB)
     extension = Path(__file__).resolve().parent.parent / "editors" / "vscode" / "extension.js"
     (tmp_path / "extension.js").write_text(extension.read_text())
-    script = (
-        "const e = require('./extension.js'); e.activate(); const s = globalThis.started; "
-        "console.log(JSON.stringify({ id: s.id, server: s.server, selector: s.options.documentSelector, "
-        "sync: s.options.synchronize, init: s.options.initializationOptions }));"
-    )
-    out = subprocess.run(["node", "-e", script], cwd=tmp_path, capture_output=True, text=True, check=True)
-    started = json.loads(out.stdout)
+    environment = {"PATH": env.pop("PATH", "/nonexistent"), "SETTINGS": json.dumps(settings), **env}
+    node = shutil.which("node")
+    assert node is not None, "needs Node.js"
+    out = subprocess.run([node, "-e", RUN_EXTENSION], cwd=tmp_path, capture_output=True, text=True, env=environment)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_the_vscode_extension_starts_trainspec_lsp_with_its_settings(tmp_path):
+    ran = run_extension(tmp_path, {"path": "/opt/bin/trainspec", "worldSize": [8]})
+    (started,) = ran["started"]
     assert started["server"] == {"command": "/opt/bin/trainspec", "args": ["lsp"]}
     assert [s["language"] for s in started["selector"]] == ["toml", "yaml", "json"]
     assert started["sync"] == {
@@ -334,6 +384,49 @@ def test_the_vscode_extension_starts_trainspec_lsp_with_its_settings(tmp_path):
         "fileEvents": {"glob": "**/{pyproject.toml,.trainspec.toml}"},
     }
     assert started["init"]["trainspec"]["worldSize"] == [8]
+
+
+def test_the_vscode_extension_finds_trainspec_as_the_python_extensions_do(tmp_path):
+    """The selected interpreter first, then the workspace's virtualenv, then PATH."""
+    interpreter_bin = tmp_path / "env" / "bin"
+    executable(interpreter_bin / "python")
+    beside = executable(interpreter_bin / "trainspec")
+    workspace = tmp_path / "work"
+    in_venv = executable(workspace / ".venv" / "bin" / "trainspec")
+    on_path = executable(tmp_path / "path-bin" / "trainspec")
+    everything = {"PYTHON": str(interpreter_bin / "python"), "FOLDER": str(workspace), "PATH": str(on_path.parent)}
+
+    def command(**env: str) -> str:
+        (started,) = run_extension(tmp_path, {"path": ""}, **env)["started"]
+        return started["server"]["command"]
+
+    assert command(**everything) == str(beside)
+    beside.unlink()
+    assert command(**everything) == str(in_venv)
+    in_venv.unlink()
+    assert command(**everything) == str(on_path)
+
+
+def test_the_vscode_extension_names_the_setting_when_trainspec_is_nowhere(tmp_path):
+    ran = run_extension(tmp_path, {"path": ""}, FOLDER=str(tmp_path))
+    assert ran["started"] == []
+    (error,) = ran["errors"]
+    assert "trainspec.path" in error and "pip install 'trainspec[lsp]'" in error
+
+
+def test_a_changed_trainspec_path_restarts_the_server_without_a_reload(tmp_path):
+    ran = run_extension(tmp_path, {"path": "/opt/a/trainspec"}, CHANGE=json.dumps({"path": "/opt/b/trainspec"}))
+    first, second = ran["started"]
+    assert (first["server"]["command"], first["stopped"]) == ("/opt/a/trainspec", True)
+    assert (second["server"]["command"], second["stopped"]) == ("/opt/b/trainspec", False)
+
+
+def test_the_vscode_extension_gives_toml_files_a_language():
+    """VS Code has no TOML language of its own: without one, .toml files are plain text and the
+    extension never starts for KempnerForge configs."""
+    manifest = json.loads((Path(__file__).resolve().parent.parent / "editors" / "vscode" / "package.json").read_text())
+    (toml,) = [lang for lang in manifest["contributes"]["languages"] if lang["id"] == "toml"]
+    assert ".toml" in toml["extensions"] and "onLanguage:toml" in manifest["activationEvents"]
 
 
 def test_the_project_configuration_and_file_directives_apply(client, tmp_path):

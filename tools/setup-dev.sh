@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 
 # zsh and fish: the completion tests (tests/test_completion.py); neovim, emacs-nox, elpa-eglot
 # and elpa-yaml-mode: docs/lsp.md's Neovim and Emacs recipes (tests/test_editor_neovim.py,
-# tests/test_editor_emacs.py).
-PACKAGES="zsh fish neovim emacs-nox elpa-eglot elpa-yaml-mode"
+# tests/test_editor_emacs.py); chromium, ripgrep and what code-server's native modules build with:
+# VS Code in a browser (tests/test_vscode_browser.py).
+PACKAGES="zsh fish neovim emacs-nox elpa-eglot elpa-yaml-mode chromium ripgrep build-essential pkg-config
+  libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev"
 # shellcheck disable=SC2086
 if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
   SUDO=""
@@ -38,3 +40,20 @@ fi
 .venv/bin/python -m pip install -q transformers==5.14.1 accelerate==1.13.0 peft==0.19.1 pillow==13.0.0 addict==2.4.0
 .venv/bin/python -m pip install -q --no-deps axolotl==0.18.0
 npm ci --no-audit --no-fund
+
+# code-server (VS Code served to a browser) for tests/test_vscode_browser.py, under .tools/: 4.100 is
+# its last release for Node 20. Its install builds native modules and its ripgrep package would
+# fetch a binary from outside the npm registry: Debian's ripgrep is put in that package's download
+# cache first (@vscode/ripgrep 1.15.11 asks for ripgrep v13.0.0-10).
+CODE_SERVER=.tools/code-server
+if [ ! -x "$CODE_SERVER/node_modules/.bin/code-server" ]; then
+  echo "setup-dev: installing code-server 4.100.3 into $CODE_SERVER (a few minutes: it builds native modules)"
+  cache="$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-1.15.11"
+  mkdir -p "$cache"
+  tar czf "$cache/ripgrep-v13.0.0-10-$(uname -m)-unknown-linux-musl.tar.gz" -C "$(dirname "$(command -v rg)")" rg
+  mkdir -p "$CODE_SERVER"
+  npm install --prefix "$CODE_SERVER" --ignore-scripts --no-audit --no-fund code-server@4.100.3
+  (cd "$CODE_SERVER" && npm rebuild argon2)
+  (cd "$CODE_SERVER/node_modules/code-server" &&
+    npm_config_yes=true npm_config_unsafe_perm=true npm_config_user_agent="npm node/$(node --version)" sh ./postinstall.sh)
+fi

@@ -17,7 +17,9 @@ SOURCE = "trainspec"
 SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
-    Severity.NOTE: lsp.DiagnosticSeverity.Hint,  # a note fails nothing: no entry among the problems
+    # A note fails nothing, but may ask for something (a world size to check the layout at): editors list
+    # information among the problems, and show a hint only as a faint mark.
+    Severity.NOTE: lsp.DiagnosticSeverity.Information,
 }
 SEVERITY_NAMES = {
     lsp.DiagnosticSeverity.Error: "error",
@@ -82,7 +84,8 @@ def to_lsp(d: Diagnostic, source: Source, uri: str, family: Family | None) -> ls
 
 
 def severity_of(d: Diagnostic) -> lsp.DiagnosticSeverity:
-    """The severity `d` is published with: notes, and problems most editor buffers would raise, as hints."""
+    """The severity `d` is published with: problems most editor buffers would raise (a file no family
+    claims) as hints, the rest as their own severity."""
     return lsp.DiagnosticSeverity.Hint if has_flag(d.rule, Flag.QUIET_IN_EDITORS) else SEVERITY[d.severity]
 
 
