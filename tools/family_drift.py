@@ -442,7 +442,8 @@ def load_classes(spec: Mapping[str, str]) -> tuple[type, str]:
     if "distribution" in spec:
         dist = metadata.distribution(spec["distribution"])
         file = Path(str(dist.locate_file(spec["file"])))
-        module_name = f"_drift_{spec['distribution']}_{dist.version}".replace(".", "_").replace("-", "_")
+        stem = spec["file"].removesuffix(".py").replace("/", "_")
+        module_name = f"_drift_{spec['distribution']}_{dist.version}_{stem}".replace(".", "_").replace("-", "_")
         loaded = importlib.util.spec_from_file_location(module_name, file)
         if loaded is None or loaded.loader is None:
             raise ImportError(f"cannot import {file}")
