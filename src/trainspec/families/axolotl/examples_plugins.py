@@ -62,8 +62,8 @@ EXAMPLES: dict[str, Example] = {
     ),
     "spectrum-fsdp-orig-params": plugin_example(
         "spectrum",
-        "fsdp:\n  - full_shard\nfsdp_config:\n  use_orig_params: false\n",
-        "fsdp:\n  - full_shard\nfsdp_config:\n  use_orig_params: true\n",
+        "fsdp:\n  - full_shard\nfsdp_version: 2\nfsdp_config:\n  use_orig_params: false\n",
+        "fsdp:\n  - full_shard\nfsdp_version: 2\nfsdp_config:\n  use_orig_params: true\n",
     ),
     "nemo-gym-needs-configs-and-datasets": plugin_example(
         "nemo_gym",
