@@ -11,6 +11,7 @@ falls under a documented row of docs/loader-differences.md (`CLASSES` of the dif
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import random
 from functools import cache
@@ -275,7 +276,7 @@ def plugin_cases(plugin: str) -> list[tuple[str, str]]:
     examples = [(rid, e) for rid, e in EXAMPLES.items() if usual(plugin) in e.bad]
     for rid, example in examples:
         cases += [(f"{rid}: its example", example.bad), (f"{rid}: its fix", example.good)]
-    for (one, a), (two, b) in zip(examples, examples[1:], strict=False):  # two validators at once
+    for (one, a), (two, b) in itertools.pairwise(examples):  # two validators at once
         merged = {**yaml.safe_load(a.bad), **yaml.safe_load(b.bad)}
         cases.append((f"{one} and {two}", yaml.safe_dump(merged, sort_keys=False)))
     return cases
@@ -302,7 +303,7 @@ def test_trainspec_and_the_loader_agree_on_the_plugins_settings(tmp_path, plugin
     REPORTS.append(f"Axolotl plugin {plugin}: {judge.counts['cases']} cases; {judge.summary()}")
     judge.finish()
     assert judge.counts["more lenient"] == 0
-    assert judge.counts["cases"] > 1 + PER_FIELD
+    assert judge.counts["cases"] >= 1 + PER_FIELD
 
 
 def test_the_cases_cover_every_setting_and_example():

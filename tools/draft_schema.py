@@ -2,7 +2,8 @@
 
     python tools/draft_schema.py my_trainer.config:TrainConfig > draft.schema.json
     python tools/draft_schema.py --distribution my-trainer --file my_trainer/config.py TrainConfig
-    python tools/draft_schema.py --distribution axolotl --plugins axolotl/integrations --into schema/axolotl/config.schema.json
+    python tools/draft_schema.py --distribution axolotl --plugins axolotl/integrations \
+        --into schema/axolotl/config.schema.json
 
 The classes are read the way `tools/family_drift.py` reads them (pydantic models
 and dataclasses, as declared, never instantiated), and its table of field rows

@@ -68,9 +68,9 @@ def _plugin_classes(tree: ast.Module) -> list[tuple[str, str]]:
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name == "get_input_args":
                 for ret in ast.walk(item):
-                    if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Constant):
-                        if isinstance(ret.value.value, str):
-                            out.append((node.name, ret.value.value))
+                    value = ret.value if isinstance(ret, ast.Return) else None
+                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                        out.append((node.name, value.value))
     return out
 
 
@@ -120,7 +120,8 @@ def _keep_descriptions(new: Any, old: Any) -> Any:
         out["description"] = old["description"]
     if isinstance(new.get("properties"), dict):
         out["properties"] = {
-            name: _keep_descriptions(spec, old.get("properties", {}).get(name)) for name, spec in new["properties"].items()
+            name: _keep_descriptions(spec, old.get("properties", {}).get(name))
+            for name, spec in new["properties"].items()
         }
     return out
 

@@ -77,7 +77,9 @@ EXAMPLES: dict[str, Example] = {
     "swanlab-project-not-blank": plugin_example(
         "swanlab", "use_swanlab: false\nswanlab_project: ' '\n", "use_swanlab: false\n"
     ),
-    "swanlab-needs-project": plugin_example("swanlab", "use_swanlab: true\n", "use_swanlab: true\nswanlab_project: sft\n"),
+    "swanlab-needs-project": plugin_example(
+        "swanlab", "use_swanlab: true\n", "use_swanlab: true\nswanlab_project: sft\n"
+    ),
     "diffusion-mask-ratios-ordered": plugin_example(
         "diffusion",
         "diffusion:\n  min_mask_ratio: 0.8\n  max_mask_ratio: 0.5\n",
@@ -120,7 +122,9 @@ EXAMPLES: dict[str, Example] = {
     "gemma4-nonexpert-deprecated": plugin_example(
         "kernels", KERNELS + "gemma4_nf4_nonexpert: true\n", KERNELS + "nonexpert_quantization: nf4\n"
     ),
-    "kernels-plugin-sets-use-kernels": plugin_example("kernels", "use_scattermoe: true\n", KERNELS + "use_scattermoe: true\n"),
+    "kernels-plugin-sets-use-kernels": plugin_example(
+        "kernels", "use_scattermoe: true\n", KERNELS + "use_scattermoe: true\n"
+    ),
     "dsv4-kernels-attention-lora": plugin_example(
         "kernels",
         KERNELS + "use_dsv4_kernels: true\nlora_target_linear: true\n",
