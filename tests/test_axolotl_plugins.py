@@ -127,14 +127,23 @@ def test_the_swanlab_plugin_alone_needs_a_project(write):
     assert [d.rule for d in errors(path)] == ["swanlab-needs-project"]
 
 
-def test_plugin_keys_are_completed_and_documented():
-    family = get_family(VERSION)
-    text = LIGER.replace("liger_rms_norm: maybe\n", "liger_rm")
+def _completed(text: str) -> dict[str, Any]:
+    """What trainspec's completion offers at the end of `text` (its last line being typed), the config of the
+    lines before it known, as the language server knows the last config of a buffer that parsed."""
     lines = text.splitlines()
-    items = {i.label: i for i in complete(family, Source(text), "yaml", len(lines) - 1, len(lines[-1]), None)}
-    assert "liger_rms_norm" in items and "expert_parallel_size" in items
+    config = yaml.safe_load("\n".join(lines[:-1]))
+    found = complete(get_family(VERSION), Source(text), "yaml", len(lines) - 1, len(lines[-1]), config)
+    return {i.label: i for i in found}
+
+
+def test_plugin_keys_are_completed_and_documented_when_the_plugin_is_listed():
+    items = _completed(LIGER.replace("liger_rms_norm: maybe\n", "liger_rm"))
+    assert "liger_rms_norm" in items
     doc = items["liger_rms_norm"].documentation
     assert doc is not None and "tensor_parallel_size" in doc.value
+    assert "expert_parallel_size" not in items  # another plugin's setting, that plugin not listed
+    assert "liger_rms_norm" not in _completed(HEAD + "liger_rm")
+    assert "learning_rate" in _completed(HEAD + "lear")
 
 
 def test_hover_on_a_plugin_key_gives_its_type_condition_and_meaning():
@@ -314,3 +323,51 @@ def test_the_cases_cover_every_setting_and_example():
     covered = {what.split(":")[0] for plugin in PLUGINS for what, _ in plugin_cases(plugin)}
     assert set(RULES) <= covered
     assert json.dumps(sorted(covered))  # plain text, for the report
+
+
+# -- the editor schema under yaml-language-server ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def yaml_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    import shutil
+
+    from .lsp_client import LspClient
+    from .test_editor_lsp import YAML_SERVER
+
+    node = shutil.which("node")
+    if node is None or not YAML_SERVER.exists():
+        pytest.fail(f"needs Node.js and yaml-language-server: run `npm ci` in {ROOT}", pytrace=False)
+    folder = tmp_path_factory.mktemp("yls-plugins")
+    client = LspClient([node, str(YAML_SERVER), "--stdio"], folder, {"yaml": {"schemaStore": {"enable": False}}})
+    yield client, folder
+    client.shutdown()
+
+
+EDITOR_SCHEMA = ROOT / "editors" / "schemas" / "axolotl.schema.json"
+
+
+@pytest.mark.external
+def test_yaml_language_server_completes_documents_and_checks_a_listed_plugins_keys(yaml_server: Any) -> None:
+    from .lsp_client import markup_text
+
+    client, folder = yaml_server
+    modeline = f"# yaml-language-server: $schema={EDITOR_SCHEMA.as_uri()}\n"
+    listed_text = modeline + HEAD + "plugins:\n  - axolotl.integrations.liger.LigerPlugin\n\n"
+    uri = (folder / "listed.yml").as_uri()
+    client.check(uri, "yaml", listed_text)
+    offered = {
+        i["label"]: markup_text(i.get("documentation"))
+        for i in client.completion(uri, len(listed_text.splitlines()), 0)
+    }
+    assert "liger_rms_norm" in offered and "Liger's fused RMSNorm kernel" in offered["liger_rms_norm"]
+    assert "expert_parallel_size" not in offered  # another plugin's key, that plugin not listed
+
+    wrong = modeline + LIGER
+    found = client.check((folder / "wrong.yml").as_uri(), "yaml", wrong)
+    assert [d["range"]["start"]["line"] for d in found] == [wrong.splitlines().index("liger_rms_norm: maybe")]
+    hover = client.hover((folder / "wrong.yml").as_uri(), wrong.splitlines().index("liger_rms_norm: maybe"), 2)
+    assert hover is not None and "Liger's fused RMSNorm kernel" in markup_text(hover["contents"])
+
+    unlisted = modeline + HEAD + "liger_rms_norm: maybe\n"
+    assert client.check((folder / "unlisted.yml").as_uri(), "yaml", unlisted) == []
