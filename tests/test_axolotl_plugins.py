@@ -35,7 +35,7 @@ from trainspec.families.axolotl.rules_plugins import RULES as PLUGIN_RULES
 from trainspec.families.axolotl.rules_plugins_kernels import RULES as KERNEL_RULES
 
 from .conftest import REPORTS, ROOT
-from .differential import WRONG, Judge
+from .differential import WRONG, YAML_1_1, Judge, render, set_raw
 
 VERSION = "axolotl@0.18.0"
 RULES = {r.id: r for r in [*PLUGIN_RULES, *KERNEL_RULES]}
@@ -282,6 +282,10 @@ def plugin_cases(plugin: str) -> list[tuple[str, str]]:
             config = copy.deepcopy(base)
             _set(config, path, copy.deepcopy(value))
             cases.append((f"{'.'.join(path)} = {value!r}", yaml.safe_dump(config, sort_keys=False)))
+        scalar = rng.choice(YAML_1_1)  # read otherwise by the loader's YAML 1.1
+        config, raw = copy.deepcopy(base), {}
+        set_raw(config, raw, path, scalar)
+        cases.append((f"{'.'.join(path)} = {scalar} (raw YAML)", render(config, raw)))
     examples = [(rid, e) for rid, e in EXAMPLES.items() if usual(plugin) in e.bad]
     for rid, example in examples:
         cases += [(f"{rid}: its example", example.bad), (f"{rid}: its fix", example.good)]
