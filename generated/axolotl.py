@@ -2561,3 +2561,626 @@ class AxolotlConfig(BaseModel):
     """
     Whether to use sampling (vs greedy decoding)
     """
+
+
+class CutCrossEntropyArgs(BaseModel):
+    """
+    Cut Cross Entropy: the loss computed without materialising the full logits. Read only when `plugins` lists `axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin`; without it the loader ignores these keys.
+    """
+
+    cut_cross_entropy: StrictBool | None = True
+    """
+    Compute the cross-entropy loss with Cut Cross Entropy. Needs `bf16` or `fp16` and cannot be combined with `chunked_cross_entropy`.
+    """
+
+
+class DenseMixerArgs(BaseModel):
+    """
+    DenseMixer: dense gradients for the router of mixture-of-experts models. Read only when `plugins` lists `axolotl.integrations.densemixer.DenseMixerPlugin`; without it the loader ignores these keys.
+    """
+
+    dense_mixer: StrictBool = True
+    """
+    Patch supported mixture-of-experts models so their routers get dense gradients.
+    """
+
+
+class Diffusion(BaseModel):
+    """
+    Diffusion training configuration. Only nested block is supported.
+    """
+
+    noise_schedule: Literal["cosine", "linear"] = "linear"
+    """
+    Type of noise schedule for diffusion training
+    """
+    min_mask_ratio: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.1
+    """
+    Minimum masking ratio for diffusion noise schedule
+    """
+    max_mask_ratio: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.9
+    """
+    Maximum masking ratio for diffusion noise schedule
+    """
+    num_diffusion_steps: Annotated[StrictInt, Field(ge=1)] = 128
+    """
+    Number of diffusion timesteps
+    """
+    eps: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.001
+    """
+    Epsilon value for minimum masking probability in forward process
+    """
+    importance_weighting: StrictBool = True
+    """
+    Apply importance weighting to loss based on masking probability
+    """
+    mask_token_id: StrictInt | None = None
+    """
+    Token ID to use for masking. Unset by default; can use one of the tokenizer's special tokens here.
+    """
+    mask_token_str: StrictStr | None = None
+    """
+    Token string to use as a mask. If `mask_token_id` is invalid or unset, this token will be ensured to exist as an additional special token and used. If absent, a default '<|diffusion_mask|>' will be added.
+    """
+    generate_samples: StrictBool = True
+    """
+    Enable sample generation during training
+    """
+    generation_interval: Annotated[StrictInt, Field(ge=1)] = 100
+    """
+    Generate samples every N steps
+    """
+    num_generation_samples: Annotated[StrictInt, Field(ge=1)] = 3
+    """
+    Number of samples to generate each time
+    """
+    generation_steps: Annotated[StrictInt, Field(ge=1)] = 128
+    """
+    Number of diffusion steps for generation
+    """
+    generation_temperature: Annotated[StrictFloat, Field(ge=0.0)] = 0.0
+    """
+    Temperature for generation sampling (0.0 = deterministic)
+    """
+    generation_max_length: Annotated[StrictInt, Field(ge=1)] = 100
+    """
+    Maximum sequence length for generation
+    """
+
+
+class DiffusionArgs(BaseModel):
+    """
+    Diffusion language-model training, configured in the nested `diffusion` section. Read only when `plugins` lists `axolotl.integrations.diffusion.DiffusionPlugin`; without it the loader ignores these keys.
+    """
+
+    diffusion: Annotated[Diffusion, Field(validate_default=True)] = {}
+    """
+    Diffusion training configuration. Only nested block is supported.
+    """
+
+
+class ExpertParallelArgs(BaseModel):
+    """
+    Expert parallelism over DeepEP for mixture-of-experts models. Read only when `plugins` lists `axolotl.integrations.expert_parallel.ExpertParallelPlugin`; without it the loader ignores these keys.
+    """
+
+    expert_parallel_size: StrictInt = 1
+    """
+    Number of ranks the experts are spread over; 1 turns expert parallelism off. At least 1.
+    """
+    expert_parallel_backend: Literal["deep_ep"] = "deep_ep"
+    """
+    Communication backend of expert parallelism; only DeepEP (`deep_ep`).
+    """
+    expert_parallel_num_nvl_bytes: StrictInt = 268435456
+    """
+    Bytes of the NVLink buffer DeepEP allocates per rank (256 MiB by default).
+    """
+    expert_parallel_num_rdma_bytes: StrictInt = 0
+    """
+    Bytes of the RDMA buffer DeepEP allocates per rank; 0 keeps communication inside one node. Above 0 needs Hopper GPUs and InfiniBand with IBGDA.
+    """
+    expert_parallel_token_capacity: StrictInt | None = None
+    """
+    Most tokens routed to one expert per forward pass; the lowest-weight assignments beyond it are dropped. At least 1; null means no cap.
+    """
+    expert_parallel_fallback_on_unsupported: StrictBool = True
+    """
+    Fall back to the experts' plain implementation when a model is not supported, instead of stopping.
+    """
+
+
+class GrokfastArgs(BaseModel):
+    """
+    Grokfast: gradients filtered to amplify their slow components. Read only when `plugins` lists `axolotl.integrations.grokfast.GrokfastPlugin`; without it the loader ignores these keys.
+    """
+
+    grokfast_alpha: StrictFloat | None = 0.98
+    """
+    Momentum of the exponential moving average of gradients that Grokfast amplifies.
+    """
+    grokfast_lamb: StrictFloat | None = 2.0
+    """
+    Factor by which the slow gradient component is amplified.
+    """
+
+
+class Hatchery(BaseModel):
+    """
+    Settings of the remote training service; null leaves the defaults.
+    """
+
+    backend: Literal["hatchery", "tinker"] = "tinker"
+    """
+    Remote service: `tinker` or `hatchery`.
+    """
+    base_url: StrictStr | None = None
+    """
+    URL of the remote service.
+    """
+    api_key: StrictStr | None = None
+    """
+    API key of the remote service.
+    """
+    project_id: StrictStr | None = None
+    """
+    Project on the remote service.
+    """
+    lora_rank: Annotated[StrictInt, Field(ge=1, le=256)] = 32
+    """
+    Rank of the LoRA adapter trained remotely, 1 to 256.
+    """
+    train_attn: StrictBool = True
+    """
+    Train the attention layers' adapters.
+    """
+    train_mlp: StrictBool = True
+    """
+    Train the MLP layers' adapters.
+    """
+    train_unembed: StrictBool = True
+    """
+    Train the output projection's adapter.
+    """
+    loss_fn: Literal["cispo", "cross_entropy", "dro", "importance_sampling", "ppo"] = (
+        "cross_entropy"
+    )
+    """
+    Loss the remote service computes.
+    """
+    loss_fn_config: dict[str, Any] | None = None
+    """
+    Settings of the loss function, passed through.
+    """
+    pipeline: StrictBool = True
+    """
+    Submit the next batch before the previous result arrives.
+    """
+    max_sample_tokens: StrictInt = 256
+    """
+    Most tokens per sample generated in reinforcement-learning runs.
+    """
+    sample_temperature: StrictFloat = 1.0
+    """
+    Sampling temperature in reinforcement-learning runs.
+    """
+    num_samples: StrictInt = 4
+    """
+    Samples per prompt in reinforcement-learning runs.
+    """
+    reward_funcs: list[StrictStr] | None = None
+    """
+    Reward functions, by fully qualified name.
+    """
+    save_steps: StrictInt | None = None
+    """
+    Save a checkpoint every this many steps; null never.
+    """
+    save_name_prefix: StrictStr = "checkpoint"
+    """
+    Prefix of the checkpoints' names.
+    """
+    future_timeout: StrictFloat = 600.0
+    """
+    Seconds to wait for each remote result.
+    """
+
+
+class HatcheryArgs(BaseModel):
+    """
+    Hatchery: training on a remote LoRA service, configured in the nested `hatchery` section. Read only when `plugins` lists `axolotl.integrations.hatchery.HatcheryPlugin`; without it the loader ignores these keys.
+    """
+
+    hatchery: Hatchery | None = None
+    """
+    Settings of the remote training service; null leaves the defaults.
+    """
+
+
+class KDArgs(BaseModel):
+    """
+    Knowledge distillation from a teacher's top-k log-probabilities. Read only when `plugins` lists `axolotl.integrations.kd.KDPlugin`; without it the loader ignores these keys.
+    """
+
+    kd_trainer: StrictFloat | None = None
+    """
+    Train with the knowledge-distillation trainer.
+    """
+    kd_ce_alpha: StrictFloat | None = None
+    """
+    Weight of the cross-entropy loss against the labels.
+    """
+    kd_alpha: StrictFloat | None = None
+    """
+    Weight of the distillation loss.
+    """
+    kd_temperature: StrictFloat | None = None
+    """
+    Temperature applied to the logits in the distillation loss.
+    """
+    kd_beta: StrictFloat | None = 0.0
+    """
+    Mix of forward and reverse KL divergence in the distillation loss; 0 is forward KL only.
+    """
+    kd_normalize_topk: StrictBool | None = None
+    """
+    Normalise the student's log-probabilities over the teacher's top-k tokens.
+    """
+    kd_online_server_base_url: StrictStr | None = None
+    """
+    Base URL of the inference server that gives the teacher's log-probabilities online.
+    """
+    kd_online_topk: StrictInt | None = None
+    """
+    Number of top tokens asked of the online teacher.
+    """
+    kd_online_server: Literal["sglang", "vllm"] | None = "vllm"
+    """
+    Kind of online inference server: `vllm` or `sglang`.
+    """
+    kd_online_timeout: StrictInt | None = 120
+    """
+    Seconds to wait for the online teacher's answer.
+    """
+    kd_temperature_min: StrictFloat | None = None
+    """
+    Lowest temperature of the schedule used during online distillation.
+    """
+
+
+class KernelsArgs(BaseModel):
+    """
+    Mixture-of-experts kernels (ScatterMoE, SonicMoE) and the quantization and fused kernels that go with them. The plugin turns `use_kernels` on. Read only when `plugins` lists `axolotl.integrations.kernels.KernelsPlugin`; without it the loader ignores these keys.
+    """
+
+    expert_backend: StrictStr | None = None
+    """
+    Expert kernels by name: `scattermoe`, `sonicmoe`, `eager` or `builtin` (any case). Sets `use_scattermoe` or `use_sonicmoe`, and conflicts with the other one set to true.
+    """
+    nonexpert_quantization: StrictStr | None = None
+    """
+    Quantization of the linear layers outside the experts: `none`, `bf16`, `fp8`, `fp8_blockwise`, `nf4` or `nvfp4` (any case).
+    """
+    moe_grouped_backend: StrictStr | None = None
+    """
+    Base GEMM of the grouped NVFP4 experts path: `auto`, `marlin`, `cutlass` or `deepgemm` (any case). Has an effect only with `dsv4_fp4_grouped_mode`.
+    """
+    moe_dequant_chunk_size: StrictInt | None = None
+    """
+    With 4-bit (bitsandbytes) experts: experts dequantized to bf16 per chunk; larger trades memory for speed. A positive integer; null keeps the default.
+    """
+    moe_bnb_fast: StrictBool | None = None
+    """
+    With 4-bit (bitsandbytes) experts: one fused launch per pass instead of the chunked path. Null means true.
+    """
+    use_scattermoe: StrictBool | None = None
+    """
+    Use the ScatterMoE expert kernels. Not together with `use_sonicmoe`.
+    """
+    use_sonicmoe: StrictBool | None = None
+    """
+    Use the SonicMoE expert kernels. Not together with `use_scattermoe`.
+    """
+    use_dsv4_kernels: StrictBool | None = None
+    """
+    Fused training kernels for DeepSeek-V4 (attention, RoPE, mHC). LoRA must then stay on the experts (`lora_target_parameters`) unless `lora_exclude_modules` is set.
+    """
+    use_glm_dsa_kernels: StrictBool | None = None
+    """
+    Fused sparse attention kernels for GLM (glm_moe_dsa) models.
+    """
+    dsv4_fp8_nonexpert_mode: StrictStr | None = None
+    """
+    How DeepSeek-V4's FP8 non-expert weights are stored: `float8tensor` or `bf16` (any case).
+    """
+    dsv4_fp8_lora_kernel: StrictBool | None = None
+    """
+    Fused blockwise-FP8 LoRA kernel for DeepSeek-V4's large attention projections.
+    """
+    dsv4_shared_mlp_lora_kernel: StrictBool | None = None
+    """
+    Fused clamped-SwiGLU LoRA kernel for DeepSeek-V4's shared-expert MLPs.
+    """
+    dsv4_bf16_all: StrictBool | None = None
+    """
+    Cast every remaining fp32 parameter of DeepSeek-V4 to the compute dtype for the fused kernels.
+    """
+    dsv4_fp4_grouped_mode: StrictStr | None = None
+    """
+    Grouped FP4 experts path; only `nvfp4` (any case) is implemented for training.
+    """
+    gemma4_fp8_nonexpert: StrictBool | None = None
+    """
+    Deprecated: use `nonexpert_quantization: fp8_blockwise`. Quantize Gemma-4's non-expert linears to FP8.
+    """
+    gemma4_nf4_nonexpert: StrictBool | None = None
+    """
+    Deprecated: use `nonexpert_quantization: nf4`. Quantize Gemma-4's non-expert linears to NF4.
+    """
+    nvfp4_merge_aware: StrictBool | None = None
+    """
+    Train the LoRA adapter of NVFP4 SonicMoE experts against the quantized merged weight, so a merge keeps what was trained. Needs `expert_backend: sonicmoe`, `adapter: lora` and no `lora_*_kernel`.
+    """
+    nvfp4_merge_aware_start_step: StrictFloat | None = None
+    """
+    When `nvfp4_merge_aware` starts: an optimizer step (integer, at least 0) or a fraction of the steps strictly between 0 and 1. Needs `nvfp4_merge_aware: true`.
+    """
+
+
+class LigerArgs(BaseModel):
+    """
+    Liger's fused Triton kernels. Read only when `plugins` lists `axolotl.integrations.liger.LigerPlugin`; without it the loader ignores these keys.
+    """
+
+    liger_rope: StrictBool | None = None
+    """
+    Enables Liger's fused RoPE kernel. For Qwen2-VL / Qwen2.5-VL / Qwen3-VL (text and VL model_config_types) this auto-defaults to True when unset, swapping in the fused multimodal/rotary kernel.
+    """
+    liger_rms_norm: StrictBool | None = None
+    """
+    Use Liger's fused RMSNorm kernel. Not with `tensor_parallel_size` above 1.
+    """
+    liger_rms_norm_gated: StrictBool | None = None
+    """
+    Enables fused RMSNorm+SiLU gate Triton kernel for models with gated RMSNorm (e.g. Qwen3.5 / Qwen3.5 MoE linear attention layers).
+    """
+    liger_layer_norm: StrictBool | None = None
+    """
+    Use Liger's fused LayerNorm kernel.
+    """
+    liger_swiglu: StrictBool | None = None
+    """
+    Deprecated: use `liger_glu_activation`, which it is moved to. Not together with it.
+    """
+    liger_glu_activation: StrictBool | None = None
+    """
+    Use Liger's fused GLU activation (SwiGLU, GeGLU) kernel. With `tiled_mlp`, needs `tiled_mlp_use_original_mlp`.
+    """
+    liger_cross_entropy: StrictBool | None = None
+    """
+    Use Liger's cross-entropy kernel.
+    """
+    liger_fused_linear_cross_entropy: StrictBool | None = None
+    """
+    Fuse the output projection with the cross-entropy loss, without materialising the logits. Not with `tensor_parallel_size` above 1.
+    """
+    liger_use_token_scaling: StrictBool | None = None
+    """
+    Enables use_token_scaling in fused_linear_cross_entropy. When True, each token's loss is multiplied by its predicted probability (detached from gradients).
+    """
+
+
+class Llmcompressor(BaseModel):
+    """
+    Arguments enabling compression pathways through the LLM Compressor plugins
+    """
+
+    recipe: Any
+    """
+    The recipe containing the compression algorithms and hyperparameters to apply.
+    """
+    save_compressed: StrictBool = False
+    """
+    Whether to save the compressed model after training.
+    """
+
+
+class LLMCompressorArgs(BaseModel):
+    """
+    Sparse fine-tuning with LLM Compressor; `llmcompressor` is then required. Read only when `plugins` lists `axolotl.integrations.llm_compressor.LLMCompressorPlugin`; without it the loader ignores these keys.
+    """
+
+    llmcompressor: Llmcompressor
+    """
+    Arguments enabling compression pathways through the LLM Compressor plugins
+    """
+
+
+class LMEvalArgs(BaseModel):
+    """
+    Evaluation with lm-evaluation-harness after training. Read only when `plugins` lists `axolotl.integrations.lm_eval.LMEvalPlugin`; without it the loader ignores these keys.
+    """
+
+    lm_eval_tasks: list[StrictStr] = []
+    """
+    lm-evaluation-harness tasks to run.
+    """
+    lm_eval_batch_size: StrictInt | None = 8
+    """
+    Batch size of the evaluation.
+    """
+    lm_eval_post_train: StrictBool | None = True
+    """
+    Run the evaluation when training ends.
+    """
+    lm_eval_model: StrictStr | None = None
+    """
+    Model to evaluate; the trained output by default.
+    """
+
+
+class Mora(BaseModel):
+    """
+    MoRA / ReMoRA training configuration. Register the `axolotl.integrations.mora.MoraPlugin` plugin to enable this block.
+    """
+
+    use_mora: StrictBool = True
+    """
+    Enable MoRA adapter construction. Requires a PEFT build with MoRA support (for example, the MoRA fork).
+    """
+    mora_type: Literal["rope", "sharing", 1, 6] = "rope"
+    """
+    MoRA variant selector. Supported values are `sharing` for type 1 and `rope` for type 6. Numeric values 1 and 6 are accepted for backwards compatibility.
+    """
+
+
+class MoraArgs(BaseModel):
+    """
+    MoRA / ReMoRA adapters, configured in the nested `mora` section (with `adapter: mora`). Read only when `plugins` lists `axolotl.integrations.mora.MoraPlugin`; without it the loader ignores these keys.
+    """
+
+    mora: Annotated[Mora, Field(validate_default=True)] = {}
+    """
+    MoRA / ReMoRA training configuration. Register the `axolotl.integrations.mora.MoraPlugin` plugin to enable this block.
+    """
+
+
+class NemoGymArgs(BaseModel):
+    """
+    NeMo Gym environments as rewards for reinforcement learning. Read only when `plugins` lists `axolotl.integrations.nemo_gym.NemoGymPlugin`; without it the loader ignores these keys.
+    """
+
+    nemo_gym_enabled: StrictBool | None = True
+    """
+    Enable NeMo Gym integration for environment-based RL rewards.
+    """
+    nemo_gym_dir: StrictStr | None = None
+    """
+    Path to the NeMo Gym repository clone. If not set and nemo_gym_auto_clone is True, clones to ~/Gym.
+    """
+    nemo_gym_auto_clone: StrictBool | None = None
+    """
+    Automatically clone the NeMo Gym repository if not present. Defaults to True when nemo_gym_enabled is set.
+    """
+    nemo_gym_config_paths: list[StrictStr] | None = None
+    """
+    List of NeMo Gym resource server config YAML paths, relative to nemo_gym_dir. Example: ['resources_servers/reasoning_gym/configs/resources_only.yaml']
+    """
+    nemo_gym_head_port: StrictInt | None = 11000
+    """
+    Port for the NeMo Gym head server. Defaults to 11000.
+    """
+    nemo_gym_server_timeout: StrictInt | None = 360
+    """
+    Timeout in seconds waiting for NeMo Gym servers to start. Defaults to 360.
+    """
+    nemo_gym_verify_timeout: StrictInt | None = 30
+    """
+    Timeout in seconds for individual /verify requests. Defaults to 30.
+    """
+    nemo_gym_run_timeout: StrictInt | None = 300
+    """
+    Timeout in seconds for each agent /run request (one multi-turn rollout). Prevents stuck generations (e.g. model looping on <think> tags) from blocking training indefinitely. Defaults to 300 (5 minutes).
+    """
+    nemo_gym_datasets: list[dict[str, Any]] | None = None
+    """
+    List of NeMo Gym dataset configs. Each entry has 'path' (JSONL file path relative to nemo_gym_dir) and optionally 'server_name' (default resource server). If the JSONL rows have agent_ref.name, that takes precedence per row, enabling multi-environment training from a single dataset file. Optional 'max_samples' to limit per dataset.
+    """
+    nemo_gym_auto_start: StrictBool | None = True
+    """
+    Automatically start NeMo Gym resource servers. Defaults to True. Set to False if servers are already running externally.
+    """
+    nemo_gym_model_name: StrictStr | None = None
+    """
+    Model name to report in verify requests. Defaults to the base_model from the main config.
+    """
+    nemo_gym_multi_turn: StrictBool | None = None
+    """
+    Enable multi-turn rollouts via NeMo Gym. When True, uses TRL's rollout_func to run multi-step interactions with tool execution. Requires use_vllm=True in TRL config. The model generates responses, tool calls are executed against resource servers, and results are fed back for the next turn. Final reward comes from /verify.
+    """
+    nemo_gym_max_turns: StrictInt | None = None
+    """
+    Maximum number of turns per multi-turn rollout. Defaults to 10. Each turn consists of a model generation + optional tool execution.
+    """
+
+
+class SpectrumArgs(BaseModel):
+    """
+    Spectrum: only the layers with the highest signal-to-noise ratio are trained. Read only when `plugins` lists `axolotl.integrations.spectrum.SpectrumPlugin`; without it the loader ignores these keys.
+    """
+
+    spectrum_top_fraction: StrictFloat | None = 0.5
+    """
+    Fraction of the layers, by signal-to-noise ratio, that are trained.
+    """
+    spectrum_model_name: StrictStr | None = None
+    """
+    Model whose precomputed signal-to-noise ratios are used; `base_model` by default.
+    """
+
+
+class SwanLabConfig(BaseModel):
+    """
+    SwanLab experiment tracking. Read only when `plugins` lists `axolotl.integrations.swanlab.SwanLabPlugin`; without it the loader ignores these keys.
+    """
+
+    use_swanlab: StrictBool | None = True
+    """
+    Enable SwanLab experiment tracking and visualization
+    """
+    swanlab_project: StrictStr | None = None
+    """
+    Your SwanLab project name
+    """
+    swanlab_experiment_name: StrictStr | None = None
+    """
+    Set the name of your SwanLab experiment
+    """
+    swanlab_description: StrictStr | None = None
+    """
+    Description for your SwanLab experiment
+    """
+    swanlab_mode: StrictStr | None = None
+    """
+    "cloud" to sync to SwanLab cloud, "local" for local only, "offline" to save metadata locally, "disabled" to turn off SwanLab
+    """
+    swanlab_workspace: StrictStr | None = None
+    """
+    SwanLab workspace name (organization or username)
+    """
+    swanlab_api_key: StrictStr | None = None
+    """
+    SwanLab API key for authentication. Can also be set via SWANLAB_API_KEY environment variable
+    """
+    swanlab_log_model: StrictBool | None = False
+    """
+    Whether to log model checkpoints to SwanLab (feature coming soon)
+    """
+    swanlab_web_host: StrictStr | None = None
+    """
+    Web address for SwanLab cloud environment (for private deployment)
+    """
+    swanlab_api_host: StrictStr | None = None
+    """
+    API address for SwanLab cloud environment (for private deployment)
+    """
+    swanlab_lark_webhook_url: StrictStr | None = None
+    """
+    Lark (Feishu) webhook URL for sending training notifications to team chat
+    """
+    swanlab_lark_secret: StrictStr | None = None
+    """
+    Secret for Lark webhook HMAC signature authentication (optional)
+    """
+    swanlab_log_completions: StrictBool | None = True
+    """
+    Enable logging RLHF completions to SwanLab for qualitative analysis (DPO/KTO/ORPO/GRPO)
+    """
+    swanlab_completion_log_interval: StrictInt | None = 100
+    """
+    Number of training steps between completion table logging to SwanLab
+    """
+    swanlab_completion_max_buffer: StrictInt | None = 128
+    """
+    Maximum number of completions to buffer before logging (prevents memory leaks)
+    """

@@ -2,6 +2,8 @@
 
     python tools/draft_schema.py my_trainer.config:TrainConfig > draft.schema.json
     python tools/draft_schema.py --distribution my-trainer --file my_trainer/config.py TrainConfig
+    python tools/draft_schema.py --distribution axolotl --plugins axolotl/integrations \
+        --into schema/axolotl/config.schema.json
 
 The classes are read the way `tools/family_drift.py` reads them (pydantic models
 and dataclasses, as declared, never instantiated), and its table of field rows
@@ -13,6 +15,11 @@ required fields of each object, and `additionalProperties: false` only where the
 class refuses unknown keys. The draft is where curation starts (titles and
 descriptions for people, editor annotations), and the drift tool then keeps the
 curated schema and the classes together. Nothing here knows a family.
+
+With `--plugins FOLDER`, the settings models of the plugins under that folder of the
+distribution are drafted instead, each applied only when `plugins:` lists its plugin
+(`plugin_settings.py`); `--into` rewrites them in a canonical schema, curated
+descriptions kept.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import argparse
 import importlib.util
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from family_drift import CONSTRAINTS, Row, _closed, class_rows, load_classes  # beside this script
@@ -96,11 +104,23 @@ def _branch(branch: Row) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("target", help="module:Class, or the class name with --distribution and --file")
+    parser.add_argument("target", nargs="?", help="module:Class, or the class name with --distribution and --file")
     parser.add_argument("--distribution", help="read the class from a file inside this installed distribution")
     parser.add_argument("--file", help="the file, relative to the distribution's root (with --distribution)")
     parser.add_argument("--title", default="", help="the schema's title (default: the class name)")
+    parser.add_argument("--plugins", help="draft the plugins' settings under this folder of --distribution")
+    parser.add_argument("--into", type=Path, help="with --plugins: the canonical schema to rewrite in place")
     args = parser.parse_args()
+    if args.plugins:
+        if not args.distribution:
+            parser.error("--plugins needs --distribution")
+        from plugin_settings import run  # beside this script
+
+        text = run(args.distribution, args.plugins, args.into)
+        sys.stdout.write(f"wrote {args.into}\n" if args.into else text)
+        return 0
+    if not args.target:
+        parser.error("a target class is needed")
     if args.distribution:
         spec = {"distribution": args.distribution, "file": args.file, "class": args.target}
     else:

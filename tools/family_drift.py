@@ -9,7 +9,9 @@ version, where the trainer's config classes are (a file inside an installed
 distribution, or an importable module, and the root class) and a short,
 reviewed allow-list: each difference that is meant (a check upstream makes in
 a validator that trainspec states in the schema, a default pydantic cannot
-export), with its reason.
+export), with its reason. It may also name, under `conditional`, schema
+definitions that a conditional applies (a plugin's settings, added when the
+config lists the plugin) with the class each mirrors.
 
 Both sides are flattened to the same table, one row per field path
 (`a.b`, items of a list at `a.b[]`), with the field's JSON types, default,
@@ -442,7 +444,8 @@ def load_classes(spec: Mapping[str, str]) -> tuple[type, str]:
     if "distribution" in spec:
         dist = metadata.distribution(spec["distribution"])
         file = Path(str(dist.locate_file(spec["file"])))
-        module_name = f"_drift_{spec['distribution']}_{dist.version}".replace(".", "_").replace("-", "_")
+        stem = spec["file"].removesuffix(".py").replace("/", "_")
+        module_name = f"_drift_{spec['distribution']}_{dist.version}_{stem}".replace(".", "_").replace("-", "_")
         loaded = importlib.util.spec_from_file_location(module_name, file)
         if loaded is None or loaded.loader is None:
             raise ImportError(f"cannot import {file}")
@@ -455,11 +458,20 @@ def load_classes(spec: Mapping[str, str]) -> tuple[type, str]:
 
 
 def run(drift_file: Path) -> Report:
-    """Compare the family version's schema with the classes the drift file names."""
+    """Compare the family version's schema with the classes the drift file names, and each of its
+    `conditional` definitions (settings a conditional adds, such as a plugin's) with its own class; their
+    paths start with the definition's name (`LigerArgs:liger_rms_norm`)."""
     spec = json.loads(drift_file.read_text(encoding="utf-8"))
     family = get_family(spec["family"])
     root, source = load_classes(spec["classes"])
     found = compare(schema_rows(family.schema.root), class_rows(root))
+    for name, classes in spec.get("conditional", {}).items():
+        definition = {**family.schema.root, **family.schema.root["$defs"][name]}
+        kind, _ = load_classes(classes)
+        found += [
+            Drift(f"{name}:{d.path}", d.aspect, d.schema, d.classes)
+            for d in compare(schema_rows(definition), class_rows(kind))
+        ]
     allow = {(a["path"], a["aspect"]): a for a in spec.get("allowed", ())}
     allowed = [(d, allow[(d.path, d.aspect)]["reason"]) for d in found if (d.path, d.aspect) in allow]
     used = {(d.path, d.aspect) for d, _ in allowed}

@@ -30,7 +30,8 @@ BOUNDS = (
 
 @dataclass(frozen=True)
 class Field:
-    """One field; `variant` names the union member it belongs to (`arch = "mot"`), else ""."""
+    """One field; `variant` names the union member it belongs to (`arch = "mot"`) or the condition that adds
+    it (`plugins lists "…"`), else ""."""
 
     path: str
     variant: str
@@ -57,6 +58,13 @@ def _walk(schema: Schema, node: Node, path: Path, variant: str, depth: int) -> I
         here = (*path, name)
         yield _field(schema, spec, here, variant)
         yield from _children(schema, spec, here, variant, depth)
+    for sub in (schema.deref(s) for s in node.get("allOf", ())):  # keys a conditional adds (a plugin's)
+        then = schema.deref(sub.get("then", {}))
+        added = {n: spec for n, spec in then.get("properties", {}).items() if n not in props}
+        when = _condition(sub.get("if", {}))
+        for name, spec in added.items():
+            yield _field(schema, spec, (*path, name), when)
+            yield from _children(schema, spec, (*path, name), when, depth)
     disc = node.get("discriminator")
     for key in ("oneOf", "anyOf"):
         if isinstance(disc, dict) and key in node:
@@ -64,6 +72,18 @@ def _walk(schema: Schema, node: Node, path: Path, variant: str, depth: int) -> I
             for member in (schema.deref(m) for m in node[key]):
                 value = member.get("properties", {}).get(prop, {}).get("const")
                 yield from _walk(schema, member, path, f"{prop} = {json.dumps(value)}", depth + 1)
+
+
+def _condition(node: Node) -> str:
+    """A conditional's `if` in words, as far as a key's value or a list's item decides it."""
+    said = []
+    for name, spec in node.get("properties", {}).items():
+        if "const" in spec:
+            said.append(f"{name} = {json.dumps(spec['const'])}")
+        elif isinstance(spec.get("contains"), dict):
+            listed = spec["contains"].get("enum") or [spec["contains"].get("const")]
+            said.append(f"{name} lists {json.dumps(listed[0])}")
+    return " and ".join(said) or "a condition holds"
 
 
 def _children(schema: Schema, spec: Node, path: Path, variant: str, depth: int) -> Iterator[Field]:

@@ -309,7 +309,11 @@ class Schema:
         plan = self._plans.get(key) if key is not None else None
         if plan is None:
             props = self.properties(node, value)
-            defaults = [(n, d) for n, spec in props.items() if (d := self._default(spec)) is not _MISSING]
+            # a `then` may add keys only under its `if` (an Axolotl plugin's settings): their defaults are not filled
+            always = {n for sub in self.branches(node, value, conditional=False) for n in sub.get("properties", {})}
+            defaults = [
+                (n, d) for n, spec in props.items() if n in always and (d := self._default(spec)) is not _MISSING
+            ]
             plan = (defaults, props, self.extra(node, value))
             if key is not None:
                 self._plans[key] = plan

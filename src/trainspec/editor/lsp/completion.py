@@ -71,6 +71,8 @@ def _keys(family: Family, path: Path, config: Any, fmt: str, kind: str, snippets
         return
     instance = get(config, path) if isinstance(config, dict) else None
     props = schema.properties(node, instance) or schema.properties(node, instance, every=True)
+    unmet = _unmet_conditions(family, node, instance)
+    props = {name: spec for name, spec in props.items() if name not in unmet}
     for n, (name, spec) in enumerate(props.items()):
         types = schema.types(spec)
         section = types == {"object"} or types == {"object", "null"}
@@ -93,6 +95,28 @@ def _keys(family: Family, path: Path, config: Any, fmt: str, kind: str, snippets
             sort_text=f"{int(deprecated)}{n:04d}",
             tags=[lsp.CompletionItemTag.Deprecated] if deprecated else None,
         )
+
+
+def _unmet_conditions(family: Family, node: Node, instance: Any) -> set[str]:
+    """Keys only a conditional adds (an Axolotl plugin's settings, when `plugins` lists it) whose condition the
+    config does not meet, as yaml-language-server leaves them out; none when the buffer's config is unknown."""
+    if not isinstance(instance, dict):
+        return set()
+    import jsonschema_rs
+
+    schema = family.schema
+    always = {n for sub in schema.branches(node, instance, conditional=False) for n in sub.get("properties", {})}
+    unmet: set[str] = set()
+    for sub in schema.branches(node, instance):
+        if "if" not in sub or "then" not in sub:
+            continue
+        try:
+            holds = jsonschema_rs.Draft202012Validator(sub["if"]).is_valid(instance)
+        except (ValueError, TypeError):  # a condition that refers elsewhere, or a value it cannot judge
+            continue
+        if not holds:
+            unmet.update(n for b in schema.branches(sub["then"], instance) for n in b.get("properties", {}))
+    return unmet - always
 
 
 def _escape(text: str) -> str:
