@@ -20,6 +20,7 @@ from .layout import LAYOUT, derive
 from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
 from .overrides import apply_overrides
 from .rules import RULES
+from .unmirrored import PLUGIN_SETTINGS, UNMIRRORED
 
 SCHEMAS = schema_dir() / "axolotl"
 
@@ -41,6 +42,7 @@ FAMILY = Family(
     layout=LAYOUT,
     derive=derive,
     docs_url="https://docs.axolotl.ai/docs/config-reference.html",
+    unmirrored={name: reason for name, (_, reason) in {**UNMIRRORED, **PLUGIN_SETTINGS}.items()},
 )
 
 FAMILIES = fold_versions(FAMILY, SCHEMAS)
