@@ -15,6 +15,7 @@ REASONS = (
     "normalises a value the schema already types",
     "deprecated key, handled by the migration",
     "does nothing",
+    "never reached",
     "mirrored with the plugin settings",
 )
 """How a reason starts: what makes the validator need no rule of its own."""
@@ -27,6 +28,14 @@ UNMIRRORED: dict[str, tuple[str, str]] = {
         (
             "probes the launching machine (refuses an ADOPT optimizer under torch < 2.5.1; every torch Axolotl "
             "0.18.0 installs with, 2.11.0 to 2.12.1, passes)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.check_auto_enable_lora_kernels": (
+        "d922df634c66",
+        (
+            "only fills a default (turns on the four `lora_*_kernel` for a LoRA or QLoRA adapter that sets none "
+            "of them, outside RL, 8-bit LoRA, remote code and FSDP1 on several GPUs, and logs at warning level "
+            "that it did; nothing in the config is wrong, and every such config would warn)"
         ),
     ),
     "AxolotlConfigWCapabilities.check_flex_torch_version": (
@@ -164,6 +173,21 @@ UNMIRRORED: dict[str, tuple[str, str]] = {
     "DeprecatedParameters.validate_s2_attention": (
         "a89b3b3f74eb",
         ("deprecated key, handled by the migration `removed-key` (`s2_attention`, refused when true)"),
+    ),
+    "EBFTValidationMixin.check_ebft_activation_offloading": (
+        "890670269f47",
+        (
+            "never reached in 0.18.0 (every config it refuses, `rl: ebft` with a strided `ebft` section, fails "
+            "first in `EBFTValidationMixin.check_ebft_gradient_checkpointing_reentrant`: the rule `ebft-"
+            "unloadable`)"
+        ),
+    ),
+    "EBFTValidationMixin.check_ebft_strided_dataset_split": (
+        "da4f57858694",
+        (
+            "does nothing on the loader's path (`validate_config` turns each entry of `datasets` into its dataset"
+            " model first, which drops `train_on_split`, so the check never sees a mapping)"
+        ),
     ),
     "HyperparametersConfig.convert_learning_rate": (
         "62fdcc46796b",
