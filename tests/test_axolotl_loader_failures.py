@@ -37,22 +37,24 @@ def config(extra: str) -> str:
     return (BASE.replace(DATASETS, "") if extra.startswith("datasets:") or "\ndatasets:" in extra else BASE) + extra
 
 
+TYPE, ATTRIBUTE = "TypeError", "AttributeError"
+LEGACY_FSDP = "fsdp: [full_shard]\nfsdp_config: null\n"
 FAILURES = [
     # (rule id, what the base run gets, the exception the loader fails with)
     ("datasets-null", "pretraining_dataset:\n  - path: allenai/c4\nmax_steps: 10\ndatasets: null\n", "TypeError"),
     ("model-name-null", "base_model_config: null\n", "AttributeError"),
     ("model-name-null", "tokenizer_config: null\n", "AttributeError"),
     ("beta-matches-trl-beta", "beta: 0.1\ntrl: null\n", "AttributeError"),
-    ("grpo-liger-context-parallel", "rl: grpo\ntrl:\n  use_liger_loss: true\ncontext_parallel_size: null\n", "TypeError"),
+    ("grpo-liger-context-parallel", "rl: grpo\ntrl:\n  use_liger_loss: true\ncontext_parallel_size: null\n", TYPE),
     ("gdpo-aggregation", "rl: gdpo\ntrl: null\n", "AttributeError"),
     ("ebft-null", "rl: ebft\nebft: null\n", "AttributeError"),
     ("ebft-unloadable", "rl: ebft\nebft:\n  mode: structured\n", "AttributeError"),
     ("ebft-unloadable", "rl: ebft\nebft:\n  mode: strided\n  stride: 16\n", "AttributeError"),
-    ("deepspeed-inline-with-tensor-parallel", "tensor_parallel_size: 2\ndeepspeed:\n  train_batch_size: 8\n", "TypeError"),
+    ("deepspeed-inline-with-tensor-parallel", "tensor_parallel_size: 2\ndeepspeed:\n  train_batch_size: 8\n", TYPE),
     ("deepspeed-inline-with-deepcompile", "deepcompile: true\ndeepspeed:\n  train_batch_size: 8\n", "TypeError"),
     ("muon-fsdp-config-null", "optimizer: muon\nfsdp: [full_shard]\nfsdp_config: null\n", "AttributeError"),
-    ("flash-optimizer-fsdp-config-null", "optimizer: flash_sgd\nfsdp: [full_shard]\nfsdp_config: null\n", "AttributeError"),
-    ("q-galore-fsdp-config-null", "optimizer: q_galore_adamw8bit\nfsdp: [full_shard]\nfsdp_config: null\n", "AttributeError"),
+    ("flash-optimizer-fsdp-config-null", "optimizer: flash_sgd\n" + LEGACY_FSDP, ATTRIBUTE),
+    ("q-galore-fsdp-config-null", "optimizer: q_galore_adamw8bit\n" + LEGACY_FSDP, ATTRIBUTE),
 ]
 
 

@@ -1,11 +1,12 @@
 """Axolotl rules for adapters (LoRA/QLoRA), RL trainers, optimizers and FSDP.
 
-They mirror `LoRAValidationMixin`, `RLValidationMixin` and `OptimizationValidationMixin` of
-`axolotl/utils/schemas/validation.py`. Most upstream checks are `mode="before"` validators: they
-read the config as written, where an absent key, `null` and a schema default differ (`bf16` is
-"auto" by default, but absent to them). Those rules are `raw` and read the values as written
-(ABSENT when not written), testing them the way upstream does (truthiness, `is False`, `== 2`).
-The `mode="after"` checks read the config with its defaults filled, as the model has them.
+They mirror `LoRAValidationMixin`, `RLValidationMixin`, `GRPOVllmValidationMixin` and
+`OptimizationValidationMixin` of `axolotl/utils/schemas/validation.py`. Most upstream checks are
+`mode="before"` validators: they read the config as written, where an absent key, `null` and a
+schema default differ (`bf16` is "auto" by default, but absent to them). Those rules are `raw` and
+read the values as written (ABSENT when not written), testing them the way upstream does
+(truthiness, `is False`, `== 2`). The `mode="after"` checks read the config with its defaults
+filled, as the model has them.
 
 Upstream rewrites `fsdp_config` before its FSDP checks run: keys written with the deprecated
 `fsdp_` prefix lose it (the family's migration in `fsdp_prefix` does that to the file,
@@ -16,8 +17,9 @@ override, which the loader strips too), so every FSDP rule judges the config the
 
 Not mirrored: `check_lora_kernels_dora` (it checks nothing), the DeepSpeed JSON rewrites of
 `check_tensor_parallel_size_update_ds_json` and `check_deepcompile` (they read and write the
-DeepSpeed file on the launching machine), and the defaults upstream fills without judging
-(`optim_target_modules` for Q-GaLore, `batch_flattening: auto`).
+DeepSpeed file on the launching machine; that they fail on an inline DeepSpeed config is
+`rules_loader_failures`), and the defaults upstream fills without judging
+(`optim_target_modules` for Q-GaLore, `batch_flattening: auto`); `unmirrored.py` has the list.
 """
 
 from __future__ import annotations
