@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+import trainspec
+from trainspec.diagnostics import Severity
 from trainspec.families import get_family
 from trainspec.families.axolotl.capabilities import capabilities
 from trainspec.rules.device import target
@@ -105,3 +107,28 @@ def test_every_refusing_validator_a_rule_mirrors_is_probed():
     refusing = {r.mirrors for r in family.rules if r.severity.value == "error"}
     assert refusing <= probed
     assert len(probed) > 60
+
+
+ALIASES = [
+    ("qat:\n  weight_dtype: fp8\n", True),
+    ("qat:\n  activation_dtype: float8\n  weight_dtype: int8\n", True),
+    ("quantization:\n  weight_dtype: fp8\n", True),
+    ("image_resize_algorithm: BICUBIC\n", True),
+    ("image_resize_algorithm: Lanczos\n", True),
+    ("qat:\n  weight_dtype: fp16\n", False),
+    ("image_resize_algorithm: NEAREST\n", False),
+]
+
+
+@pytest.mark.parametrize(("extra", "loads"), ALIASES)
+def test_a_spelling_the_loader_converts_is_a_warning_and_others_an_error(extra, loads, tmp_path):
+    """`loader-alias` rewrites exactly the spellings the loader converts; the schema refuses the rest, as it does."""
+    require()
+    base = get_family(VERSION).examples["loader-alias"].good.split("qat:")[0]
+    path = tmp_path / "config.yaml"
+    path.write_text(base + extra, encoding="utf-8")
+    assert load(path).accepted is loads
+    found = trainspec.check(path, family=VERSION)
+    errors = [d for d in found if d.severity is Severity.ERROR]
+    aliases = [d for d in found if d.rule == "loader-alias"]
+    assert (not errors and aliases) if loads else (errors and not aliases), found

@@ -214,9 +214,9 @@ UNMIRRORED: dict[str, tuple[str, str]] = {
     "MultiModalConfig.convert_image_resize_algorithm": (
         "ad6bca2e36f8",
         (
-            "normalises a value the schema already types (`image_resize_algorithm` names bilinear, bicubic or "
-            "lanczos, refused otherwise as the schema refuses it; the loader also takes them in capitals, which "
-            "the schema does not)"
+            "normalises a value the schema already types (`image_resize_algorithm`: bilinear, bicubic or lanczos "
+            "in any letter case, other names refused as the schema refuses them; the migration `loader-alias` "
+            "lowercases the name, with a warning)"
         ),
     ),
     "OptimizationValidationMixin.check_fsdp_version_in_fsdp_config": (
@@ -230,8 +230,8 @@ UNMIRRORED: dict[str, tuple[str, str]] = {
         "fc928db4dd29",
         (
             "normalises a value the schema already types (`quantization.weight_dtype`, "
-            "`quantization.activation_dtype`: the aliases fp8 and float8 become float8_e4m3fn, which the schema "
-            "names; other values are refused as the schema refuses them)"
+            "`quantization.activation_dtype`: the aliases fp8 and float8 become float8_e4m3fn, which the "
+            "migration `loader-alias` writes with a warning; other values are refused as the schema refuses them)"
         ),
     ),
     "PretrainingValidationMixin.check_pretraining_split_batches_accelerate": (
@@ -245,8 +245,8 @@ UNMIRRORED: dict[str, tuple[str, str]] = {
         "fc928db4dd29",
         (
             "normalises a value the schema already types (`qat.weight_dtype`, `qat.activation_dtype`: the aliases"
-            " fp8 and float8 become float8_e4m3fn, which the schema names; other values are refused as the schema"
-            " refuses them)"
+            " fp8 and float8 become float8_e4m3fn, which the migration `loader-alias` writes with a warning; "
+            "other values are refused as the schema refuses them)"
         ),
     ),
     "SystemValidationMixin.check_npu_config": (
