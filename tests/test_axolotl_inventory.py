@@ -16,12 +16,13 @@ from trainspec.families.axolotl.unmirrored import PLUGIN_SETTINGS, REASONS, UNMI
 from trainspec.rules import mirrored
 
 from .axolotl_loader import RELEASE
-from .test_axolotl_rules_upstream import upstream_inventory
+from .test_axolotl_rules_upstream import Validator, upstream_inventory
 
 pytestmark = pytest.mark.external  # the loader imports torch and transformers
 
 VERSION = f"axolotl@{RELEASE}"
 PLUGINS_BRANCH = "mirrored with the plugin settings (plugins branch)"
+Table = dict[str, tuple[str, str]]
 
 
 def mirrors() -> dict[str, list[str]]:
@@ -35,19 +36,34 @@ def mirrors() -> dict[str, list[str]]:
     return found
 
 
-def table() -> dict[str, tuple[str, str]]:
+def table() -> Table:
     return {**UNMIRRORED, **PLUGIN_SETTINGS}
 
 
-def test_every_validator_is_mirrored_or_reviewed():
-    inventory = upstream_inventory()
-    mirrored_by = mirrors()
-    reviewed = table()
-    missing = [
+def unaccounted(inventory: dict[str, Validator], mirrored_by: dict[str, list[str]], reviewed: Table) -> list[str]:
+    """Each validator neither mirrored nor reviewed, as the table line to review and add."""
+    return [
         f'    "{v.name}": ("{v.digest}", "<why no rule mirrors it>"),'
         for v in sorted(inventory.values(), key=lambda v: v.name)
         if v.name not in mirrored_by and v.name not in reviewed
     ]
+
+
+def stale(inventory: dict[str, Validator], mirrored_by: dict[str, list[str]], reviewed: Table) -> list[str]:
+    """Each table entry whose validator is gone, mirrored now, or changed since it was reviewed."""
+    found = []
+    for name, (digest, _) in sorted(reviewed.items()):
+        if name not in inventory:
+            found.append(f"{name}: axolotl {RELEASE} has no such validator any more; remove the entry")
+        elif name in mirrored_by:
+            found.append(f"{name}: mirrored by {', '.join(mirrored_by[name])}; remove the entry")
+        elif inventory[name].digest != digest:
+            found.append(f"{name}: its source changed ({digest} -> {inventory[name].digest}); review it again")
+    return found
+
+
+def test_every_validator_is_mirrored_or_reviewed():
+    missing = unaccounted(upstream_inventory(), mirrors(), table())
     assert not missing, (
         f"axolotl {RELEASE} validators no rule mirrors and unmirrored.py does not list; mirror each or add it:\n"
         + "\n".join(missing)
@@ -55,17 +71,19 @@ def test_every_validator_is_mirrored_or_reviewed():
 
 
 def test_no_table_entry_is_stale():
-    inventory = upstream_inventory()
-    mirrored_by = mirrors()
-    stale = []
-    for name, (digest, _) in sorted(table().items()):
-        if name not in inventory:
-            stale.append(f"{name}: axolotl {RELEASE} has no such validator any more; remove the entry")
-        elif name in mirrored_by:
-            stale.append(f"{name}: mirrored by {', '.join(mirrored_by[name])}; remove the entry")
-        elif inventory[name].digest != digest:
-            stale.append(f"{name}: its source changed ({digest} -> {inventory[name].digest}); review it again")
-    assert not stale, "\n".join(stale)
+    found = stale(upstream_inventory(), mirrors(), table())
+    assert not found, "\n".join(found)
+
+
+def test_the_checks_catch_each_kind_of_drift():
+    inventory = {n: Validator(n, d, False) for n, d in [("A.kept", "aaa"), ("A.changed", "new"), ("A.new", "ccc")]}
+    inventory["A.ruled"] = Validator("A.ruled", "ddd", False)
+    reviewed = {"A.kept": ("aaa", "r"), "A.changed": ("old", "r"), "A.gone": ("eee", "r"), "A.ruled": ("ddd", "r")}
+    mirrored_by = {"A.ruled": ["some-rule"]}
+    assert unaccounted(inventory, mirrored_by, reviewed) == ['    "A.new": ("ccc", "<why no rule mirrors it>"),']
+    found = stale(inventory, mirrored_by, reviewed)
+    assert [line.split(":")[0] for line in found] == ["A.changed", "A.gone", "A.ruled"]
+    assert "old -> new" in found[0] and "no such validator" in found[1] and "some-rule" in found[2]
 
 
 def test_the_sections_split_config_classes_from_plugin_settings():
