@@ -110,7 +110,7 @@ def ebft_strided_compile(rl: Any, ebft: Any, compile_: Any, checkpointing: Any) 
 @rule("ebft-strided-tokens-per-step", "warning", "rl", "ebft", "sequence_len", raw=True)
 def ebft_strided_tokens_per_step(rl: Any, ebft: Any, sequence_len: Any) -> Iterator[str]:
     """Strided EBFT generates a block per stride for every sample; past 20,000 token-samples a step
-    needs more than a 24 GB GPU for a 1B model.
+    may need more than 24 GB of GPU memory for a 1B model.
 
     The estimate is the loader's: blocks = (sequence_len − generate_max_len − context_length) // stride + 1,
     each adding generate_max_len tokens to the sequence, times n_samples_per_prompt.
@@ -130,8 +130,8 @@ def ebft_strided_tokens_per_step(rl: Any, ebft: Any, sequence_len: Any) -> Itera
         yield (
             f"strided EBFT at sequence_len = {seq_len} makes sequences of {full} tokens, times "
             f"ebft.n_samples_per_prompt = {settings['n_samples_per_prompt']}: "
-            f"{full * settings['n_samples_per_prompt']} token-samples a step, more than a 24 GB GPU holds for a 1B "
-            "model; lower sequence_len or n_samples_per_prompt, or raise ebft.stride"
+            f"{full * settings['n_samples_per_prompt']} token-samples a step, which may need more than 24 GB of GPU "
+            "memory for a 1B model; lower sequence_len or n_samples_per_prompt, or raise ebft.stride"
         )
 
 

@@ -1,13 +1,14 @@
 """Configs the schema types correctly that Axolotl's loader still cannot load: it fails on them with an
 exception of its own (TypeError, AttributeError) rather than a validation message.
 
-Each rule names the validator that fails, the release, and whether the next release (0.19.0) still
-does. Those that belong to a rule of a wider check say it in that rule's message: `datasets-null`,
-`model-name-null` (`rules_data_training`), `beta-matches-trl-beta` (`rules_config_capabilities`),
-`grpo-liger-context-parallel`, `gdpo-aggregation` (`rules_peft_rl_optim`); the EBFT ones are in
-`rules_ebft`. Found by reading
-each validator and by a sweep that sets every top-level key to each value of its type through the
-released loader (`tests/test_axolotl_loader_failures.py` keeps them failing there).
+Each rule names the validator that fails, the release, and whether the next release (0.19.0) still does
+(each config was run through 0.19.0's `validate_config` too). Those that belong to a rule of a wider
+check say it in that rule's message: `datasets-null`, `model-name-null` (`rules_data_training`),
+`beta-matches-trl-beta` (`rules_config_capabilities`), `grpo-liger-context-parallel`, `gdpo-aggregation`
+(`rules_peft_rl_optim`); the EBFT ones are in `rules_ebft`. Found by reading each validator and by
+sweeps through the released loader (every top-level key set to each value of its type; every nullable
+key, and every key of a section, set to null beside settings that switch sections on)
+(`tests/test_axolotl_loader_failures.py` keeps them failing there).
 
 Not a rule: `check_tensor_parallel_size_update_ds_json` also fails (KeyError) on a DeepSpeed file
 without a `zero_optimization` section; trainspec does not read the DeepSpeed file, which lives on the
