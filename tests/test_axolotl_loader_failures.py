@@ -8,13 +8,18 @@ of its type, and every nullable key to null beside settings that switch sections
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
+import yaml
 
 import trainspec
 from trainspec.diagnostics import Severity
 from trainspec.families import get_family
 
 from .axolotl_loader import GPU, RELEASE, WORLD_SIZE, load, require
+from .conftest import ROOT
 
 pytestmark = pytest.mark.external  # the loader imports torch and transformers
 
@@ -92,3 +97,40 @@ def test_the_same_keys_written_otherwise_load(tmp_path):
             for d in trainspec.check(path, family=VERSION, world_size=WORLD_SIZE, gpu=GPU)
             if d.severity is Severity.ERROR
         ], extra
+
+
+SWEEP_SETTINGS = {
+    "a plain run": {},
+    "GRPO with Liger's loss": {"rl": "grpo", "trl": {"use_liger_loss": True}},
+    "Muon with the legacy fsdp list": {"optimizer": "muon", "fsdp": ["full_shard"]},
+}
+"""Runs the sweep writes each null into: the plain one, and two that switch on sections whose checks read
+nullable keys."""
+OWN_EXCEPTION = re.compile(r"^(\w+Error): ")
+
+
+def nullable_keys() -> list[str]:
+    schema = json.loads((ROOT / "schema" / "axolotl" / "config.schema.json").read_text(encoding="utf-8"))
+    kinds = {key: spec.get("type") for key, spec in schema["properties"].items()}
+    return sorted(key for key, kind in kinds.items() if kind == "null" or (isinstance(kind, list) and "null" in kind))
+
+
+@pytest.mark.parametrize("settings", sorted(SWEEP_SETTINGS))
+def test_every_null_the_loader_fails_on_is_an_error_naming_the_failure(tmp_path, settings):
+    """Each nullable top-level key written as null: where the loader refuses, trainspec has an error; where
+    the loader fails with an exception of its own, an error names that exception."""
+    require()
+    path = tmp_path / "config.yaml"
+    wrong, failures = [], 0
+    for key in nullable_keys():
+        config = {**yaml.safe_load(BASE), **SWEEP_SETTINGS[settings], key: None}
+        path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        refused = load(path).refused
+        found = trainspec.check(path, family=VERSION, world_size=WORLD_SIZE, gpu=GPU)
+        errors = [d.message for d in found if d.severity is Severity.ERROR]
+        own = OWN_EXCEPTION.match(refused)
+        failures += bool(own)
+        if (refused and not errors) or (own and not any(own[1] in m for m in errors)):
+            wrong.append(f"{key}: null: the loader: {refused}; trainspec: {errors or 'no error'}")
+    assert not wrong, "\n".join(wrong)
+    assert failures, "the sweep reaches no failure of the loader's own any more"

@@ -7,8 +7,8 @@ check say it in that rule's message: `datasets-null`, `model-name-null` (`rules_
 `beta-matches-trl-beta` (`rules_config_capabilities`), `grpo-liger-context-parallel`, `gdpo-aggregation`
 (`rules_peft_rl_optim`); the EBFT ones are in `rules_ebft`. Found by reading each validator and by
 sweeps through the released loader (every top-level key set to each value of its type; every nullable
-key, and every key of a section, set to null beside settings that switch sections on)
-(`tests/test_axolotl_loader_failures.py` keeps them failing there).
+key, and every key of a section, set to null beside settings that switch sections on);
+`tests/test_axolotl_loader_failures.py` keeps them failing there.
 
 Not a rule: `check_tensor_parallel_size_update_ds_json` also fails (KeyError) on a DeepSpeed file
 without a `zero_optimization` section; trainspec does not read the DeepSpeed file, which lives on the
