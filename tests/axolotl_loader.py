@@ -116,8 +116,9 @@ def require() -> ModuleType:
     return module
 
 
-def load(path: str | Path) -> Verdict:
-    """Run the file through Axolotl's loading path at `TARGET`."""
+def load(path: str | Path, target: dict[str, dict[str, Any]] | None = None) -> Verdict:
+    """Run the file through Axolotl's loading path at `target` (what `gpu_capabilities` reports on the job's
+    machine, as `TARGET` has it; `TARGET` when not given)."""
     import yaml
 
     config = require()
@@ -128,7 +129,7 @@ def load(path: str | Path) -> Verdict:
         try:
             cfg = DictDefault(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
             _register_plugins(config, cfg)
-            config.validate_config(cfg, **TARGET)
+            config.validate_config(cfg, **(target or TARGET))
         except Exception as exc:  # pydantic's ValidationError, ValueError, DeprecationWarning, YAML errors
             return Verdict(_reason(exc), records.messages)
     return Verdict("", (*records.messages, *(str(w.message) for w in caught)))

@@ -50,7 +50,8 @@ def test_every_id_has_one_example_and_says_what_it_mirrors():
     assert set(SEVERITY) == set(EXAMPLES)
     assert len(SEVERITY) == len(RULES) + len(NOTICES)
     for rule_id, doc in DOCS.items():
-        assert re.fullmatch(r"Mirrors `(LoRA|RL|Optimization)ValidationMixin\.\w+`\.", doc.splitlines()[-1]), rule_id
+        mixin = r"(LoRA|RL|GRPOVllm|Optimization)ValidationMixin"
+        assert re.fullmatch(rf"Mirrors `{mixin}\.\w+`\.", doc.splitlines()[-1]), rule_id
 
 
 @pytest.mark.parametrize("rule_id", sorted(SEVERITY))

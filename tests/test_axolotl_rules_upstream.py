@@ -8,72 +8,101 @@ device mesh) names the function of `axolotl.utils` that does it instead: "Mirror
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
 import pkgutil
-import re
 import sys
+import textwrap
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 from trainspec.families import get_family
+from trainspec.rules import mirrored
 
 from .axolotl_loader import RELEASE, require
 
 pytestmark = pytest.mark.external  # the loader imports torch and transformers
 
 VERSION = f"axolotl@{RELEASE}"
-MIRRORS = re.compile(r"Mirrors `(\w+)\.(\w+)`\.")
+
+
+@dataclass(frozen=True)
+class Validator:
+    """One pydantic validator of the release: `Class.method` (the class that defines it), a short hash of its
+    source, and whether it belongs to a plugin's settings model (`axolotl.integrations.*.args`)."""
+
+    name: str
+    digest: str
+    plugin: bool
+
+
+def source_digest(function: Any) -> str:
+    """The first 12 hex digits of the SHA-256 of `function`'s source (decorators included), dedented, with
+    blank lines, comments and trailing spaces dropped: a change of layout is no change."""
+    lines = textwrap.dedent(inspect.getsource(inspect.unwrap(function))).splitlines()
+    kept = [line.rstrip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    return hashlib.sha256("\n".join(kept).encode()).hexdigest()[:12]
+
+
+def _plugin_args(folder: str) -> ModuleType | None:
+    """A plugin's `args.py`: imported, or loaded by path when its package needs what is not installed here."""
+    import axolotl.integrations
+
+    path = Path(axolotl.integrations.__path__[0]) / folder / "args.py"
+    if not path.is_file():
+        return None
+    try:
+        return importlib.import_module(f"axolotl.integrations.{folder}.args")
+    except ImportError:
+        name = f"_axolotl_{folder}_args"  # the name tests/axolotl_loader.py's stand-ins use
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+        return sys.modules[name]
 
 
 @cache
-def upstream_validators() -> frozenset[str]:
-    """`Class.method` of every pydantic validator in the release's config models and plugin arguments,
-    named by the class that defines it."""
+def upstream_inventory() -> dict[str, Validator]:
+    """Every pydantic validator of the release's config classes (`axolotl.utils.schemas`, with the models
+    `AxolotlInputConfig` and `AxolotlConfigWCapabilities`) and of each plugin's settings model, by name."""
     require()
     import axolotl.integrations
     import axolotl.utils.schemas
     from pydantic import BaseModel
 
-    modules = [f"axolotl.utils.schemas.{m.name}" for m in pkgutil.iter_modules(axolotl.utils.schemas.__path__)]
-    modules += [f"axolotl.integrations.{m.name}.args" for m in pkgutil.iter_modules(axolotl.integrations.__path__)]
-    found: set[str] = set()
-    for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:  # a plugin without an args module, or one whose package needs what is not installed
-            module = _by_path(name)
-            if module is None:
-                continue
+    schemas = pkgutil.walk_packages(axolotl.utils.schemas.__path__, "axolotl.utils.schemas.")
+    modules = [(importlib.import_module(m.name), False) for m in schemas]
+    for m in pkgutil.iter_modules(axolotl.integrations.__path__):
+        args = _plugin_args(m.name) if m.ispkg else None
+        if args is not None:
+            modules.append((args, True))
+    found: dict[str, Validator] = {}
+    for module, plugin in modules:
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            ours = cls.__module__.startswith("axolotl.") or cls.__module__ == module.__name__
-            if not issubclass(cls, BaseModel) or not ours:
+            if not issubclass(cls, BaseModel) or cls.__module__.partition(".")[0] not in ("axolotl", module.__name__):
                 continue
             decorators = cls.__pydantic_decorators__
-            for method in [*decorators.model_validators, *decorators.field_validators]:
+            for method, decorator in [*decorators.model_validators.items(), *decorators.field_validators.items()]:
                 owner = next(c for c in cls.__mro__ if method in vars(c))
-                found.add(f"{owner.__name__}.{method}")
-    return frozenset(found)
+                name = f"{owner.__name__}.{method}"
+                found.setdefault(name, Validator(name, source_digest(decorator.func), plugin))
+    return found
 
 
-def _by_path(name: str) -> ModuleType | None:
-    """A plugin's `args.py` run by path, as the oracle's stand-in loads it (its package's `__init__` imports a
-    package not installed here); None when the plugin has no such file."""
-    import axolotl.integrations
-
-    path = Path(axolotl.integrations.__path__[0]) / name.split(".")[-2] / "args.py"
-    if not path.is_file():
-        return None
-    spec = importlib.util.spec_from_file_location(f"_upstream_{name.split('.')[-2]}_args", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves postponed annotations through the module
-    spec.loader.exec_module(module)
-    return module
+def upstream_validators() -> frozenset[str]:
+    """`Class.method` of every pydantic validator in the release's config models and plugin arguments,
+    named by the class that defines it."""
+    return frozenset(upstream_inventory())
 
 
 def upstream_function(name: str) -> bool:
@@ -84,13 +113,6 @@ def upstream_function(name: str) -> bool:
         return inspect.isfunction(getattr(importlib.import_module(f"axolotl.utils.{module}"), function, None))
     except ImportError:
         return False
-
-
-def mirrored(doc: str) -> str | None:
-    """The `Class.method` a rule's docstring names on its last line."""
-    lines = doc.strip().splitlines()
-    match = MIRRORS.fullmatch(lines[-1].strip()) if lines else None
-    return f"{match[1]}.{match[2]}" if match else None
 
 
 def test_the_lookup_knows_the_validators():

@@ -24,6 +24,7 @@ from trainspec.engine.runner import run_example
 from trainspec.families import Family, every_version
 from trainspec.report.text import format_line
 from trainspec.resources import schema_dir
+from trainspec.rules import mirrored
 from trainspec.rules.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
 from trainspec.validate.fields import fields
 from trainspec.validate.schema import Schema
@@ -95,6 +96,33 @@ def render_rule(info: RuleInfo, family: str | None = None) -> list[str]:
     return out
 
 
+def render_inventory(family: Family) -> list[str]:
+    """Every check of the trainer's loader the family accounts for: the rules and notices that mirror it,
+    or why none does (`Family.unmirrored`); nothing for a family that names none."""
+    mirrors: dict[str, list[str]] = {}
+    named = [(r.id, r.mirrors) for r in family.rules] + [(i, mirrored(n.doc)) for i, n in family.notices.items()]
+    for rule_id, name in named:
+        if name:
+            mirrors.setdefault(name, []).append(rule_id)
+    if not mirrors and not family.unmirrored:
+        return []
+    out = [
+        "",
+        "## The loader's checks",
+        "",
+        f"Each check of the trainer's own loader, with the rules that mirror it or why none does "
+        f"({len(mirrors)} mirrored, {len(family.unmirrored)} not).",
+        "",
+        "| check | mirrored by |",
+        "| --- | --- |",
+    ]
+    for name in sorted(mirrors.keys() | family.unmirrored.keys()):
+        ids = mirrors.get(name)
+        how = ", ".join(f"`{i}`" for i in sorted(ids)) if ids else f"not mirrored: {family.unmirrored[name]}"
+        out.append(f"| {_code(name)} | {_cell(how)} |")
+    return out
+
+
 def family_page(family: Family) -> str:
     schema = family.schema
     lines = [
@@ -116,6 +144,7 @@ def family_page(family: Family) -> str:
     ]
     for info in family_rules(family):
         lines += render_rule(info, family.id)
+    lines += render_inventory(family)
     drift = DRIFT_DIR / f"{family.id}.md"
     if drift.is_file():
         lines += ["", "## Compared with the released trainer", "", drift.read_text(encoding="utf-8").rstrip()]

@@ -123,6 +123,9 @@ class Family:
       (the resolved config, a `device.Device`) -> errors at config paths, with
       no file; `trainspec.distributed` runs it on the machine that runs the job
       (bfloat16 or FP8 support, for example). Its ids are among `notices`.
+    - `unmirrored`: the checks of the trainer's own loader (`Class.method`) that no rule or notice
+      mirrors (their documentation ends "Mirrors `Class.method`."), each with the reason; the
+      reference page lists every check of the loader with what mirrors it or why nothing does.
     - `examples`: for each rule id (the family's rules and its schema's
       `x-trainspec-rule` ids), a config that breaks it and the fixed config;
       `trainspec explain` and the reference docs show them, and a test runs them.
@@ -159,6 +162,7 @@ class Family:
         Callable[[Family, dict[str, Any], Sequence[Any]], tuple[dict[str, Any] | None, list[Any]]] | None
     ) = None
     trusted_schema: bool = False
+    unmirrored: Mapping[str, str] = field(default_factory=dict)
     layout: LayoutSpace | None = None
     derive: Derive | None = None
     memory: Memory | None = None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -35,6 +36,18 @@ from trainspec.diagnostics import Severity
 from trainspec.layouts.declared import divisors
 from trainspec.paths import Path, parse_path
 from trainspec.rules.device import Device
+
+MIRRORS = re.compile(r"Mirrors `(\w+)\.(\w+)`\.")
+"""The last line of the documentation of a rule that reproduces one check of the trainer's own loader."""
+
+
+def mirrored(doc: str) -> str | None:
+    """The `Class.method` (or `module.function`) of the loader a rule's or notice's documentation names on its
+    last line ("Mirrors `Class.method`."), None when it names none."""
+    lines = doc.strip().splitlines()
+    match = MIRRORS.fullmatch(lines[-1].strip()) if lines else None
+    return f"{match[1]}.{match[2]}" if match else None
+
 
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT", "__bool__": lambda self: False})()
 """Passed to `raw` rules for a key the file does not write."""
@@ -88,6 +101,11 @@ class Rule:
     doc: str = ""
     parsed_paths: tuple[Path, ...] = field(default=(), compare=False)
     optional: frozenset[Path] = field(default=frozenset(), compare=False)
+
+    @property
+    def mirrors(self) -> str | None:
+        """The check of the trainer's loader this rule reproduces, as its documentation names it."""
+        return mirrored(self.doc)
 
     @cached_property
     def sections(self) -> frozenset[str | int | None]:

@@ -13,6 +13,8 @@ from trainspec.families import Family
 from trainspec.resources import schema_dir
 from trainspec.versions import fold_versions, release_fields
 
+from .aliases import NOTICES as ALIAS_NOTICES
+from .aliases import migrate_aliases
 from .examples import EXAMPLES
 from .fsdp_prefix import NOTICES as FSDP_PREFIX_NOTICES
 from .fsdp_prefix import migrate_fsdp_prefix
@@ -20,6 +22,7 @@ from .layout import LAYOUT, derive
 from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
 from .overrides import apply_overrides
 from .rules import RULES
+from .unmirrored import PLUGIN_SETTINGS, UNMIRRORED
 
 SCHEMAS = schema_dir() / "axolotl"
 
@@ -32,8 +35,8 @@ FAMILY = Family(
     examples=EXAMPLES,
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"yaml"}),
-    migrations=(migrate_keys, migrate_fsdp_prefix),
-    notices={**NOTICES, **FSDP_PREFIX_NOTICES},
+    migrations=(migrate_keys, migrate_fsdp_prefix, migrate_aliases),
+    notices={**NOTICES, **FSDP_PREFIX_NOTICES, **ALIAS_NOTICES},
     legacy_keys=LEGACY_KEYS,
     loader_overrides=apply_overrides,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
@@ -41,6 +44,7 @@ FAMILY = Family(
     layout=LAYOUT,
     derive=derive,
     docs_url="https://docs.axolotl.ai/docs/config-reference.html",
+    unmirrored={name: reason for name, (_, reason) in {**UNMIRRORED, **PLUGIN_SETTINGS}.items()},
 )
 
 FAMILIES = fold_versions(FAMILY, SCHEMAS)

@@ -1,9 +1,11 @@
-"""Examples of the ids Axolotl's retired and renamed keys report (`migrations.py`)."""
+"""Examples of the ids Axolotl's retired and renamed keys and aliased values report (`migrations.py`,
+`aliases.py`)."""
 
 from __future__ import annotations
 
 from trainspec.rules.examples import Example
 
+from .aliases import ALIAS
 from .migrations import DEPRECATED, REMOVED, RENAMED, RENAMED_CONFLICT, RENAMED_IGNORED
 
 BASE = (
@@ -27,4 +29,5 @@ EXAMPLES = {
     RENAMED: _yaml("noisy_embedding_alpha: 5\n", "neftune_noise_alpha: 5\n"),
     RENAMED_CONFLICT: _yaml("noisy_embedding_alpha: 5\nneftune_noise_alpha: 5\n", "neftune_noise_alpha: 5\n"),
     RENAMED_IGNORED: _yaml("dataset_processes: 4\ndataset_num_proc: 8\n", "dataset_num_proc: 8\n"),
+    ALIAS: _yaml("qat:\n  weight_dtype: fp8\n", "qat:\n  weight_dtype: float8_e4m3fn\n"),
 }

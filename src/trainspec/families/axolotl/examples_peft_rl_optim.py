@@ -41,6 +41,9 @@ _FSDP1 = "fsdp_version: 1\nfsdp_config:\n  offload_params: true\n"
 _FSDP2 = _FSDP1.replace("fsdp_version: 1", "fsdp_version: 2")
 
 EXAMPLES: dict[str, Example] = {
+    "vllm-mode-unset": _fix(
+        _GRPO + "  use_vllm: true\n", "  use_vllm: true\n", "  use_vllm: true\n  vllm_mode: colocate\n", batch=(1, 4)
+    ),
     "lr-groups-with-loraplus": _fix(
         "adapter: lora\nloraplus_lr_ratio: 16\nlr_groups:\n  - name: attention\n    modules: [q_proj]\n    lr: 0.001\n",
         "loraplus_lr_ratio: 16\n",

@@ -60,7 +60,12 @@ RETIRED = (
         Retired(f"unsloth_{name}", _truthy, _UNSLOTH)
         for name in ("cross_entropy_loss", "lora_mlp", "lora_qkv", "lora_o", "rms_norm", "rope")
     ),
-    Retired("dpo_beta", _given, "use `rl_beta`; Axolotl does not read `dpo_beta`", Severity.WARNING),
+    Retired(
+        "dpo_beta",
+        _given,
+        "write `rl_beta` (Axolotl copies `dpo_beta` there when `rl_beta` is unset, and ignores it otherwise)",
+        Severity.WARNING,
+    ),
     Retired(
         "eval_table_size",
         _given,

@@ -24,6 +24,7 @@ from trainspec.rules.device import Device
 
 from .attention import ATTENTION_PATHS, attention
 from .capabilities import capabilities, sm_number
+from .phrases import FIXED_IN, RELEASE
 
 SAGE_CAPABILITIES = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_120")
 LORA_KERNELS = ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "lora_embedding_kernel")
@@ -172,7 +173,11 @@ def beta_matches_trl_beta(beta: Any, trl: Any) -> Iterator[str]:
     if not beta:
         return
     if trl is None:
-        yield f"beta = {show(beta)} is set and trl is null, which the loader fails on; remove trl: or give it a mapping"
+        yield (
+            f"beta = {show(beta)} is set and trl is null: Axolotl {RELEASE} (and {FIXED_IN}) fails on it with "
+            "AttributeError (AxolotlConfigWCapabilities.check_beta_and_trl_beta_match reads trl.beta); remove trl: "
+            "or give it a mapping"
+        )
     elif isinstance(trl, dict) and trl.get("beta") and trl["beta"] != beta:
         yield f"beta = {show(beta)} and trl.beta = {show(trl['beta'])} differ; remove one, or make them equal"
 

@@ -31,7 +31,7 @@ from trainspec.report.wording import show
 from trainspec.rules import ABSENT, Rule, Violation, rule
 
 from .attention import ATTENTION_PATHS, FLASH_LIBRARY, LEGACY_ATTENTION_FLAGS, VARLEN, attention
-from .phrases import named
+from .phrases import FIXED_IN, RELEASE, named
 
 
 def before_rule(rule_id: str, severity: str, *paths: str) -> Callable[[Callable[..., Iterable[Any]]], Rule]:
@@ -85,7 +85,11 @@ def datasets_null(datasets: Any) -> Iterator[str]:
     Mirrors `DatasetValidationMixin.deprecate_sharegpt_datasets`.
     """
     if datasets is None:
-        yield "datasets = null: the loader fails on it (it iterates the list); list the datasets, or remove the key"
+        yield (
+            f"datasets = null: Axolotl {RELEASE} (and {FIXED_IN}) fails on it with TypeError "
+            "(DatasetValidationMixin.deprecate_sharegpt_datasets iterates the list); list the datasets, "
+            "or remove the key"
+        )
 
 
 @before_rule("datasets-sharegpt-type-removed", "error", "datasets")
@@ -634,8 +638,9 @@ def model_name_null(base_model_config: Any, tokenizer_config: Any, use_mistral_c
         for name, value in (("base_model_config", base_model_config), ("tokenizer_config", tokenizer_config)):
             if value is None:
                 yield Violation(
-                    f"{name} = null: the loader fails on it (it reads the name as text); remove the key "
-                    "or give a model name",
+                    f"{name} = null: Axolotl {RELEASE} (and {FIXED_IN}) fails on it with AttributeError "
+                    "(TrainingValidationMixin.check_tokenizer_use_mistral_common lowercases it, looking for a "
+                    "Magistral model); remove the key, give a model name or set tokenizer_use_mistral_common",
                     at=(name,),
                 )
 

@@ -1,11 +1,12 @@
 """Axolotl rules for adapters (LoRA/QLoRA), RL trainers, optimizers and FSDP.
 
-They mirror `LoRAValidationMixin`, `RLValidationMixin` and `OptimizationValidationMixin` of
-`axolotl/utils/schemas/validation.py`. Most upstream checks are `mode="before"` validators: they
-read the config as written, where an absent key, `null` and a schema default differ (`bf16` is
-"auto" by default, but absent to them). Those rules are `raw` and read the values as written
-(ABSENT when not written), testing them the way upstream does (truthiness, `is False`, `== 2`).
-The `mode="after"` checks read the config with its defaults filled, as the model has them.
+They mirror `LoRAValidationMixin`, `RLValidationMixin`, `GRPOVllmValidationMixin` and
+`OptimizationValidationMixin` of `axolotl/utils/schemas/validation.py`. Most upstream checks are
+`mode="before"` validators: they read the config as written, where an absent key, `null` and a
+schema default differ (`bf16` is "auto" by default, but absent to them). Those rules are `raw` and
+read the values as written (ABSENT when not written), testing them the way upstream does
+(truthiness, `is False`, `== 2`). The `mode="after"` checks read the config with its defaults
+filled, as the model has them.
 
 Upstream rewrites `fsdp_config` before its FSDP checks run: keys written with the deprecated
 `fsdp_` prefix lose it (the family's migration in `fsdp_prefix` does that to the file,
@@ -16,8 +17,9 @@ override, which the loader strips too), so every FSDP rule judges the config the
 
 Not mirrored: `check_lora_kernels_dora` (it checks nothing), the DeepSpeed JSON rewrites of
 `check_tensor_parallel_size_update_ds_json` and `check_deepcompile` (they read and write the
-DeepSpeed file on the launching machine), and the defaults upstream fills without judging
-(`optim_target_modules` for Q-GaLore, `batch_flattening: auto`).
+DeepSpeed file on the launching machine; that they fail on an inline DeepSpeed config is
+`rules_loader_failures`), and the defaults upstream fills without judging
+(`optim_target_modules` for Q-GaLore, `batch_flattening: auto`); `unmirrored.py` has the list.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from trainspec.rules import ABSENT, Rule, Violation, rule
 
 from .attention import ATTENTION_PATHS, VARLEN, attention
 from .fsdp_prefix import is_prefixed, plain_key
+from .phrases import FIXED_IN, RELEASE
 
 LORA_ADAPTERS = ("lora", "qlora")
 LORA_KERNELS = ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel")
@@ -265,8 +268,9 @@ def grpo_liger_context_parallel(rl: Any, liger: Any, cp: Any) -> Iterator[str]:
     cp = _given(cp, 1)
     if cp is None:
         yield (
-            'context_parallel_size = null with rl = "grpo" and trl.use_liger_loss = true: the loader fails '
-            "comparing it to 1 (TypeError); remove it or write a number"
+            'context_parallel_size = null with rl = "grpo" and trl.use_liger_loss = true: '
+            f"Axolotl {RELEASE} (and {FIXED_IN}) fails comparing it to 1 with TypeError "
+            "(RLValidationMixin.check_grpo_liger_sequence_parallel); remove it or write a number"
         )
     elif cp > 1:
         yield (
@@ -308,7 +312,10 @@ def gdpo_aggregation(rl: Any, trl: Any, aggregation: Any) -> Iterator[str]:
     if rl != "gdpo":
         return
     if trl is None:
-        yield 'trl = null with rl = "gdpo": the loader fails reading trl (AttributeError); remove trl: null'
+        yield (
+            f'trl = null with rl = "gdpo": Axolotl {RELEASE} (and {FIXED_IN}) fails reading trl with AttributeError '
+            "(RLValidationMixin.check_gdpo); remove trl: null"
+        )
     elif aggregation == "sum_then_normalize":
         yield (
             'trl.multi_objective_aggregation = "sum_then_normalize" is GRPO\'s, but rl = "gdpo"; '
@@ -669,7 +676,23 @@ def deepcompile_needs_deepspeed(deepcompile: Any, deepspeed: Any) -> Iterator[st
         yield "deepcompile = true needs deepspeed (a DeepSpeed config); set deepspeed or remove deepcompile"
 
 
+@rule("vllm-mode-unset", "warning", "trl")
+def vllm_mode_unset(trl: Any) -> Iterator[Violation]:
+    """Generating with vLLM runs it either as a separate server or colocated with training; unset, the
+    loader picks the server, which must then be started beside the job.
+
+    Mirrors `GRPOVllmValidationMixin.check_vllm_mode_set`."""
+    if isinstance(trl, Mapping) and trl.get("use_vllm") and not trl.get("vllm_mode"):
+        yield Violation(
+            'trl.use_vllm = true without trl.vllm_mode: Axolotl uses "server", which expects a vLLM server '
+            'started beside the job; set trl.vllm_mode to "server" or "colocate"',
+            at=("trl", "use_vllm"),
+            related=(),
+        )
+
+
 RULES: list[Rule] = [
+    vllm_mode_unset,
     lr_groups_with_loraplus,
     unfrozen_parameters_with_peft_layers,
     peft_layers_pattern_without_layers,

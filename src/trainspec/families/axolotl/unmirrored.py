@@ -1,0 +1,324 @@
+"""The validators of Axolotl 0.18.0 that no rule mirrors, each with why: reviewed, and kept honest by a test.
+
+`tests/test_axolotl_inventory.py` enumerates every pydantic validator of the release (its config classes
+and its plugins' settings models) with a hash of its source, and fails unless each is mirrored by a rule
+or notice ("Mirrors `Class.method`.") or listed here at its current hash; an entry whose validator is
+gone, changed or now mirrored fails too. A reason starts with one of `REASONS` and says what the
+validator does, so a reader can tell why trainspec need not repeat it.
+"""
+
+from __future__ import annotations
+
+REASONS = (
+    "only fills a default",
+    "probes the launching machine",
+    "normalises a value the schema already types",
+    "deprecated key, handled by the migration",
+    "does nothing",
+    "never reached",
+    "mirrored with the plugin settings",
+)
+"""How a reason starts: what makes the validator need no rule of its own."""
+
+PLUGINS_BRANCH = "mirrored with the plugin settings (plugins branch)"
+
+UNMIRRORED: dict[str, tuple[str, str]] = {
+    "AxolotlConfigWCapabilities.check_adopt_torch_version": (
+        "9f69ec095876",
+        (
+            "probes the launching machine (refuses an ADOPT optimizer under torch < 2.5.1; every torch Axolotl "
+            "0.18.0 installs with, 2.11.0 to 2.12.1, passes)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.check_auto_enable_lora_kernels": (
+        "d922df634c66",
+        (
+            "only fills a default (turns on the four `lora_*_kernel` for a LoRA or QLoRA adapter that sets none "
+            "of them, outside RL, 8-bit LoRA, remote code and FSDP1 on several GPUs, and logs at warning level "
+            "that it did; nothing in the config is wrong, and every such config would warn)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.check_flex_torch_version": (
+        "acbe1833bd63",
+        (
+            "probes the launching machine (refuses flex_attention under torch < 2.6.0; every torch Axolotl 0.18.0"
+            " installs with, 2.11.0 to 2.12.1, passes)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.check_fsdp_torch_version": (
+        "b71b424f9b6f",
+        (
+            "probes the launching machine (refuses FSDP2 under torch < 2.7.0; every torch Axolotl 0.18.0 installs"
+            " with, 2.11.0 to 2.12.1, passes)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.check_min_torch_version": (
+        "6b5bd95722d4",
+        (
+            "probes the launching machine (warns under torch < 2.6.0; every torch Axolotl 0.18.0 installs with, "
+            "2.11.0 to 2.12.1, passes)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.check_tf32": (
+        "b874defbe5f6",
+        ("only fills a default (`tf32: auto` becomes whether the GPU has TF32)"),
+    ),
+    "AxolotlConfigWCapabilities.check_torch_compile_auto": (
+        "67bbb7d10176",
+        (
+            "only fills a default (`torch_compile: auto` becomes true from torch 2.5.1 on; it warns and drops "
+            "`torch_compile_options` only under an older torch, and every torch Axolotl 0.18.0 installs with, "
+            "2.11.0 to 2.12.1, passes)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.default_dataloader_opts": (
+        "3628d6ddf3f6",
+        (
+            "only fills a default (`dataloader_num_workers` from the GPU count, `dataloader_pin_memory`, "
+            "`dataloader_prefetch_factor`, when none of the three is set)"
+        ),
+    ),
+    "AxolotlConfigWCapabilities.default_dataset_num_proc": (
+        "c84ce42be358",
+        (
+            "deprecated key, handled by the migration `renamed-key` (`dataset_processes`, with `renamed-key-"
+            "ignored` when both are set); otherwise it only fills a default (`dataset_num_proc` from the CPU "
+            "count)"
+        ),
+    ),
+    "ComplexValidationMixin.check_rl_beta": (
+        "d9e6b84e8d17",
+        (
+            "only fills a default (`rl_beta` from `dpo_beta` when unset; the deprecated key warns through the "
+            "migration `deprecated-key`)"
+        ),
+    ),
+    "ComplexValidationMixin.check_tensor_parallel_size": (
+        "d14c1a61babf",
+        ("only fills a default (`tensor_parallel_size` 1 when unset or 0)"),
+    ),
+    "ComplexValidationMixin.validate_ring_attn_func": (
+        "66fae15dffa0",
+        (
+            "only fills a default (`ring_attn_func` from `sample_packing` when `context_parallel_size` > 1; the "
+            "schema types the value)"
+        ),
+    ),
+    "DatasetValidationMixin.check_deprecated_unsloth_fields": (
+        "7e77c2e1d250",
+        ("deprecated key, handled by the migration `removed-key` (the `unsloth_*` keys, refused when true)"),
+    ),
+    "DatasetValidationMixin.check_mm_prepare": (
+        "8b465fffbf6a",
+        ("only fills a default (`remove_unused_columns: false` with `skip_prepare_dataset`)"),
+    ),
+    "DatasetValidationMixin.set_default_seed": (
+        "3dc926cd3141",
+        ("only fills a default (`seed` 42)"),
+    ),
+    "DeprecatedParameters.validate_dpo_beta": (
+        "c45042f5e5bb",
+        ("deprecated key, handled by the migration `deprecated-key` (`dpo_beta`, any value, a warning)"),
+    ),
+    "DeprecatedParameters.validate_dpo_generate_during_eval": (
+        "a3a727ca2f45",
+        ("deprecated key, handled by the migration `removed-key` (`dpo_generate_during_eval`, any value, refused)"),
+    ),
+    "DeprecatedParameters.validate_dpo_norm_loss": (
+        "603d435e7855",
+        ("deprecated key, handled by the migration `removed-key` (`dpo_norm_loss`, any value, refused)"),
+    ),
+    "DeprecatedParameters.validate_dpo_use_logits_to_keep": (
+        "edb48b46b705",
+        ("deprecated key, handled by the migration `removed-key` (`dpo_use_logits_to_keep`, any value, refused)"),
+    ),
+    "DeprecatedParameters.validate_eval_max_new_tokens": (
+        "29657ac74afa",
+        ("deprecated key, handled by the migration `deprecated-key` (`eval_max_new_tokens`, any value, a warning)"),
+    ),
+    "DeprecatedParameters.validate_eval_table_size": (
+        "61415bf64c3d",
+        ("deprecated key, handled by the migration `deprecated-key` (`eval_table_size`, any value, a warning)"),
+    ),
+    "DeprecatedParameters.validate_evaluation_strategy": (
+        "e4fa4561c517",
+        (
+            "deprecated key, handled by the migration `renamed-key` (`evaluation_strategy`, any value, a warning;"
+            " `renamed-key-ignored` beside `eval_strategy`)"
+        ),
+    ),
+    "DeprecatedParameters.validate_flash_attn_rms_norm": (
+        "5bfdf7fa6132",
+        ("deprecated key, handled by the migration `removed-key` (`flash_attn_rms_norm`, refused when true)"),
+    ),
+    "DeprecatedParameters.validate_max_packed_sequence_len": (
+        "cb37d5544aa5",
+        (
+            "deprecated key, handled by the migration `removed-key` (`max_packed_sequence_len`, refused when set "
+            "to a non-zero value)"
+        ),
+    ),
+    "DeprecatedParameters.validate_noisy_embedding_alpha": (
+        "0e2c9fab4d38",
+        ("deprecated key, handled by the migration `renamed-key` (`noisy_embedding_alpha`, a warning when non-zero)"),
+    ),
+    "DeprecatedParameters.validate_rope_scaling": (
+        "4bdbbaf7f2cc",
+        ("deprecated key, handled by the migration `removed-key` (`rope_scaling`, refused when non-empty)"),
+    ),
+    "DeprecatedParameters.validate_rpo_alpha": (
+        "af123c1376a4",
+        ("deprecated key, handled by the migration `removed-key` (`rpo_alpha`, any value, refused)"),
+    ),
+    "DeprecatedParameters.validate_s2_attention": (
+        "a89b3b3f74eb",
+        ("deprecated key, handled by the migration `removed-key` (`s2_attention`, refused when true)"),
+    ),
+    "EBFTValidationMixin.check_ebft_activation_offloading": (
+        "890670269f47",
+        (
+            "never reached in 0.18.0 (every config it refuses, `rl: ebft` with a strided `ebft` section, fails "
+            "first in `EBFTValidationMixin.check_ebft_gradient_checkpointing_reentrant`: the rule `ebft-"
+            "unloadable`)"
+        ),
+    ),
+    "EBFTValidationMixin.check_ebft_strided_dataset_split": (
+        "da4f57858694",
+        (
+            "does nothing on the loader's path (`validate_config` turns each entry of `datasets` into its dataset"
+            " model first, which drops `train_on_split`, so the check never sees a mapping)"
+        ),
+    ),
+    "HyperparametersConfig.convert_learning_rate": (
+        "62fdcc46796b",
+        (
+            "normalises a value the schema already types (`learning_rate` written as text becomes a number; the "
+            "schema asks for the number and its type error says how the loader reads the text)"
+        ),
+    ),
+    "LoRAValidationMixin.check_lora_kernels_dora": (
+        "53ce5ee81afb",
+        ("does nothing in 0.18.0 (returns the config unchanged: DoRA works with the LoRA kernels)"),
+    ),
+    "LoraConfig.convert_loraplus_lr_embedding": (
+        "4d91b73c634b",
+        (
+            "normalises a value the schema already types (`loraplus_lr_embedding` written as text becomes a "
+            "number; the schema asks for the number and its type error says how the loader reads the text)"
+        ),
+    ),
+    "LoraConfig.validate_lora_dropout": (
+        "0979bce9bc17",
+        ("only fills a default (`lora_dropout` 0.0 with an adapter)"),
+    ),
+    "MultiModalConfig.convert_image_resize_algorithm": (
+        "ad6bca2e36f8",
+        (
+            "normalises a value the schema already types (`image_resize_algorithm`: bilinear, bicubic or lanczos "
+            "in any letter case, other names refused as the schema refuses them; the migration `loader-alias` "
+            "lowercases the name, with a warning)"
+        ),
+    ),
+    "OptimizationValidationMixin.check_fsdp_version_in_fsdp_config": (
+        "75bb58533fe9",
+        (
+            "only fills a default (copies the FSDP version between `fsdp_version` and `fsdp_config`, 1 when "
+            "neither says; the rules read the version as it settles it)"
+        ),
+    ),
+    "PTQConfig.validate_dtype": (
+        "fc928db4dd29",
+        (
+            "normalises a value the schema already types (`quantization.weight_dtype`, "
+            "`quantization.activation_dtype`: the aliases fp8 and float8 become float8_e4m3fn, which the "
+            "migration `loader-alias` writes with a warning; other values are refused as the schema refuses them)"
+        ),
+    ),
+    "PretrainingValidationMixin.check_pretraining_split_batches_accelerate": (
+        "7112c3d50fd3",
+        (
+            "only fills a default (`accelerator_config.split_batches` and `dispatch_batches` false with "
+            "`pretraining_dataset`)"
+        ),
+    ),
+    "QATConfig.validate_dtype": (
+        "fc928db4dd29",
+        (
+            "normalises a value the schema already types (`qat.weight_dtype`, `qat.activation_dtype`: the aliases"
+            " fp8 and float8 become float8_e4m3fn, which the migration `loader-alias` writes with a warning; "
+            "other values are refused as the schema refuses them)"
+        ),
+    ),
+    "SystemValidationMixin.check_npu_config": (
+        "46b1f6f9849e",
+        (
+            "probes the launching machine (refuses flash attention, sdpa, bitsandbytes optimizers, 8- and 4-bit "
+            "loading and tf32 only when an Ascend NPU is present)"
+        ),
+    ),
+    "TrainingValidationMixin.check_eval_strategy": (
+        "db69b8970989",
+        ("deprecated key, handled by the migration `renamed-key` (`evaluation_strategy` copied to `eval_strategy`)"),
+    ),
+    "TrainingValidationMixin.check_mistral_common_import": (
+        "467519da3286",
+        (
+            "probes the launching machine (refuses `tokenizer_use_mistral_common` when the mistral-common package"
+            " is not installed)"
+        ),
+    ),
+    "TrainingValidationMixin.check_multipack_buffer_size": (
+        "3b1bb8a017a6",
+        (
+            "deprecated key, handled by the migration `renamed-key` (`pretrain_multipack_buffer_size`; `renamed-"
+            "key-conflict` refuses it beside `streaming_multipack_buffer_size` as the loader does)"
+        ),
+    ),
+    "TrainingValidationMixin.check_neftune": (
+        "3182bc137596",
+        (
+            "deprecated key, handled by the migration `renamed-key` (`noisy_embedding_alpha`; `renamed-key-"
+            "conflict` refuses it beside `neftune_noise_alpha` as the loader does)"
+        ),
+    ),
+    "TrainingValidationMixin.set_reward_model_defaults": (
+        "ddc287e1cf51",
+        ("only fills a default (`num_labels` and `model_type` for `reward_model` and `process_reward_model`)"),
+    ),
+}
+"""Validators of the config classes no rule mirrors: `Class.method` -> (the hash of its source when it was
+reviewed, why no rule mirrors it)."""
+
+# -- plugin settings models (`axolotl.integrations.*.args`) ---------------------------------------------
+# Their rules come with the plugin settings; until then each is listed here, reviewed at its hash.
+
+PLUGIN_SETTINGS: dict[str, tuple[str, str]] = {
+    "CutCrossEntropyArgs.check_chunked_cross_entropy_not_set": ("c781239eafdc", PLUGINS_BRANCH),
+    "CutCrossEntropyArgs.check_dtype_is_half": ("5289940b863c", PLUGINS_BRANCH),
+    "DiffusionConfig._validate_mask_ratios": ("1376507feb90", PLUGINS_BRANCH),
+    "ExpertParallelArgs._validate": ("66eef9fda5ec", PLUGINS_BRANCH),
+    "KernelsArgs.check_dsv4_attention_lora_unsupported": ("34626a59759c", PLUGINS_BRANCH),
+    "KernelsArgs.check_dsv4_fp4_grouped_mode": ("3b95c6ccd0a0", PLUGINS_BRANCH),
+    "KernelsArgs.check_dsv4_fp8_nonexpert_mode": ("a1e3452a46d5", PLUGINS_BRANCH),
+    "KernelsArgs.check_experts_implementation": ("91ea5c12318d", PLUGINS_BRANCH),
+    "KernelsArgs.check_moe_dequant_chunk_size": ("2890bcd28c1b", PLUGINS_BRANCH),
+    "KernelsArgs.check_moe_grouped_backend": ("ae0292156759", PLUGINS_BRANCH),
+    "KernelsArgs.check_mutually_exclusive": ("3ae6aff5f9cf", PLUGINS_BRANCH),
+    "KernelsArgs.check_nonexpert_quantization": ("5043a0e61baf", PLUGINS_BRANCH),
+    "KernelsArgs.check_nvfp4_merge_aware": ("145d7515d92a", PLUGINS_BRANCH),
+    "KernelsArgs.check_use_kernels": ("39ca821406eb", PLUGINS_BRANCH),
+    "KernelsArgs.disable_mlp_kernel": ("8adcc1a6023a", PLUGINS_BRANCH),
+    "KernelsArgs.normalize_expert_backend": ("6bd7af3d0963", PLUGINS_BRANCH),
+    "LigerArgs.check_deprecated_swiglu": ("6f59e45cb6d9", PLUGINS_BRANCH),
+    "LigerArgs.check_liger_rms_norm_tensor_parallel": ("4b4832cd3afb", PLUGINS_BRANCH),
+    "LigerArgs.check_liger_use_token_scaling_flce": ("3b87bbeb287d", PLUGINS_BRANCH),
+    "LigerArgs.check_tensor_parallel_size_liger_fused_linear_cross_entropy": ("bc0366b3685a", PLUGINS_BRANCH),
+    "LigerArgs.check_tiled_mlp_conflict": ("a13badb751e7", PLUGINS_BRANCH),
+    "MoraConfig.normalize_mora_type": ("9d9f2618caed", PLUGINS_BRANCH),
+    "NemoGymArgs.check_nemo_gym_config": ("cb6e95ee9849", PLUGINS_BRANCH),
+    "SpectrumArgs.check_fsdp_use_orig_params": ("6e2680c951c6", PLUGINS_BRANCH),
+    "SwanLabConfig.validate_swanlab_enabled_requires_project": ("674694ac34a2", PLUGINS_BRANCH),
+    "SwanLabConfig.validate_swanlab_mode": ("2f421df8714c", PLUGINS_BRANCH),
+    "SwanLabConfig.validate_swanlab_project": ("7ef56d0f9716", PLUGINS_BRANCH),
+}
+"""Validators of the plugins' settings models, mirrored with those settings: `Class.method` -> (hash, reason)."""
