@@ -16,11 +16,8 @@ REASONS = (
     "deprecated key, handled by the migration",
     "does nothing",
     "never reached",
-    "mirrored with the plugin settings",
 )
 """How a reason starts: what makes the validator need no rule of its own."""
-
-PLUGINS_BRANCH = "mirrored with the plugin settings (plugins branch)"
 
 UNMIRRORED: dict[str, tuple[str, str]] = {
     "AxolotlConfigWCapabilities.check_adopt_torch_version": (
@@ -290,35 +287,14 @@ UNMIRRORED: dict[str, tuple[str, str]] = {
 reviewed, why no rule mirrors it)."""
 
 # -- plugin settings models (`axolotl.integrations.*.args`) ---------------------------------------------
-# Their rules come with the plugin settings; until then each is listed here, reviewed at its hash.
 
 PLUGIN_SETTINGS: dict[str, tuple[str, str]] = {
-    "CutCrossEntropyArgs.check_chunked_cross_entropy_not_set": ("c781239eafdc", PLUGINS_BRANCH),
-    "CutCrossEntropyArgs.check_dtype_is_half": ("5289940b863c", PLUGINS_BRANCH),
-    "DiffusionConfig._validate_mask_ratios": ("1376507feb90", PLUGINS_BRANCH),
-    "ExpertParallelArgs._validate": ("66eef9fda5ec", PLUGINS_BRANCH),
-    "KernelsArgs.check_dsv4_attention_lora_unsupported": ("34626a59759c", PLUGINS_BRANCH),
-    "KernelsArgs.check_dsv4_fp4_grouped_mode": ("3b95c6ccd0a0", PLUGINS_BRANCH),
-    "KernelsArgs.check_dsv4_fp8_nonexpert_mode": ("a1e3452a46d5", PLUGINS_BRANCH),
-    "KernelsArgs.check_experts_implementation": ("91ea5c12318d", PLUGINS_BRANCH),
-    "KernelsArgs.check_moe_dequant_chunk_size": ("2890bcd28c1b", PLUGINS_BRANCH),
-    "KernelsArgs.check_moe_grouped_backend": ("ae0292156759", PLUGINS_BRANCH),
-    "KernelsArgs.check_mutually_exclusive": ("3ae6aff5f9cf", PLUGINS_BRANCH),
-    "KernelsArgs.check_nonexpert_quantization": ("5043a0e61baf", PLUGINS_BRANCH),
-    "KernelsArgs.check_nvfp4_merge_aware": ("145d7515d92a", PLUGINS_BRANCH),
-    "KernelsArgs.check_use_kernels": ("39ca821406eb", PLUGINS_BRANCH),
-    "KernelsArgs.disable_mlp_kernel": ("8adcc1a6023a", PLUGINS_BRANCH),
-    "KernelsArgs.normalize_expert_backend": ("6bd7af3d0963", PLUGINS_BRANCH),
-    "LigerArgs.check_deprecated_swiglu": ("6f59e45cb6d9", PLUGINS_BRANCH),
-    "LigerArgs.check_liger_rms_norm_tensor_parallel": ("4b4832cd3afb", PLUGINS_BRANCH),
-    "LigerArgs.check_liger_use_token_scaling_flce": ("3b87bbeb287d", PLUGINS_BRANCH),
-    "LigerArgs.check_tensor_parallel_size_liger_fused_linear_cross_entropy": ("bc0366b3685a", PLUGINS_BRANCH),
-    "LigerArgs.check_tiled_mlp_conflict": ("a13badb751e7", PLUGINS_BRANCH),
-    "MoraConfig.normalize_mora_type": ("9d9f2618caed", PLUGINS_BRANCH),
-    "NemoGymArgs.check_nemo_gym_config": ("cb6e95ee9849", PLUGINS_BRANCH),
-    "SpectrumArgs.check_fsdp_use_orig_params": ("6e2680c951c6", PLUGINS_BRANCH),
-    "SwanLabConfig.validate_swanlab_enabled_requires_project": ("674694ac34a2", PLUGINS_BRANCH),
-    "SwanLabConfig.validate_swanlab_mode": ("2f421df8714c", PLUGINS_BRANCH),
-    "SwanLabConfig.validate_swanlab_project": ("7ef56d0f9716", PLUGINS_BRANCH),
+    "MoraConfig.normalize_mora_type": (
+        "9d9f2618caed",
+        (
+            "normalises a value the schema already types (`mora_type` 1 and 6 become `sharing` and `rope`; the "
+            "schema takes all four spellings)"
+        ),
+    ),
 }
-"""Validators of the plugins' settings models, mirrored with those settings: `Class.method` -> (hash, reason)."""
+"""Validators of the plugins' settings models no rule mirrors: `Class.method` -> (hash, reason)."""
