@@ -223,7 +223,7 @@ def _unclaimed(result: Result, options: Options) -> Result:
     message = f"not checked, no family claims this file: {result.reason}"
     if "--family" in result.reason and readers:
         name = readers[0] if len(readers) == 1 else "NAME"
-        message += f", or give it `family = \"{name}\"` in a `[[configs]]` entry of the project configuration"
+        message += f', or give it `family = "{name}"` in a `[[configs]]` entry of the project configuration'
     warning = Diagnostic(result.file, 1, 1, (), UNCLAIMED_CONFIG.id, Severity.WARNING, message)
     found = replace(result, diagnostics=[*result.diagnostics[:-1], warning], outcome=Outcome.UNATTRIBUTED)
     if options.as_found:
