@@ -155,6 +155,9 @@ def test_files_that_look_like_no_config_are_listed_as_skipped(capsys, tmp_path, 
 
 
 def test_the_message_is_escaped(capsys, tmp_path):
-    (tmp_path / "x.yaml").write_text(NO_BASE_MODEL.replace("num_epochs: 1", '"num\\x1b[2J_epochs": 1'))
-    code, out = run(capsys, "check", str(tmp_path), "--isolated")
-    assert "warning[unclaimed-config]" in out and "\x1b" not in out
+    text = 'learning_rate: 0.1\nnum_epochs: 3\noutput_dir: out\n"evil\\x1b[2J\\nkey": 1\nother: 2\n'
+    (tmp_path / "x.yaml").write_text(text)
+    for fmt in ("text", "github"):
+        _, out = run(capsys, "check", str(tmp_path), "--isolated", "--format", fmt)
+        assert "unclaimed-config" in out and "evil\\x1b[2J" in out  # the key, shown and escaped
+        assert "\x1b" not in out and "\nkey" not in out
