@@ -228,6 +228,12 @@ def _admits(family: Family, node: Any, parent: Any, value: Any) -> bool:
     return any("type" in b and not any(k in b for k in unions) and _type_fits(b["type"], value) for b in branches)
 
 
+def _declared(family: Family, node: Any, data: Any, path: Path) -> list[str]:
+    """The JSON types the schema declares at `path` (its node found by path, every branch of it)."""
+    parent = get(data, path[:-1]) if path else data
+    return sorted(family.schema.types(node, parent))
+
+
 def _type_fits(declared: str | list[str], value: Any) -> bool:
     """Whether `value` has one of the declared JSON types (an integer is a number too)."""
     types = {declared} if isinstance(declared, str) else set(declared)
@@ -246,8 +252,8 @@ def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -
             continue  # where YAML 1.1 reads another value, `loader_readings` says what the loader reads
         node = family.schema.node_at(path, doc.data)
         value = get(doc.data, path)
-        if node is None:
-            continue
+        if node is None or (d.rule == WRONG_TYPE.id and _type_fits(_declared(family, node, doc.data, path), value)):
+            continue  # the field's own type admits the value: another model refused it (a dataset entry under `rl`)
         accepted, converted = _loader_value(family, node, value, doc.data, path)
         if accepted:
             reading = "keeps it as it is" if _equal(converted, value) else f"reads it as {show(converted)}"
