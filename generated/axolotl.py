@@ -500,433 +500,6 @@ class DynamicCheckpoint(BaseModel):
     """
 
 
-class Type(BaseModel):
-    """
-    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
-    """
-
-    system_prompt: StrictStr | None = None
-    """
-    Custom user instruction prompt
-    """
-    system_format: StrictStr | None = None
-    """
-    Use {system} as key to be replaced
-    """
-    field_system: StrictStr | None = None
-    field_instruction: StrictStr | None = None
-    field_input: StrictStr | None = None
-    field_output: StrictStr | None = None
-    format: StrictStr | None = None
-    """
-    Customizable to be single line or multi-line. Use {instruction}/{input} as key to be replaced. 'format' can include {input}
-    """
-    no_input_format: StrictStr | None = None
-    """
-    'no_input_format' cannot include {input}
-    """
-
-
-class Dataset(BaseModel):
-    path: StrictStr | None = None
-    """
-    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
-    """
-    split: StrictStr | None = None
-    """
-    name of dataset split to load from
-    """
-    type: Type | StrictStr | None = None
-    """
-    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
-    """
-    input_transform: StrictStr | None = None
-    shards: StrictInt | None = None
-    """
-    split dataset into N pieces (use with shards_idx)
-    """
-    shards_idx: StrictInt | None = None
-    """
-    the index of sharded dataset to use
-    """
-    preprocess_shards: StrictInt | None = None
-    """
-    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
-    """
-    conversation: StrictStr | None = None
-    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
-        None
-    )
-    """
-    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
-    """
-    chat_template_jinja: StrictStr | None = None
-    """
-    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
-    """
-    data_files: StrictStr | list[StrictStr] | None = None
-    """
-    path to source data files
-    """
-    input_format: StrictStr | None = None
-    name: StrictStr | None = None
-    """
-    name of dataset configuration to load
-    """
-    ds_type: StrictStr | None = None
-    """
-    defines the datatype when path is a file
-    """
-    field: StrictStr | None = None
-    """
-    For `completion` datasets only, uses the provided field instead of `text` column
-    """
-    field_human: StrictStr | None = None
-    field_model: StrictStr | None = None
-    field_messages: StrictStr | None = None
-    """
-    Key containing the messages (default: "messages")
-    """
-    field_tools: StrictStr | None = None
-    """
-    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
-    """
-    field_thinking: StrictStr | None = None
-    """
-    Key containing the reasoning trace (default: "reasoning_content").
-    """
-    template_thinking_key: StrictStr | None = None
-    """
-    The key the chat template expects that indicates the reasoning trace.
-    """
-    message_field_role: StrictStr | None = None
-    message_field_content: StrictStr | None = None
-    message_property_mappings: dict[str, Any] | None = None
-    """
-    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
-    """
-    message_field_training: StrictStr | None = None
-    """
-    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
-    """
-    message_field_training_detail: StrictStr | None = None
-    """
-    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
-    """
-    split_thinking: StrictBool | None = None
-    """
-    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
-    """
-    logprobs_field: StrictStr | None = None
-    temperature: StrictFloat | None = None
-    roles_to_train: list[StrictStr] | None = None
-    """
-    Roles to train on. The tokens from these roles will be considered for the loss.
-    """
-    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
-    """
-    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
-    """
-    roles: dict[str, Any] | None = None
-    """
-    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
-    """
-    drop_system_message: StrictBool | None = None
-    """
-    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
-    """
-    trust_remote_code: StrictBool | None = False
-    """
-    Trust remote code for untrusted source
-    """
-    revision: StrictStr | None = None
-    """
-    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
-    """
-    field_chosen: StrictStr | None = None
-    field_rejected: StrictStr | None = None
-    step_separator: StrictStr | None = None
-    max_completion_length: StrictInt | None = None
-    train_on_last_step_only: StrictBool | None = None
-    length: StrictInt = 1000
-    """
-    Number of rows to generate
-    """
-    sequence_length: StrictInt | None = None
-    """
-    Sequence length per row (defaults to sequence_len from config)
-    """
-    min_input_id: StrictInt = 100
-    """
-    Minimum token ID for generation
-    """
-    max_input_id: StrictInt | None = None
-    """
-    Maximum token ID for generation (defaults to tokenizer vocab_size)
-    """
-    seed: StrictInt | None = None
-    """
-    Random seed for reproducibility
-    """
-
-
-class TestDataset(BaseModel):
-    path: StrictStr | None = None
-    """
-    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
-    """
-    split: StrictStr | None = None
-    """
-    name of dataset split to load from
-    """
-    type: Type | StrictStr | None = None
-    """
-    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
-    """
-    input_transform: StrictStr | None = None
-    shards: StrictInt | None = None
-    """
-    split dataset into N pieces (use with shards_idx)
-    """
-    shards_idx: StrictInt | None = None
-    """
-    the index of sharded dataset to use
-    """
-    preprocess_shards: StrictInt | None = None
-    """
-    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
-    """
-    conversation: StrictStr | None = None
-    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
-        None
-    )
-    """
-    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
-    """
-    chat_template_jinja: StrictStr | None = None
-    """
-    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
-    """
-    data_files: StrictStr | list[StrictStr] | None = None
-    """
-    path to source data files
-    """
-    input_format: StrictStr | None = None
-    name: StrictStr | None = None
-    """
-    name of dataset configuration to load
-    """
-    ds_type: StrictStr | None = None
-    """
-    defines the datatype when path is a file
-    """
-    field: StrictStr | None = None
-    """
-    For `completion` datasets only, uses the provided field instead of `text` column
-    """
-    field_human: StrictStr | None = None
-    field_model: StrictStr | None = None
-    field_messages: StrictStr | None = None
-    """
-    Key containing the messages (default: "messages")
-    """
-    field_tools: StrictStr | None = None
-    """
-    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
-    """
-    field_thinking: StrictStr | None = None
-    """
-    Key containing the reasoning trace (default: "reasoning_content").
-    """
-    template_thinking_key: StrictStr | None = None
-    """
-    The key the chat template expects that indicates the reasoning trace.
-    """
-    message_field_role: StrictStr | None = None
-    message_field_content: StrictStr | None = None
-    message_property_mappings: dict[str, Any] | None = None
-    """
-    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
-    """
-    message_field_training: StrictStr | None = None
-    """
-    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
-    """
-    message_field_training_detail: StrictStr | None = None
-    """
-    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
-    """
-    split_thinking: StrictBool | None = None
-    """
-    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
-    """
-    logprobs_field: StrictStr | None = None
-    temperature: StrictFloat | None = None
-    roles_to_train: list[StrictStr] | None = None
-    """
-    Roles to train on. The tokens from these roles will be considered for the loss.
-    """
-    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
-    """
-    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
-    """
-    roles: dict[str, Any] | None = None
-    """
-    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
-    """
-    drop_system_message: StrictBool | None = None
-    """
-    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
-    """
-    trust_remote_code: StrictBool | None = False
-    """
-    Trust remote code for untrusted source
-    """
-    revision: StrictStr | None = None
-    """
-    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
-    """
-    field_chosen: StrictStr | None = None
-    field_rejected: StrictStr | None = None
-    step_separator: StrictStr | None = None
-    max_completion_length: StrictInt | None = None
-    train_on_last_step_only: StrictBool | None = None
-    length: StrictInt = 1000
-    """
-    Number of rows to generate
-    """
-    sequence_length: StrictInt | None = None
-    """
-    Sequence length per row (defaults to sequence_len from config)
-    """
-    min_input_id: StrictInt = 100
-    """
-    Minimum token ID for generation
-    """
-    max_input_id: StrictInt | None = None
-    """
-    Maximum token ID for generation (defaults to tokenizer vocab_size)
-    """
-    seed: StrictInt | None = None
-    """
-    Random seed for reproducibility
-    """
-
-
-class PretrainingDatasetItem(BaseModel):
-    name: StrictStr | None = None
-    path: StrictStr | None = None
-    split: StrictStr | None = "train"
-    text_column: StrictStr | None = "text"
-    type: StrictStr | None = "pretrain"
-    trust_remote_code: StrictBool | None = False
-    data_files: StrictStr | None = None
-    skip: StrictInt | None = None
-    input_transform: StrictStr | None = None
-    shards: StrictInt | None = None
-    """
-    split dataset into N pieces (use with shards_idx)
-    """
-    shards_idx: StrictInt | None = None
-    """
-    the index of sharded dataset to use
-    """
-    preprocess_shards: StrictInt | None = None
-    """
-    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
-    """
-    conversation: StrictStr | None = None
-    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
-        None
-    )
-    """
-    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
-    """
-    chat_template_jinja: StrictStr | None = None
-    """
-    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
-    """
-    input_format: StrictStr | None = None
-    ds_type: StrictStr | None = None
-    """
-    defines the datatype when path is a file
-    """
-    field: StrictStr | None = None
-    """
-    For `completion` datasets only, uses the provided field instead of `text` column
-    """
-    field_human: StrictStr | None = None
-    field_model: StrictStr | None = None
-    field_messages: StrictStr | None = None
-    """
-    Key containing the messages (default: "messages")
-    """
-    field_tools: StrictStr | None = None
-    """
-    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
-    """
-    field_thinking: StrictStr | None = None
-    """
-    Key containing the reasoning trace (default: "reasoning_content").
-    """
-    template_thinking_key: StrictStr | None = None
-    """
-    The key the chat template expects that indicates the reasoning trace.
-    """
-    message_field_role: StrictStr | None = None
-    message_field_content: StrictStr | None = None
-    message_property_mappings: dict[str, Any] | None = None
-    """
-    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
-    """
-    message_field_training: StrictStr | None = None
-    """
-    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
-    """
-    message_field_training_detail: StrictStr | None = None
-    """
-    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
-    """
-    split_thinking: StrictBool | None = None
-    """
-    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
-    """
-    logprobs_field: StrictStr | None = None
-    temperature: StrictFloat | None = None
-    roles_to_train: list[StrictStr] | None = None
-    """
-    Roles to train on. The tokens from these roles will be considered for the loss.
-    """
-    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
-    """
-    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
-    """
-    roles: dict[str, Any] | None = None
-    """
-    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
-    """
-    drop_system_message: StrictBool | None = None
-    """
-    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
-    """
-    revision: StrictStr | None = None
-    """
-    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
-    """
-
-
 class SelectiveCheckpointing(BaseModel):
     """
     Selective activation checkpointing: within each gradient-checkpointed layer, save the listed ops during forward instead of recomputing them in backward. `true` saves attention (SDPA/flash-attention). Requires gradient_checkpointing with non-reentrant checkpointing.
@@ -1035,6 +608,326 @@ ChatTemplate = TypeAliasType(
 """
 The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default value. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to. E.g. tokenizer_default_fallback_chatml. This is useful when the chat template is not available in the tokenizer. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field. The selected chat template will be saved to the tokenizer_config.json for easier inferencing
 """
+
+
+class Type(BaseModel):
+    """
+    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
+    """
+
+    system_prompt: StrictStr | None = None
+    """
+    Custom user instruction prompt
+    """
+    system_format: StrictStr | None = None
+    """
+    Use {system} as key to be replaced
+    """
+    field_system: StrictStr | None = None
+    field_instruction: StrictStr | None = None
+    field_input: StrictStr | None = None
+    field_output: StrictStr | None = None
+    format: StrictStr | None = None
+    """
+    Customizable to be single line or multi-line. Use {instruction}/{input} as key to be replaced. 'format' can include {input}
+    """
+    no_input_format: StrictStr | None = None
+    """
+    'no_input_format' cannot include {input}
+    """
+
+
+class SFTDataset(BaseModel):
+    """
+    A supervised fine-tuning dataset (`SFTDataset`): how the loader reads an entry of `datasets` without `rl`, with another `rl` than dpo, ipo, simpo or kto, and not `type: _synthetic`. Other keys are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    type: Type | StrictStr | None = None
+    """
+    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
+    """
+    input_transform: StrictStr | None = None
+    shards: StrictInt | None = None
+    """
+    split dataset into N pieces (use with shards_idx)
+    """
+    shards_idx: StrictInt | None = None
+    """
+    the index of sharded dataset to use
+    """
+    preprocess_shards: StrictInt | None = None
+    """
+    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
+    """
+    conversation: StrictStr | None = None
+    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
+        None
+    )
+    """
+    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
+    """
+    chat_template_jinja: StrictStr | None = None
+    """
+    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
+    """
+    data_files: StrictStr | list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    input_format: StrictStr | None = None
+    name: StrictStr | None = None
+    """
+    name of dataset configuration to load
+    """
+    ds_type: StrictStr | None = None
+    """
+    defines the datatype when path is a file
+    """
+    field: StrictStr | None = None
+    """
+    For `completion` datasets only, uses the provided field instead of `text` column
+    """
+    field_human: StrictStr | None = None
+    field_model: StrictStr | None = None
+    field_messages: StrictStr | None = None
+    """
+    Key containing the messages (default: "messages")
+    """
+    field_tools: StrictStr | None = None
+    """
+    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
+    """
+    field_thinking: StrictStr | None = None
+    """
+    Key containing the reasoning trace (default: "reasoning_content").
+    """
+    template_thinking_key: StrictStr | None = None
+    """
+    The key the chat template expects that indicates the reasoning trace.
+    """
+    message_field_role: StrictStr | None = None
+    message_field_content: StrictStr | None = None
+    message_property_mappings: dict[str, Any] | None = None
+    """
+    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
+    """
+    message_field_training: StrictStr | None = None
+    """
+    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
+    """
+    message_field_training_detail: StrictStr | None = None
+    """
+    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
+    """
+    split_thinking: StrictBool | None = None
+    """
+    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
+    """
+    logprobs_field: StrictStr | None = None
+    temperature: StrictFloat | None = None
+    roles_to_train: list[StrictStr] | None = None
+    """
+    Roles to train on. The tokens from these roles will be considered for the loss.
+    """
+    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
+    """
+    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
+    """
+    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
+    """
+    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
+    """
+    roles: dict[str, Any] | None = None
+    """
+    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
+    """
+    drop_system_message: StrictBool | None = None
+    """
+    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
+    """
+    trust_remote_code: StrictBool | None = False
+    """
+    Trust remote code for untrusted source
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+
+
+class Type1(BaseModel):
+    """
+    The DPO prompt strategy, or the fields of a user-defined one
+    """
+
+    field_system: StrictStr | None = None
+    field_prompt: StrictStr | None = None
+    field_chosen: StrictStr | None = None
+    field_rejected: StrictStr | None = None
+    prompt_format: StrictStr | None = None
+    chosen_format: StrictStr | None = None
+    rejected_format: StrictStr | None = None
+
+
+class DPODataset(BaseModel):
+    """
+    A preference dataset (`DPODataset`): how the loader reads every entry of `datasets` with `rl: dpo`, `ipo` or `simpo`. Other keys, those of supervised datasets included, are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    type: Type1 | StrictStr | None = None
+    """
+    The DPO prompt strategy, or the fields of a user-defined one
+    """
+    data_files: list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+    field_messages: StrictStr | None = None
+    """
+    Key containing the messages (default: "messages")
+    """
+    field_chosen: StrictStr | None = None
+    field_rejected: StrictStr | None = None
+
+
+class Type2(BaseModel):
+    """
+    The KTO prompt strategy, or the fields of a user-defined one
+    """
+
+    field_system: StrictStr | None = None
+    field_prompt: StrictStr | None = None
+    field_completion: StrictStr | None = None
+    field_label: StrictStr | None = None
+    prompt_format: StrictStr | None = None
+    completion_format: StrictStr | None = None
+
+
+class KTODataset(BaseModel):
+    """
+    A KTO dataset (`KTODataset`): how the loader reads every entry of `datasets` with `rl: kto`. Other keys are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    type: Type2 | StrictStr | None = None
+    """
+    The KTO prompt strategy, or the fields of a user-defined one
+    """
+    data_files: list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    trust_remote_code: StrictBool | None = False
+    """
+    Trust remote code for untrusted source
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+
+
+class StepwiseSupervisedDataset(BaseModel):
+    """
+    A stepwise supervised dataset (`StepwiseSupervisedDataset`). Other keys are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    data_files: list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+    step_separator: StrictStr | None = None
+    max_completion_length: StrictInt | None = None
+    train_on_last_step_only: StrictBool | None = None
+
+
+class SyntheticDataset(BaseModel):
+    """
+    A synthetic dataset for benchmarks (`SyntheticDataset`): how the loader reads an entry of `datasets` with `type: _synthetic` (and `rl` neither dpo, ipo, simpo nor kto). Other keys are ignored.
+    """
+
+    path: Literal["synthetic"] = "synthetic"
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    type: Literal["_synthetic"] = "_synthetic"
+    """
+    `_synthetic` selects a synthetic dataset
+    """
+    length: StrictInt = 1000
+    """
+    Number of rows to generate
+    """
+    sequence_length: StrictInt | None = None
+    """
+    Sequence length per row (defaults to sequence_len from config)
+    """
+    min_input_id: StrictInt = 100
+    """
+    Minimum token ID for generation
+    """
+    max_input_id: StrictInt | None = None
+    """
+    Maximum token ID for generation (defaults to tokenizer vocab_size)
+    """
+    seed: StrictInt | None = None
+    """
+    Random seed for reproducibility
+    """
+
+
+class PretrainingDataset(BaseModel):
+    """
+    A streamed pretraining dataset (`PretrainingDataset`). Other keys are ignored.
+    """
+
+    name: StrictStr | None = None
+    path: StrictStr | None = None
+    split: StrictStr | None = "train"
+    text_column: StrictStr | None = "text"
+    type: StrictStr | None = "pretrain"
+    trust_remote_code: StrictBool | None = False
+    data_files: StrictStr | None = None
+    skip: StrictInt | None = None
 
 
 class AxolotlConfig(BaseModel):
@@ -1796,11 +1689,17 @@ class AxolotlConfig(BaseModel):
     """
     Weights for each DPO loss.
     """
-    datasets: Annotated[list[Dataset] | None, Field(min_length=1)] = None
+    datasets: Annotated[
+        list[SFTDataset | DPODataset | KTODataset | StepwiseSupervisedDataset | SyntheticDataset] | None,
+        Field(min_length=1),
+    ] = None
     """
     A list of one or more datasets to finetune the model with
     """
-    test_datasets: Annotated[list[TestDataset] | None, Field(min_length=1)] = None
+    test_datasets: Annotated[
+        list[SFTDataset | DPODataset | KTODataset | StepwiseSupervisedDataset | SyntheticDataset] | None,
+        Field(min_length=1),
+    ] = None
     """
     A list of one or more datasets to eval the model with. You can use either test_datasets, or val_set_size, but not both.
     """
@@ -1833,7 +1732,7 @@ class AxolotlConfig(BaseModel):
     Number of shards to save the prepared dataset
     """
     pretraining_dataset: Annotated[
-        list[PretrainingDatasetItem] | None, Field(min_length=1)
+        list[PretrainingDataset | SFTDataset] | None, Field(min_length=1)
     ] = None
     """
     Set to HF dataset for type: 'completion' for streaming instead of pre-tokenize
