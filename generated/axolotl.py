@@ -930,6 +930,43 @@ class PretrainingDataset(BaseModel):
     skip: StrictInt | None = None
 
 
+class SFTDatasetTried1(BaseModel):
+    """
+    `SFTDataset` first moves the legacy `message_field_role` and `message_field_content` into `message_property_mappings`, indexing it as a mapping; any other value there (a list, a text) stops the loader with a TypeError, which no other model of a union can catch, unless it is a list or text holding both `role` and `content` while neither legacy field is set.
+    """
+
+    message_property_mappings: dict[str, Any] | None = None
+
+
+class MessagePropertyMappings(BaseModel):
+    pass
+
+
+MessagePropertyMappings1 = TypeAliasType("MessagePropertyMappings1", StrictStr)
+
+
+class SFTDatasetTried2(BaseModel):
+    """
+    `SFTDataset` first moves the legacy `message_field_role` and `message_field_content` into `message_property_mappings`, indexing it as a mapping; any other value there (a list, a text) stops the loader with a TypeError, which no other model of a union can catch, unless it is a list or text holding both `role` and `content` while neither legacy field is set.
+    """
+
+    message_property_mappings: list[Any] | MessagePropertyMappings | MessagePropertyMappings1 | None = (
+        None
+    )
+
+
+SFTDatasetTried = TypeAliasType(
+    "SFTDatasetTried",
+    Annotated[
+        SFTDatasetTried1 | SFTDatasetTried2,
+        Field(title="an entry the supervised model is tried on"),
+    ],
+)
+"""
+`SFTDataset` first moves the legacy `message_field_role` and `message_field_content` into `message_property_mappings`, indexing it as a mapping; any other value there (a list, a text) stops the loader with a TypeError, which no other model of a union can catch, unless it is a list or text holding both `role` and `content` while neither legacy field is set.
+"""
+
+
 class AxolotlConfig(BaseModel):
     """
     Config of an Axolotl 0.18.0 fine-tuning run (`axolotl train config.yml`), as read by `axolotl.utils.schemas.config.AxolotlInputConfig`: the base model, datasets, batch sizes, optimizer and schedule, adapters (LoRA, QLoRA), precision, parallelism (FSDP, DeepSpeed, tensor, context and expert parallel), evaluation, saving and logging. `base_model` and `learning_rate` are required. Unknown keys are not refused: Axolotl's loader ignores them and drops them from the config it validates.
