@@ -185,7 +185,7 @@ UNCLAIMED_CONFIG = Code(
     "unclaimed-config",
     Severity.WARNING,
     Category.FAMILY,
-    Flag.QUIET_IN_EDITORS,
+    Flag.NONE,
     """A file a directory walk, a glob or a hook found looks like a training config, but no family claims
 it, so it was not checked.
 
