@@ -430,7 +430,9 @@ def _choices(
     `bf16: true | false | "auto"`) that a value fails in every branch at the value itself; naming one branch
     alone ("is not one of "auto"") would hide the others. None for any other union."""
     branches = [schema.deref(b) for b in node.get(keyword, ())]
-    plain = all(set(b) - {"description", "title"} in ({"enum"}, {"const"}, {"type"}) for b in branches)
+    plain = all(
+        isinstance(b, dict) and set(b) - {"description", "title"} in ({"enum"}, {"const"}, {"type"}) for b in branches
+    )
     if not plain or not any("type" not in b for b in branches) or any(tuple(e.absolute_path) != path for e in context):
         return None
     listed_values = [show(v) for b in branches for v in b.get("enum", [b["const"]] if "const" in b else [])]
