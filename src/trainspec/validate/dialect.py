@@ -176,11 +176,15 @@ def _listed_union(family: Family, node: Any) -> tuple[Choice, ...] | None:
     branch's true, not as text, which the JSON types alone (`boolean`, `string`) would say."""
     schema = family.schema
     node = schema.deref(node)
+    if not isinstance(node, dict):
+        return None
     members = next((node[k] for k in ("anyOf", "oneOf") if k in node), None)
     if members is None:
         return None
     choices: list[Choice] = []
     for member in map(schema.deref, members):
+        if not isinstance(member, dict):
+            return None
         keys = set(member) - {"description", "title"}
         if keys == {"enum"} and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in member["enum"]):
             choices.append(("literal", tuple(member["enum"])))
