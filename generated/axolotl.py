@@ -500,433 +500,6 @@ class DynamicCheckpoint(BaseModel):
     """
 
 
-class Type(BaseModel):
-    """
-    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
-    """
-
-    system_prompt: StrictStr | None = None
-    """
-    Custom user instruction prompt
-    """
-    system_format: StrictStr | None = None
-    """
-    Use {system} as key to be replaced
-    """
-    field_system: StrictStr | None = None
-    field_instruction: StrictStr | None = None
-    field_input: StrictStr | None = None
-    field_output: StrictStr | None = None
-    format: StrictStr | None = None
-    """
-    Customizable to be single line or multi-line. Use {instruction}/{input} as key to be replaced. 'format' can include {input}
-    """
-    no_input_format: StrictStr | None = None
-    """
-    'no_input_format' cannot include {input}
-    """
-
-
-class Dataset(BaseModel):
-    path: StrictStr | None = None
-    """
-    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
-    """
-    split: StrictStr | None = None
-    """
-    name of dataset split to load from
-    """
-    type: Type | StrictStr | None = None
-    """
-    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
-    """
-    input_transform: StrictStr | None = None
-    shards: StrictInt | None = None
-    """
-    split dataset into N pieces (use with shards_idx)
-    """
-    shards_idx: StrictInt | None = None
-    """
-    the index of sharded dataset to use
-    """
-    preprocess_shards: StrictInt | None = None
-    """
-    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
-    """
-    conversation: StrictStr | None = None
-    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
-        None
-    )
-    """
-    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
-    """
-    chat_template_jinja: StrictStr | None = None
-    """
-    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
-    """
-    data_files: StrictStr | list[StrictStr] | None = None
-    """
-    path to source data files
-    """
-    input_format: StrictStr | None = None
-    name: StrictStr | None = None
-    """
-    name of dataset configuration to load
-    """
-    ds_type: StrictStr | None = None
-    """
-    defines the datatype when path is a file
-    """
-    field: StrictStr | None = None
-    """
-    For `completion` datasets only, uses the provided field instead of `text` column
-    """
-    field_human: StrictStr | None = None
-    field_model: StrictStr | None = None
-    field_messages: StrictStr | None = None
-    """
-    Key containing the messages (default: "messages")
-    """
-    field_tools: StrictStr | None = None
-    """
-    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
-    """
-    field_thinking: StrictStr | None = None
-    """
-    Key containing the reasoning trace (default: "reasoning_content").
-    """
-    template_thinking_key: StrictStr | None = None
-    """
-    The key the chat template expects that indicates the reasoning trace.
-    """
-    message_field_role: StrictStr | None = None
-    message_field_content: StrictStr | None = None
-    message_property_mappings: dict[str, Any] | None = None
-    """
-    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
-    """
-    message_field_training: StrictStr | None = None
-    """
-    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
-    """
-    message_field_training_detail: StrictStr | None = None
-    """
-    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
-    """
-    split_thinking: StrictBool | None = None
-    """
-    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
-    """
-    logprobs_field: StrictStr | None = None
-    temperature: StrictFloat | None = None
-    roles_to_train: list[StrictStr] | None = None
-    """
-    Roles to train on. The tokens from these roles will be considered for the loss.
-    """
-    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
-    """
-    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
-    """
-    roles: dict[str, Any] | None = None
-    """
-    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
-    """
-    drop_system_message: StrictBool | None = None
-    """
-    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
-    """
-    trust_remote_code: StrictBool | None = False
-    """
-    Trust remote code for untrusted source
-    """
-    revision: StrictStr | None = None
-    """
-    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
-    """
-    field_chosen: StrictStr | None = None
-    field_rejected: StrictStr | None = None
-    step_separator: StrictStr | None = None
-    max_completion_length: StrictInt | None = None
-    train_on_last_step_only: StrictBool | None = None
-    length: StrictInt = 1000
-    """
-    Number of rows to generate
-    """
-    sequence_length: StrictInt | None = None
-    """
-    Sequence length per row (defaults to sequence_len from config)
-    """
-    min_input_id: StrictInt = 100
-    """
-    Minimum token ID for generation
-    """
-    max_input_id: StrictInt | None = None
-    """
-    Maximum token ID for generation (defaults to tokenizer vocab_size)
-    """
-    seed: StrictInt | None = None
-    """
-    Random seed for reproducibility
-    """
-
-
-class TestDataset(BaseModel):
-    path: StrictStr | None = None
-    """
-    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
-    """
-    split: StrictStr | None = None
-    """
-    name of dataset split to load from
-    """
-    type: Type | StrictStr | None = None
-    """
-    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
-    """
-    input_transform: StrictStr | None = None
-    shards: StrictInt | None = None
-    """
-    split dataset into N pieces (use with shards_idx)
-    """
-    shards_idx: StrictInt | None = None
-    """
-    the index of sharded dataset to use
-    """
-    preprocess_shards: StrictInt | None = None
-    """
-    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
-    """
-    conversation: StrictStr | None = None
-    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
-        None
-    )
-    """
-    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
-    """
-    chat_template_jinja: StrictStr | None = None
-    """
-    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
-    """
-    data_files: StrictStr | list[StrictStr] | None = None
-    """
-    path to source data files
-    """
-    input_format: StrictStr | None = None
-    name: StrictStr | None = None
-    """
-    name of dataset configuration to load
-    """
-    ds_type: StrictStr | None = None
-    """
-    defines the datatype when path is a file
-    """
-    field: StrictStr | None = None
-    """
-    For `completion` datasets only, uses the provided field instead of `text` column
-    """
-    field_human: StrictStr | None = None
-    field_model: StrictStr | None = None
-    field_messages: StrictStr | None = None
-    """
-    Key containing the messages (default: "messages")
-    """
-    field_tools: StrictStr | None = None
-    """
-    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
-    """
-    field_thinking: StrictStr | None = None
-    """
-    Key containing the reasoning trace (default: "reasoning_content").
-    """
-    template_thinking_key: StrictStr | None = None
-    """
-    The key the chat template expects that indicates the reasoning trace.
-    """
-    message_field_role: StrictStr | None = None
-    message_field_content: StrictStr | None = None
-    message_property_mappings: dict[str, Any] | None = None
-    """
-    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
-    """
-    message_field_training: StrictStr | None = None
-    """
-    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
-    """
-    message_field_training_detail: StrictStr | None = None
-    """
-    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
-    """
-    split_thinking: StrictBool | None = None
-    """
-    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
-    """
-    logprobs_field: StrictStr | None = None
-    temperature: StrictFloat | None = None
-    roles_to_train: list[StrictStr] | None = None
-    """
-    Roles to train on. The tokens from these roles will be considered for the loss.
-    """
-    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
-    """
-    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
-    """
-    roles: dict[str, Any] | None = None
-    """
-    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
-    """
-    drop_system_message: StrictBool | None = None
-    """
-    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
-    """
-    trust_remote_code: StrictBool | None = False
-    """
-    Trust remote code for untrusted source
-    """
-    revision: StrictStr | None = None
-    """
-    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
-    """
-    field_chosen: StrictStr | None = None
-    field_rejected: StrictStr | None = None
-    step_separator: StrictStr | None = None
-    max_completion_length: StrictInt | None = None
-    train_on_last_step_only: StrictBool | None = None
-    length: StrictInt = 1000
-    """
-    Number of rows to generate
-    """
-    sequence_length: StrictInt | None = None
-    """
-    Sequence length per row (defaults to sequence_len from config)
-    """
-    min_input_id: StrictInt = 100
-    """
-    Minimum token ID for generation
-    """
-    max_input_id: StrictInt | None = None
-    """
-    Maximum token ID for generation (defaults to tokenizer vocab_size)
-    """
-    seed: StrictInt | None = None
-    """
-    Random seed for reproducibility
-    """
-
-
-class PretrainingDatasetItem(BaseModel):
-    name: StrictStr | None = None
-    path: StrictStr | None = None
-    split: StrictStr | None = "train"
-    text_column: StrictStr | None = "text"
-    type: StrictStr | None = "pretrain"
-    trust_remote_code: StrictBool | None = False
-    data_files: StrictStr | None = None
-    skip: StrictInt | None = None
-    input_transform: StrictStr | None = None
-    shards: StrictInt | None = None
-    """
-    split dataset into N pieces (use with shards_idx)
-    """
-    shards_idx: StrictInt | None = None
-    """
-    the index of sharded dataset to use
-    """
-    preprocess_shards: StrictInt | None = None
-    """
-    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
-    """
-    conversation: StrictStr | None = None
-    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
-        None
-    )
-    """
-    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
-    """
-    chat_template_jinja: StrictStr | None = None
-    """
-    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
-    """
-    input_format: StrictStr | None = None
-    ds_type: StrictStr | None = None
-    """
-    defines the datatype when path is a file
-    """
-    field: StrictStr | None = None
-    """
-    For `completion` datasets only, uses the provided field instead of `text` column
-    """
-    field_human: StrictStr | None = None
-    field_model: StrictStr | None = None
-    field_messages: StrictStr | None = None
-    """
-    Key containing the messages (default: "messages")
-    """
-    field_tools: StrictStr | None = None
-    """
-    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
-    """
-    field_thinking: StrictStr | None = None
-    """
-    Key containing the reasoning trace (default: "reasoning_content").
-    """
-    template_thinking_key: StrictStr | None = None
-    """
-    The key the chat template expects that indicates the reasoning trace.
-    """
-    message_field_role: StrictStr | None = None
-    message_field_content: StrictStr | None = None
-    message_property_mappings: dict[str, Any] | None = None
-    """
-    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
-    """
-    message_field_training: StrictStr | None = None
-    """
-    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
-    """
-    message_field_training_detail: StrictStr | None = None
-    """
-    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
-    """
-    split_thinking: StrictBool | None = None
-    """
-    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
-    """
-    logprobs_field: StrictStr | None = None
-    temperature: StrictFloat | None = None
-    roles_to_train: list[StrictStr] | None = None
-    """
-    Roles to train on. The tokens from these roles will be considered for the loss.
-    """
-    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
-    """
-    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
-    """
-    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
-    """
-    roles: dict[str, Any] | None = None
-    """
-    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
-    """
-    drop_system_message: StrictBool | None = None
-    """
-    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
-    """
-    revision: StrictStr | None = None
-    """
-    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
-    """
-
-
 class SelectiveCheckpointing(BaseModel):
     """
     Selective activation checkpointing: within each gradient-checkpointed layer, save the listed ops during forward instead of recomputing them in backward. `true` saves attention (SDPA/flash-attention). Requires gradient_checkpointing with non-reentrant checkpointing.
@@ -1034,6 +607,986 @@ ChatTemplate = TypeAliasType(
 )
 """
 The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default value. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to. E.g. tokenizer_default_fallback_chatml. This is useful when the chat template is not available in the tokenizer. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field. The selected chat template will be saved to the tokenizer_config.json for easier inferencing
+"""
+
+
+class CutCrossEntropyArgs(BaseModel):
+    """
+    Cut Cross Entropy: the loss computed without materialising the full logits. Read only when `plugins` lists `axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin`; without it the loader ignores these keys.
+    """
+
+    cut_cross_entropy: StrictBool | None = True
+    """
+    Compute the cross-entropy loss with Cut Cross Entropy. Needs `bf16` or `fp16` and cannot be combined with `chunked_cross_entropy`.
+    """
+
+
+class DenseMixerArgs(BaseModel):
+    """
+    DenseMixer: dense gradients for the router of mixture-of-experts models. Read only when `plugins` lists `axolotl.integrations.densemixer.DenseMixerPlugin`; without it the loader ignores these keys.
+    """
+
+    dense_mixer: StrictBool = True
+    """
+    Patch supported mixture-of-experts models so their routers get dense gradients.
+    """
+
+
+class Diffusion(BaseModel):
+    """
+    Diffusion training configuration. Only nested block is supported.
+    """
+
+    noise_schedule: Literal["cosine", "linear"] = "linear"
+    """
+    Type of noise schedule for diffusion training
+    """
+    min_mask_ratio: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.1
+    """
+    Minimum masking ratio for diffusion noise schedule
+    """
+    max_mask_ratio: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.9
+    """
+    Maximum masking ratio for diffusion noise schedule
+    """
+    num_diffusion_steps: Annotated[StrictInt, Field(ge=1)] = 128
+    """
+    Number of diffusion timesteps
+    """
+    eps: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.001
+    """
+    Epsilon value for minimum masking probability in forward process
+    """
+    importance_weighting: StrictBool = True
+    """
+    Apply importance weighting to loss based on masking probability
+    """
+    mask_token_id: StrictInt | None = None
+    """
+    Token ID to use for masking. Unset by default; can use one of the tokenizer's special tokens here.
+    """
+    mask_token_str: StrictStr | None = None
+    """
+    Token string to use as a mask. If `mask_token_id` is invalid or unset, this token will be ensured to exist as an additional special token and used. If absent, a default '<|diffusion_mask|>' will be added.
+    """
+    generate_samples: StrictBool = True
+    """
+    Enable sample generation during training
+    """
+    generation_interval: Annotated[StrictInt, Field(ge=1)] = 100
+    """
+    Generate samples every N steps
+    """
+    num_generation_samples: Annotated[StrictInt, Field(ge=1)] = 3
+    """
+    Number of samples to generate each time
+    """
+    generation_steps: Annotated[StrictInt, Field(ge=1)] = 128
+    """
+    Number of diffusion steps for generation
+    """
+    generation_temperature: Annotated[StrictFloat, Field(ge=0.0)] = 0.0
+    """
+    Temperature for generation sampling (0.0 = deterministic)
+    """
+    generation_max_length: Annotated[StrictInt, Field(ge=1)] = 100
+    """
+    Maximum sequence length for generation
+    """
+
+
+class DiffusionArgs(BaseModel):
+    """
+    Diffusion language-model training, configured in the nested `diffusion` section. Read only when `plugins` lists `axolotl.integrations.diffusion.DiffusionPlugin`; without it the loader ignores these keys.
+    """
+
+    diffusion: Annotated[Diffusion, Field(validate_default=True)] = {}
+    """
+    Diffusion training configuration. Only nested block is supported.
+    """
+
+
+class ExpertParallelArgs(BaseModel):
+    """
+    Expert parallelism over DeepEP for mixture-of-experts models. Read only when `plugins` lists `axolotl.integrations.expert_parallel.ExpertParallelPlugin`; without it the loader ignores these keys.
+    """
+
+    expert_parallel_size: StrictInt = 1
+    """
+    Number of ranks the experts are spread over; 1 turns expert parallelism off. At least 1.
+    """
+    expert_parallel_backend: Literal["deep_ep"] = "deep_ep"
+    """
+    Communication backend of expert parallelism; only DeepEP (`deep_ep`).
+    """
+    expert_parallel_num_nvl_bytes: StrictInt = 268435456
+    """
+    Bytes of the NVLink buffer DeepEP allocates per rank (256 MiB by default).
+    """
+    expert_parallel_num_rdma_bytes: StrictInt = 0
+    """
+    Bytes of the RDMA buffer DeepEP allocates per rank; 0 keeps communication inside one node. Above 0 needs Hopper GPUs and InfiniBand with IBGDA.
+    """
+    expert_parallel_token_capacity: StrictInt | None = None
+    """
+    Most tokens routed to one expert per forward pass; the lowest-weight assignments beyond it are dropped. At least 1; null means no cap.
+    """
+    expert_parallel_fallback_on_unsupported: StrictBool = True
+    """
+    Fall back to the experts' plain implementation when a model is not supported, instead of stopping.
+    """
+
+
+class GrokfastArgs(BaseModel):
+    """
+    Grokfast: gradients filtered to amplify their slow components. Read only when `plugins` lists `axolotl.integrations.grokfast.GrokfastPlugin`; without it the loader ignores these keys.
+    """
+
+    grokfast_alpha: StrictFloat | None = 0.98
+    """
+    Momentum of the exponential moving average of gradients that Grokfast amplifies.
+    """
+    grokfast_lamb: StrictFloat | None = 2.0
+    """
+    Factor by which the slow gradient component is amplified.
+    """
+
+
+class Hatchery(BaseModel):
+    """
+    Settings of the remote training service; null leaves the defaults.
+    """
+
+    backend: Literal["hatchery", "tinker"] = "tinker"
+    """
+    Remote service: `tinker` or `hatchery`.
+    """
+    base_url: StrictStr | None = None
+    """
+    URL of the remote service.
+    """
+    api_key: StrictStr | None = None
+    """
+    API key of the remote service.
+    """
+    project_id: StrictStr | None = None
+    """
+    Project on the remote service.
+    """
+    lora_rank: Annotated[StrictInt, Field(ge=1, le=256)] = 32
+    """
+    Rank of the LoRA adapter trained remotely, 1 to 256.
+    """
+    train_attn: StrictBool = True
+    """
+    Train the attention layers' adapters.
+    """
+    train_mlp: StrictBool = True
+    """
+    Train the MLP layers' adapters.
+    """
+    train_unembed: StrictBool = True
+    """
+    Train the output projection's adapter.
+    """
+    loss_fn: Literal["cispo", "cross_entropy", "dro", "importance_sampling", "ppo"] = (
+        "cross_entropy"
+    )
+    """
+    Loss the remote service computes.
+    """
+    loss_fn_config: dict[str, Any] | None = None
+    """
+    Settings of the loss function, passed through.
+    """
+    pipeline: StrictBool = True
+    """
+    Submit the next batch before the previous result arrives.
+    """
+    max_sample_tokens: StrictInt = 256
+    """
+    Most tokens per sample generated in reinforcement-learning runs.
+    """
+    sample_temperature: StrictFloat = 1.0
+    """
+    Sampling temperature in reinforcement-learning runs.
+    """
+    num_samples: StrictInt = 4
+    """
+    Samples per prompt in reinforcement-learning runs.
+    """
+    reward_funcs: list[StrictStr] | None = None
+    """
+    Reward functions, by fully qualified name.
+    """
+    save_steps: StrictInt | None = None
+    """
+    Save a checkpoint every this many steps; null never.
+    """
+    save_name_prefix: StrictStr = "checkpoint"
+    """
+    Prefix of the checkpoints' names.
+    """
+    future_timeout: StrictFloat = 600.0
+    """
+    Seconds to wait for each remote result.
+    """
+
+
+class HatcheryArgs(BaseModel):
+    """
+    Hatchery: training on a remote LoRA service, configured in the nested `hatchery` section. Read only when `plugins` lists `axolotl.integrations.hatchery.HatcheryPlugin`; without it the loader ignores these keys.
+    """
+
+    hatchery: Hatchery | None = None
+    """
+    Settings of the remote training service; null leaves the defaults.
+    """
+
+
+class KDArgs(BaseModel):
+    """
+    Knowledge distillation from a teacher's top-k log-probabilities. Read only when `plugins` lists `axolotl.integrations.kd.KDPlugin`; without it the loader ignores these keys.
+    """
+
+    kd_trainer: StrictFloat | None = None
+    """
+    Train with the knowledge-distillation trainer.
+    """
+    kd_ce_alpha: StrictFloat | None = None
+    """
+    Weight of the cross-entropy loss against the labels.
+    """
+    kd_alpha: StrictFloat | None = None
+    """
+    Weight of the distillation loss.
+    """
+    kd_temperature: StrictFloat | None = None
+    """
+    Temperature applied to the logits in the distillation loss.
+    """
+    kd_beta: StrictFloat | None = 0.0
+    """
+    Mix of forward and reverse KL divergence in the distillation loss; 0 is forward KL only.
+    """
+    kd_normalize_topk: StrictBool | None = None
+    """
+    Normalise the student's log-probabilities over the teacher's top-k tokens.
+    """
+    kd_online_server_base_url: StrictStr | None = None
+    """
+    Base URL of the inference server that gives the teacher's log-probabilities online.
+    """
+    kd_online_topk: StrictInt | None = None
+    """
+    Number of top tokens asked of the online teacher.
+    """
+    kd_online_server: Literal["sglang", "vllm"] | None = "vllm"
+    """
+    Kind of online inference server: `vllm` or `sglang`.
+    """
+    kd_online_timeout: StrictInt | None = 120
+    """
+    Seconds to wait for the online teacher's answer.
+    """
+    kd_temperature_min: StrictFloat | None = None
+    """
+    Lowest temperature of the schedule used during online distillation.
+    """
+
+
+class KernelsArgs(BaseModel):
+    """
+    Mixture-of-experts kernels (ScatterMoE, SonicMoE) and the quantization and fused kernels that go with them. The plugin turns `use_kernels` on. Read only when `plugins` lists `axolotl.integrations.kernels.KernelsPlugin`; without it the loader ignores these keys.
+    """
+
+    expert_backend: StrictStr | None = None
+    """
+    Expert kernels by name: `scattermoe`, `sonicmoe`, `eager` or `builtin` (any case). Sets `use_scattermoe` or `use_sonicmoe`, and conflicts with the other one set to true.
+    """
+    nonexpert_quantization: StrictStr | None = None
+    """
+    Quantization of the linear layers outside the experts: `none`, `bf16`, `fp8`, `fp8_blockwise`, `nf4` or `nvfp4` (any case).
+    """
+    moe_grouped_backend: StrictStr | None = None
+    """
+    Base GEMM of the grouped NVFP4 experts path: `auto`, `marlin`, `cutlass` or `deepgemm` (any case). Has an effect only with `dsv4_fp4_grouped_mode`.
+    """
+    moe_dequant_chunk_size: StrictInt | None = None
+    """
+    With 4-bit (bitsandbytes) experts: experts dequantized to bf16 per chunk; larger trades memory for speed. A positive integer; null keeps the default.
+    """
+    moe_bnb_fast: StrictBool | None = None
+    """
+    With 4-bit (bitsandbytes) experts: one fused launch per pass instead of the chunked path. Null means true.
+    """
+    use_scattermoe: StrictBool | None = None
+    """
+    Use the ScatterMoE expert kernels. Not together with `use_sonicmoe`.
+    """
+    use_sonicmoe: StrictBool | None = None
+    """
+    Use the SonicMoE expert kernels. Not together with `use_scattermoe`.
+    """
+    use_dsv4_kernels: StrictBool | None = None
+    """
+    Fused training kernels for DeepSeek-V4 (attention, RoPE, mHC). LoRA must then stay on the experts (`lora_target_parameters`) unless `lora_exclude_modules` is set.
+    """
+    use_glm_dsa_kernels: StrictBool | None = None
+    """
+    Fused sparse attention kernels for GLM (glm_moe_dsa) models.
+    """
+    dsv4_fp8_nonexpert_mode: StrictStr | None = None
+    """
+    How DeepSeek-V4's FP8 non-expert weights are stored: `float8tensor` or `bf16` (any case).
+    """
+    dsv4_fp8_lora_kernel: StrictBool | None = None
+    """
+    Fused blockwise-FP8 LoRA kernel for DeepSeek-V4's large attention projections.
+    """
+    dsv4_shared_mlp_lora_kernel: StrictBool | None = None
+    """
+    Fused clamped-SwiGLU LoRA kernel for DeepSeek-V4's shared-expert MLPs.
+    """
+    dsv4_bf16_all: StrictBool | None = None
+    """
+    Cast every remaining fp32 parameter of DeepSeek-V4 to the compute dtype for the fused kernels.
+    """
+    dsv4_fp4_grouped_mode: StrictStr | None = None
+    """
+    Grouped FP4 experts path; only `nvfp4` (any case) is implemented for training.
+    """
+    gemma4_fp8_nonexpert: StrictBool | None = None
+    """
+    Deprecated: use `nonexpert_quantization: fp8_blockwise`. Quantize Gemma-4's non-expert linears to FP8.
+    """
+    gemma4_nf4_nonexpert: StrictBool | None = None
+    """
+    Deprecated: use `nonexpert_quantization: nf4`. Quantize Gemma-4's non-expert linears to NF4.
+    """
+    nvfp4_merge_aware: StrictBool | None = None
+    """
+    Train the LoRA adapter of NVFP4 SonicMoE experts against the quantized merged weight, so a merge keeps what was trained. Needs `expert_backend: sonicmoe`, `adapter: lora` and no `lora_*_kernel`.
+    """
+    nvfp4_merge_aware_start_step: StrictFloat | None = None
+    """
+    When `nvfp4_merge_aware` starts: an optimizer step (integer, at least 0) or a fraction of the steps strictly between 0 and 1. Needs `nvfp4_merge_aware: true`.
+    """
+
+
+class LigerArgs(BaseModel):
+    """
+    Liger's fused Triton kernels. Read only when `plugins` lists `axolotl.integrations.liger.LigerPlugin`; without it the loader ignores these keys.
+    """
+
+    liger_rope: StrictBool | None = None
+    """
+    Enables Liger's fused RoPE kernel. For Qwen2-VL / Qwen2.5-VL / Qwen3-VL (text and VL model_config_types) this auto-defaults to True when unset, swapping in the fused multimodal/rotary kernel.
+    """
+    liger_rms_norm: StrictBool | None = None
+    """
+    Use Liger's fused RMSNorm kernel. Not with `tensor_parallel_size` above 1.
+    """
+    liger_rms_norm_gated: StrictBool | None = None
+    """
+    Enables fused RMSNorm+SiLU gate Triton kernel for models with gated RMSNorm (e.g. Qwen3.5 / Qwen3.5 MoE linear attention layers).
+    """
+    liger_layer_norm: StrictBool | None = None
+    """
+    Use Liger's fused LayerNorm kernel.
+    """
+    liger_swiglu: StrictBool | None = None
+    """
+    Deprecated: use `liger_glu_activation`, which it is moved to. Not together with it.
+    """
+    liger_glu_activation: StrictBool | None = None
+    """
+    Use Liger's fused GLU activation (SwiGLU, GeGLU) kernel. With `tiled_mlp`, needs `tiled_mlp_use_original_mlp`.
+    """
+    liger_cross_entropy: StrictBool | None = None
+    """
+    Use Liger's cross-entropy kernel.
+    """
+    liger_fused_linear_cross_entropy: StrictBool | None = None
+    """
+    Fuse the output projection with the cross-entropy loss, without materialising the logits. Not with `tensor_parallel_size` above 1.
+    """
+    liger_use_token_scaling: StrictBool | None = None
+    """
+    Enables use_token_scaling in fused_linear_cross_entropy. When True, each token's loss is multiplied by its predicted probability (detached from gradients).
+    """
+
+
+class Llmcompressor(BaseModel):
+    """
+    Arguments enabling compression pathways through the LLM Compressor plugins
+    """
+
+    recipe: Any
+    """
+    The recipe containing the compression algorithms and hyperparameters to apply.
+    """
+    save_compressed: StrictBool = False
+    """
+    Whether to save the compressed model after training.
+    """
+
+
+class LLMCompressorArgs(BaseModel):
+    """
+    Sparse fine-tuning with LLM Compressor; `llmcompressor` is then required. Read only when `plugins` lists `axolotl.integrations.llm_compressor.LLMCompressorPlugin`; without it the loader ignores these keys.
+    """
+
+    llmcompressor: Llmcompressor
+    """
+    Arguments enabling compression pathways through the LLM Compressor plugins
+    """
+
+
+class LMEvalArgs(BaseModel):
+    """
+    Evaluation with lm-evaluation-harness after training. Read only when `plugins` lists `axolotl.integrations.lm_eval.LMEvalPlugin`; without it the loader ignores these keys.
+    """
+
+    lm_eval_tasks: list[StrictStr] = []
+    """
+    lm-evaluation-harness tasks to run.
+    """
+    lm_eval_batch_size: StrictInt | None = 8
+    """
+    Batch size of the evaluation.
+    """
+    lm_eval_post_train: StrictBool | None = True
+    """
+    Run the evaluation when training ends.
+    """
+    lm_eval_model: StrictStr | None = None
+    """
+    Model to evaluate; the trained output by default.
+    """
+
+
+class Mora(BaseModel):
+    """
+    MoRA / ReMoRA training configuration. Register the `axolotl.integrations.mora.MoraPlugin` plugin to enable this block.
+    """
+
+    use_mora: StrictBool = True
+    """
+    Enable MoRA adapter construction. Requires a PEFT build with MoRA support (for example, the MoRA fork).
+    """
+    mora_type: Literal["rope", "sharing", 1, 6] = "rope"
+    """
+    MoRA variant selector. Supported values are `sharing` for type 1 and `rope` for type 6. Numeric values 1 and 6 are accepted for backwards compatibility.
+    """
+
+
+class MoraArgs(BaseModel):
+    """
+    MoRA / ReMoRA adapters, configured in the nested `mora` section (with `adapter: mora`). Read only when `plugins` lists `axolotl.integrations.mora.MoraPlugin`; without it the loader ignores these keys.
+    """
+
+    mora: Annotated[Mora, Field(validate_default=True)] = {}
+    """
+    MoRA / ReMoRA training configuration. Register the `axolotl.integrations.mora.MoraPlugin` plugin to enable this block.
+    """
+
+
+class NemoGymArgs(BaseModel):
+    """
+    NeMo Gym environments as rewards for reinforcement learning. Read only when `plugins` lists `axolotl.integrations.nemo_gym.NemoGymPlugin`; without it the loader ignores these keys.
+    """
+
+    nemo_gym_enabled: StrictBool | None = True
+    """
+    Enable NeMo Gym integration for environment-based RL rewards.
+    """
+    nemo_gym_dir: StrictStr | None = None
+    """
+    Path to the NeMo Gym repository clone. If not set and nemo_gym_auto_clone is True, clones to ~/Gym.
+    """
+    nemo_gym_auto_clone: StrictBool | None = None
+    """
+    Automatically clone the NeMo Gym repository if not present. Defaults to True when nemo_gym_enabled is set.
+    """
+    nemo_gym_config_paths: list[StrictStr] | None = None
+    """
+    List of NeMo Gym resource server config YAML paths, relative to nemo_gym_dir. Example: ['resources_servers/reasoning_gym/configs/resources_only.yaml']
+    """
+    nemo_gym_head_port: StrictInt | None = 11000
+    """
+    Port for the NeMo Gym head server. Defaults to 11000.
+    """
+    nemo_gym_server_timeout: StrictInt | None = 360
+    """
+    Timeout in seconds waiting for NeMo Gym servers to start. Defaults to 360.
+    """
+    nemo_gym_verify_timeout: StrictInt | None = 30
+    """
+    Timeout in seconds for individual /verify requests. Defaults to 30.
+    """
+    nemo_gym_run_timeout: StrictInt | None = 300
+    """
+    Timeout in seconds for each agent /run request (one multi-turn rollout). Prevents stuck generations (e.g. model looping on <think> tags) from blocking training indefinitely. Defaults to 300 (5 minutes).
+    """
+    nemo_gym_datasets: list[dict[str, Any]] | None = None
+    """
+    List of NeMo Gym dataset configs. Each entry has 'path' (JSONL file path relative to nemo_gym_dir) and optionally 'server_name' (default resource server). If the JSONL rows have agent_ref.name, that takes precedence per row, enabling multi-environment training from a single dataset file. Optional 'max_samples' to limit per dataset.
+    """
+    nemo_gym_auto_start: StrictBool | None = True
+    """
+    Automatically start NeMo Gym resource servers. Defaults to True. Set to False if servers are already running externally.
+    """
+    nemo_gym_model_name: StrictStr | None = None
+    """
+    Model name to report in verify requests. Defaults to the base_model from the main config.
+    """
+    nemo_gym_multi_turn: StrictBool | None = None
+    """
+    Enable multi-turn rollouts via NeMo Gym. When True, uses TRL's rollout_func to run multi-step interactions with tool execution. Requires use_vllm=True in TRL config. The model generates responses, tool calls are executed against resource servers, and results are fed back for the next turn. Final reward comes from /verify.
+    """
+    nemo_gym_max_turns: StrictInt | None = None
+    """
+    Maximum number of turns per multi-turn rollout. Defaults to 10. Each turn consists of a model generation + optional tool execution.
+    """
+
+
+class SpectrumArgs(BaseModel):
+    """
+    Spectrum: only the layers with the highest signal-to-noise ratio are trained. Read only when `plugins` lists `axolotl.integrations.spectrum.SpectrumPlugin`; without it the loader ignores these keys.
+    """
+
+    spectrum_top_fraction: StrictFloat | None = 0.5
+    """
+    Fraction of the layers, by signal-to-noise ratio, that are trained.
+    """
+    spectrum_model_name: StrictStr | None = None
+    """
+    Model whose precomputed signal-to-noise ratios are used; `base_model` by default.
+    """
+
+
+class SwanLabConfig(BaseModel):
+    """
+    SwanLab experiment tracking. Read only when `plugins` lists `axolotl.integrations.swanlab.SwanLabPlugin`; without it the loader ignores these keys.
+    """
+
+    use_swanlab: StrictBool | None = True
+    """
+    Enable SwanLab experiment tracking and visualization
+    """
+    swanlab_project: StrictStr | None = None
+    """
+    Your SwanLab project name
+    """
+    swanlab_experiment_name: StrictStr | None = None
+    """
+    Set the name of your SwanLab experiment
+    """
+    swanlab_description: StrictStr | None = None
+    """
+    Description for your SwanLab experiment
+    """
+    swanlab_mode: StrictStr | None = None
+    """
+    "cloud" to sync to SwanLab cloud, "local" for local only, "offline" to save metadata locally, "disabled" to turn off SwanLab
+    """
+    swanlab_workspace: StrictStr | None = None
+    """
+    SwanLab workspace name (organization or username)
+    """
+    swanlab_api_key: StrictStr | None = None
+    """
+    SwanLab API key for authentication. Can also be set via SWANLAB_API_KEY environment variable
+    """
+    swanlab_log_model: StrictBool | None = False
+    """
+    Whether to log model checkpoints to SwanLab (feature coming soon)
+    """
+    swanlab_web_host: StrictStr | None = None
+    """
+    Web address for SwanLab cloud environment (for private deployment)
+    """
+    swanlab_api_host: StrictStr | None = None
+    """
+    API address for SwanLab cloud environment (for private deployment)
+    """
+    swanlab_lark_webhook_url: StrictStr | None = None
+    """
+    Lark (Feishu) webhook URL for sending training notifications to team chat
+    """
+    swanlab_lark_secret: StrictStr | None = None
+    """
+    Secret for Lark webhook HMAC signature authentication (optional)
+    """
+    swanlab_log_completions: StrictBool | None = True
+    """
+    Enable logging RLHF completions to SwanLab for qualitative analysis (DPO/KTO/ORPO/GRPO)
+    """
+    swanlab_completion_log_interval: StrictInt | None = 100
+    """
+    Number of training steps between completion table logging to SwanLab
+    """
+    swanlab_completion_max_buffer: StrictInt | None = 128
+    """
+    Maximum number of completions to buffer before logging (prevents memory leaks)
+    """
+
+
+class Type(BaseModel):
+    """
+    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
+    """
+
+    system_prompt: StrictStr | None = None
+    """
+    Custom user instruction prompt
+    """
+    system_format: StrictStr | None = None
+    """
+    Use {system} as key to be replaced
+    """
+    field_system: StrictStr | None = None
+    field_instruction: StrictStr | None = None
+    field_input: StrictStr | None = None
+    field_output: StrictStr | None = None
+    format: StrictStr | None = None
+    """
+    Customizable to be single line or multi-line. Use {instruction}/{input} as key to be replaced. 'format' can include {input}
+    """
+    no_input_format: StrictStr | None = None
+    """
+    'no_input_format' cannot include {input}
+    """
+
+
+class SFTDataset(BaseModel):
+    """
+    A supervised fine-tuning dataset (`SFTDataset`): how the loader reads an entry of `datasets` without `rl`, with another `rl` than dpo, ipo, simpo or kto, and not `type: _synthetic`. Other keys are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    type: Type | StrictStr | None = None
+    """
+    The type of prompt to use for training. [alpaca, gpteacher, oasst, reflection]
+    """
+    input_transform: StrictStr | None = None
+    shards: StrictInt | None = None
+    """
+    split dataset into N pieces (use with shards_idx)
+    """
+    shards_idx: StrictInt | None = None
+    """
+    the index of sharded dataset to use
+    """
+    preprocess_shards: StrictInt | None = None
+    """
+    process dataset in N sequential chunks for memory efficiency (exclusive with `shards`)
+    """
+    conversation: StrictStr | None = None
+    chat_template: Literal["alpaca", "chatml", "mistral_v1", "mistral_v2v3", "mistral_v3_tekken", "mistral_v7_tekken", "gemma", "cohere", "llama3", "llama3_2_vision", "llama4", "phi_3", "phi_35", "deepseek_v2", "deepseek_v3", "jamba", "jinja", "qwen_25", "qwen3", "qwen3_5", "falcon_h1", "nemotron_h", "tokenizer_default", "exaone", "exaone4", "metharme", "pixtral", "llava", "qwen2_vl", "gemma3", "gemma3n", "gemma4", "gemma4_unified", "command_a", "command_a_tool_use", "command_a_rag", "aya"] | StrictStr | None = (
+        None
+    )
+    """
+    The name of the chat template to use for training, following values are supported: tokenizer_default: Uses the chat template that is available in the tokenizer_config.json. If the chat template is not available in the tokenizer, it will raise an error. This is the default. alpaca/inst/chatml/gemma/cohere/llama3/phi_3/deepseek_v2/jamba: These chat templates are available in the axolotl codebase at src/axolotl/utils/chat_templates.py. tokenizer_default_fallback_*: where * is the name of the chat template to fallback to if the tokenizer does not have a chat template else default to tokenizer. E.g. tokenizer_default_fallback_chatml. jinja: Uses a custom jinja template for the chat template. The custom jinja template should be provided in the chat_template_jinja field.
+    """
+    chat_template_jinja: StrictStr | None = None
+    """
+    Custom jinja chat template or path to jinja file. Used only if `chat_template: jinja` or empty.
+    """
+    data_files: StrictStr | list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    input_format: StrictStr | None = None
+    name: StrictStr | None = None
+    """
+    name of dataset configuration to load
+    """
+    ds_type: StrictStr | None = None
+    """
+    defines the datatype when path is a file
+    """
+    field: StrictStr | None = None
+    """
+    For `completion` datasets only, uses the provided field instead of `text` column
+    """
+    field_human: StrictStr | None = None
+    field_model: StrictStr | None = None
+    field_messages: StrictStr | None = None
+    """
+    Key containing the messages (default: "messages")
+    """
+    field_tools: StrictStr | None = None
+    """
+    Key containing the tools (default: "tools"). Must be a list[dict] and follow [JSON schema](https://json-schema.org/learn/getting-started-step-by-step).
+    """
+    field_thinking: StrictStr | None = None
+    """
+    Key containing the reasoning trace (default: "reasoning_content").
+    """
+    template_thinking_key: StrictStr | None = None
+    """
+    The key the chat template expects that indicates the reasoning trace.
+    """
+    message_field_role: StrictStr | None = None
+    message_field_content: StrictStr | None = None
+    message_property_mappings: dict[str, Any] | None = None
+    """
+    Mapping of properties from the input dataset to the chat template. (default: message_property_mappings={'role':'role', 'content':'content'}) If a property exists in the template but not in this mapping, the system will attempt to load it directly from the message using the property name as the key. Example: In the mapping below, 'from' is loaded from input dataset and used as 'role', while 'value' is loaded and used as 'content' in the chat template.
+    """
+    message_field_training: StrictStr | None = None
+    """
+    The key in the message turn that indicates via boolean whether tokens of a turn should be considered for training. Useful to selectively train on certain turns besides the `roles_to_train`.
+    """
+    message_field_training_detail: StrictStr | None = None
+    """
+    The key in the message turn that contains the training details. Useful to selectively train on certain tokens in a turn. The value of the key is a List[Dict] containing `begin_offset` (start character index in content), `end_offset` (end character index in content), and `train` (boolean whether to train).
+    """
+    split_thinking: StrictBool | None = None
+    """
+    (for Qwen3 template only) Whether to split the assistant content based on a reasoning trace inside delimited tags
+    """
+    logprobs_field: StrictStr | None = None
+    temperature: StrictFloat | None = None
+    roles_to_train: list[StrictStr] | None = None
+    """
+    Roles to train on. The tokens from these roles will be considered for the loss.
+    """
+    train_on_eos: Literal["all", "last", "none", "turn"] | None = None
+    """
+    Which EOS tokens to train on in the conversation. Possible values are: all: train on all EOS tokens, turn (default): train on the EOS token at the end of each trainable turn, last: train on the last EOS token in the conversation, none: never train on EOS tokens
+    """
+    train_on_eot: Literal["all", "last", "none", "turn"] | None = None
+    """
+    Which EOT (end-of-turn) tokens to train on. Same values as train_on_eos. Defaults to the train_on_eos setting when unset.
+    """
+    roles: dict[str, Any] | None = None
+    """
+    Roles mapping in the messages. The format is {target_role: [source_roles]}. All source roles will be mapped to the target role. The default is: user: ["human", "user"], assistant: ["gpt", "assistant"], system: ["system"], tool: ["tool"]
+    """
+    drop_system_message: StrictBool | None = None
+    """
+    Whether to drop the system turn from the dataset. Only works with chat_template. This does not drop the default system message from chat_template if it exists. If you wish to, we recommend using a custom jinja template with the default system message removed or adding a system turn with empty content.
+    """
+    trust_remote_code: StrictBool | None = False
+    """
+    Trust remote code for untrusted source
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+
+
+class Type1(BaseModel):
+    """
+    The DPO prompt strategy, or the fields of a user-defined one
+    """
+
+    field_system: StrictStr | None = None
+    field_prompt: StrictStr | None = None
+    field_chosen: StrictStr | None = None
+    field_rejected: StrictStr | None = None
+    prompt_format: StrictStr | None = None
+    chosen_format: StrictStr | None = None
+    rejected_format: StrictStr | None = None
+
+
+class DPODataset(BaseModel):
+    """
+    A preference dataset (`DPODataset`): how the loader reads every entry of `datasets` with `rl: dpo`, `ipo` or `simpo`. Other keys, those of supervised datasets included, are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    type: Type1 | StrictStr | None = None
+    """
+    The DPO prompt strategy, or the fields of a user-defined one
+    """
+    data_files: list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+    field_messages: StrictStr | None = None
+    """
+    Key containing the messages (default: "messages")
+    """
+    field_chosen: StrictStr | None = None
+    field_rejected: StrictStr | None = None
+
+
+class Type2(BaseModel):
+    """
+    The KTO prompt strategy, or the fields of a user-defined one
+    """
+
+    field_system: StrictStr | None = None
+    field_prompt: StrictStr | None = None
+    field_completion: StrictStr | None = None
+    field_label: StrictStr | None = None
+    prompt_format: StrictStr | None = None
+    completion_format: StrictStr | None = None
+
+
+class KTODataset(BaseModel):
+    """
+    A KTO dataset (`KTODataset`): how the loader reads every entry of `datasets` with `rl: kto`. Other keys are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    type: Type2 | StrictStr | None = None
+    """
+    The KTO prompt strategy, or the fields of a user-defined one
+    """
+    data_files: list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    trust_remote_code: StrictBool | None = False
+    """
+    Trust remote code for untrusted source
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+
+
+class StepwiseSupervisedDataset(BaseModel):
+    """
+    A stepwise supervised dataset (`StepwiseSupervisedDataset`). Other keys are ignored.
+    """
+
+    path: StrictStr | None = None
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    split: StrictStr | None = None
+    """
+    name of dataset split to load from
+    """
+    data_files: list[StrictStr] | None = None
+    """
+    path to source data files
+    """
+    revision: StrictStr | None = None
+    """
+    The specific revision of the dataset to use when loading from the Hugging Face Hub. This can be a commit hash, tag, or branch name. If not specified, the latest version will be used. This parameter is ignored for local datasets.
+    """
+    step_separator: StrictStr | None = None
+    max_completion_length: StrictInt | None = None
+    train_on_last_step_only: StrictBool | None = None
+
+
+class SyntheticDataset(BaseModel):
+    """
+    A synthetic dataset for benchmarks (`SyntheticDataset`): how the loader reads an entry of `datasets` with `type: _synthetic` (and `rl` neither dpo, ipo, simpo nor kto). Other keys are ignored.
+    """
+
+    path: Literal["synthetic"] = "synthetic"
+    """
+    HuggingFace dataset repo | s3:// | gs:// | path to local file or directory
+    """
+    type: Literal["_synthetic"] = "_synthetic"
+    """
+    `_synthetic` selects a synthetic dataset
+    """
+    length: StrictInt = 1000
+    """
+    Number of rows to generate
+    """
+    sequence_length: StrictInt | None = None
+    """
+    Sequence length per row (defaults to sequence_len from config)
+    """
+    min_input_id: StrictInt = 100
+    """
+    Minimum token ID for generation
+    """
+    max_input_id: StrictInt | None = None
+    """
+    Maximum token ID for generation (defaults to tokenizer vocab_size)
+    """
+    seed: StrictInt | None = None
+    """
+    Random seed for reproducibility
+    """
+
+
+class PretrainingDataset(BaseModel):
+    """
+    A streamed pretraining dataset (`PretrainingDataset`). Other keys are ignored.
+    """
+
+    name: StrictStr | None = None
+    path: StrictStr | None = None
+    split: StrictStr | None = "train"
+    text_column: StrictStr | None = "text"
+    type: StrictStr | None = "pretrain"
+    trust_remote_code: StrictBool | None = False
+    data_files: StrictStr | None = None
+    skip: StrictInt | None = None
+
+
+class SFTDatasetTried1(BaseModel):
+    """
+    `SFTDataset` first moves the legacy `message_field_role` and `message_field_content` into `message_property_mappings`, indexing it as a mapping; any other value there (a list, a text) stops the loader with a TypeError, which no other model of a union can catch, unless it is a list or text holding both `role` and `content` while neither legacy field is set.
+    """
+
+    message_property_mappings: dict[str, Any] | None = None
+
+
+class MessagePropertyMappings(BaseModel):
+    pass
+
+
+MessagePropertyMappings1 = TypeAliasType("MessagePropertyMappings1", StrictStr)
+
+
+class SFTDatasetTried2(BaseModel):
+    """
+    `SFTDataset` first moves the legacy `message_field_role` and `message_field_content` into `message_property_mappings`, indexing it as a mapping; any other value there (a list, a text) stops the loader with a TypeError, which no other model of a union can catch, unless it is a list or text holding both `role` and `content` while neither legacy field is set.
+    """
+
+    message_property_mappings: list[Any] | MessagePropertyMappings | MessagePropertyMappings1 | None = (
+        None
+    )
+
+
+SFTDatasetTried = TypeAliasType(
+    "SFTDatasetTried",
+    Annotated[
+        SFTDatasetTried1 | SFTDatasetTried2,
+        Field(title="an entry the supervised model is tried on"),
+    ],
+)
+"""
+`SFTDataset` first moves the legacy `message_field_role` and `message_field_content` into `message_property_mappings`, indexing it as a mapping; any other value there (a list, a text) stops the loader with a TypeError, which no other model of a union can catch, unless it is a list or text holding both `role` and `content` while neither legacy field is set.
 """
 
 
@@ -1796,11 +2349,17 @@ class AxolotlConfig(BaseModel):
     """
     Weights for each DPO loss.
     """
-    datasets: Annotated[list[Dataset] | None, Field(min_length=1)] = None
+    datasets: Annotated[
+        list[SFTDataset | DPODataset | KTODataset | StepwiseSupervisedDataset | SyntheticDataset] | None,
+        Field(min_length=1),
+    ] = None
     """
     A list of one or more datasets to finetune the model with
     """
-    test_datasets: Annotated[list[TestDataset] | None, Field(min_length=1)] = None
+    test_datasets: Annotated[
+        list[SFTDataset | DPODataset | KTODataset | StepwiseSupervisedDataset | SyntheticDataset] | None,
+        Field(min_length=1),
+    ] = None
     """
     A list of one or more datasets to eval the model with. You can use either test_datasets, or val_set_size, but not both.
     """
@@ -1833,7 +2392,7 @@ class AxolotlConfig(BaseModel):
     Number of shards to save the prepared dataset
     """
     pretraining_dataset: Annotated[
-        list[PretrainingDatasetItem] | None, Field(min_length=1)
+        list[PretrainingDataset | SFTDataset] | None, Field(min_length=1)
     ] = None
     """
     Set to HF dataset for type: 'completion' for streaming instead of pre-tokenize
@@ -2560,627 +3119,4 @@ class AxolotlConfig(BaseModel):
     generation_do_sample: StrictBool | None = True
     """
     Whether to use sampling (vs greedy decoding)
-    """
-
-
-class CutCrossEntropyArgs(BaseModel):
-    """
-    Cut Cross Entropy: the loss computed without materialising the full logits. Read only when `plugins` lists `axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin`; without it the loader ignores these keys.
-    """
-
-    cut_cross_entropy: StrictBool | None = True
-    """
-    Compute the cross-entropy loss with Cut Cross Entropy. Needs `bf16` or `fp16` and cannot be combined with `chunked_cross_entropy`.
-    """
-
-
-class DenseMixerArgs(BaseModel):
-    """
-    DenseMixer: dense gradients for the router of mixture-of-experts models. Read only when `plugins` lists `axolotl.integrations.densemixer.DenseMixerPlugin`; without it the loader ignores these keys.
-    """
-
-    dense_mixer: StrictBool = True
-    """
-    Patch supported mixture-of-experts models so their routers get dense gradients.
-    """
-
-
-class Diffusion(BaseModel):
-    """
-    Diffusion training configuration. Only nested block is supported.
-    """
-
-    noise_schedule: Literal["cosine", "linear"] = "linear"
-    """
-    Type of noise schedule for diffusion training
-    """
-    min_mask_ratio: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.1
-    """
-    Minimum masking ratio for diffusion noise schedule
-    """
-    max_mask_ratio: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.9
-    """
-    Maximum masking ratio for diffusion noise schedule
-    """
-    num_diffusion_steps: Annotated[StrictInt, Field(ge=1)] = 128
-    """
-    Number of diffusion timesteps
-    """
-    eps: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = 0.001
-    """
-    Epsilon value for minimum masking probability in forward process
-    """
-    importance_weighting: StrictBool = True
-    """
-    Apply importance weighting to loss based on masking probability
-    """
-    mask_token_id: StrictInt | None = None
-    """
-    Token ID to use for masking. Unset by default; can use one of the tokenizer's special tokens here.
-    """
-    mask_token_str: StrictStr | None = None
-    """
-    Token string to use as a mask. If `mask_token_id` is invalid or unset, this token will be ensured to exist as an additional special token and used. If absent, a default '<|diffusion_mask|>' will be added.
-    """
-    generate_samples: StrictBool = True
-    """
-    Enable sample generation during training
-    """
-    generation_interval: Annotated[StrictInt, Field(ge=1)] = 100
-    """
-    Generate samples every N steps
-    """
-    num_generation_samples: Annotated[StrictInt, Field(ge=1)] = 3
-    """
-    Number of samples to generate each time
-    """
-    generation_steps: Annotated[StrictInt, Field(ge=1)] = 128
-    """
-    Number of diffusion steps for generation
-    """
-    generation_temperature: Annotated[StrictFloat, Field(ge=0.0)] = 0.0
-    """
-    Temperature for generation sampling (0.0 = deterministic)
-    """
-    generation_max_length: Annotated[StrictInt, Field(ge=1)] = 100
-    """
-    Maximum sequence length for generation
-    """
-
-
-class DiffusionArgs(BaseModel):
-    """
-    Diffusion language-model training, configured in the nested `diffusion` section. Read only when `plugins` lists `axolotl.integrations.diffusion.DiffusionPlugin`; without it the loader ignores these keys.
-    """
-
-    diffusion: Annotated[Diffusion, Field(validate_default=True)] = {}
-    """
-    Diffusion training configuration. Only nested block is supported.
-    """
-
-
-class ExpertParallelArgs(BaseModel):
-    """
-    Expert parallelism over DeepEP for mixture-of-experts models. Read only when `plugins` lists `axolotl.integrations.expert_parallel.ExpertParallelPlugin`; without it the loader ignores these keys.
-    """
-
-    expert_parallel_size: StrictInt = 1
-    """
-    Number of ranks the experts are spread over; 1 turns expert parallelism off. At least 1.
-    """
-    expert_parallel_backend: Literal["deep_ep"] = "deep_ep"
-    """
-    Communication backend of expert parallelism; only DeepEP (`deep_ep`).
-    """
-    expert_parallel_num_nvl_bytes: StrictInt = 268435456
-    """
-    Bytes of the NVLink buffer DeepEP allocates per rank (256 MiB by default).
-    """
-    expert_parallel_num_rdma_bytes: StrictInt = 0
-    """
-    Bytes of the RDMA buffer DeepEP allocates per rank; 0 keeps communication inside one node. Above 0 needs Hopper GPUs and InfiniBand with IBGDA.
-    """
-    expert_parallel_token_capacity: StrictInt | None = None
-    """
-    Most tokens routed to one expert per forward pass; the lowest-weight assignments beyond it are dropped. At least 1; null means no cap.
-    """
-    expert_parallel_fallback_on_unsupported: StrictBool = True
-    """
-    Fall back to the experts' plain implementation when a model is not supported, instead of stopping.
-    """
-
-
-class GrokfastArgs(BaseModel):
-    """
-    Grokfast: gradients filtered to amplify their slow components. Read only when `plugins` lists `axolotl.integrations.grokfast.GrokfastPlugin`; without it the loader ignores these keys.
-    """
-
-    grokfast_alpha: StrictFloat | None = 0.98
-    """
-    Momentum of the exponential moving average of gradients that Grokfast amplifies.
-    """
-    grokfast_lamb: StrictFloat | None = 2.0
-    """
-    Factor by which the slow gradient component is amplified.
-    """
-
-
-class Hatchery(BaseModel):
-    """
-    Settings of the remote training service; null leaves the defaults.
-    """
-
-    backend: Literal["hatchery", "tinker"] = "tinker"
-    """
-    Remote service: `tinker` or `hatchery`.
-    """
-    base_url: StrictStr | None = None
-    """
-    URL of the remote service.
-    """
-    api_key: StrictStr | None = None
-    """
-    API key of the remote service.
-    """
-    project_id: StrictStr | None = None
-    """
-    Project on the remote service.
-    """
-    lora_rank: Annotated[StrictInt, Field(ge=1, le=256)] = 32
-    """
-    Rank of the LoRA adapter trained remotely, 1 to 256.
-    """
-    train_attn: StrictBool = True
-    """
-    Train the attention layers' adapters.
-    """
-    train_mlp: StrictBool = True
-    """
-    Train the MLP layers' adapters.
-    """
-    train_unembed: StrictBool = True
-    """
-    Train the output projection's adapter.
-    """
-    loss_fn: Literal["cispo", "cross_entropy", "dro", "importance_sampling", "ppo"] = (
-        "cross_entropy"
-    )
-    """
-    Loss the remote service computes.
-    """
-    loss_fn_config: dict[str, Any] | None = None
-    """
-    Settings of the loss function, passed through.
-    """
-    pipeline: StrictBool = True
-    """
-    Submit the next batch before the previous result arrives.
-    """
-    max_sample_tokens: StrictInt = 256
-    """
-    Most tokens per sample generated in reinforcement-learning runs.
-    """
-    sample_temperature: StrictFloat = 1.0
-    """
-    Sampling temperature in reinforcement-learning runs.
-    """
-    num_samples: StrictInt = 4
-    """
-    Samples per prompt in reinforcement-learning runs.
-    """
-    reward_funcs: list[StrictStr] | None = None
-    """
-    Reward functions, by fully qualified name.
-    """
-    save_steps: StrictInt | None = None
-    """
-    Save a checkpoint every this many steps; null never.
-    """
-    save_name_prefix: StrictStr = "checkpoint"
-    """
-    Prefix of the checkpoints' names.
-    """
-    future_timeout: StrictFloat = 600.0
-    """
-    Seconds to wait for each remote result.
-    """
-
-
-class HatcheryArgs(BaseModel):
-    """
-    Hatchery: training on a remote LoRA service, configured in the nested `hatchery` section. Read only when `plugins` lists `axolotl.integrations.hatchery.HatcheryPlugin`; without it the loader ignores these keys.
-    """
-
-    hatchery: Hatchery | None = None
-    """
-    Settings of the remote training service; null leaves the defaults.
-    """
-
-
-class KDArgs(BaseModel):
-    """
-    Knowledge distillation from a teacher's top-k log-probabilities. Read only when `plugins` lists `axolotl.integrations.kd.KDPlugin`; without it the loader ignores these keys.
-    """
-
-    kd_trainer: StrictFloat | None = None
-    """
-    Train with the knowledge-distillation trainer.
-    """
-    kd_ce_alpha: StrictFloat | None = None
-    """
-    Weight of the cross-entropy loss against the labels.
-    """
-    kd_alpha: StrictFloat | None = None
-    """
-    Weight of the distillation loss.
-    """
-    kd_temperature: StrictFloat | None = None
-    """
-    Temperature applied to the logits in the distillation loss.
-    """
-    kd_beta: StrictFloat | None = 0.0
-    """
-    Mix of forward and reverse KL divergence in the distillation loss; 0 is forward KL only.
-    """
-    kd_normalize_topk: StrictBool | None = None
-    """
-    Normalise the student's log-probabilities over the teacher's top-k tokens.
-    """
-    kd_online_server_base_url: StrictStr | None = None
-    """
-    Base URL of the inference server that gives the teacher's log-probabilities online.
-    """
-    kd_online_topk: StrictInt | None = None
-    """
-    Number of top tokens asked of the online teacher.
-    """
-    kd_online_server: Literal["sglang", "vllm"] | None = "vllm"
-    """
-    Kind of online inference server: `vllm` or `sglang`.
-    """
-    kd_online_timeout: StrictInt | None = 120
-    """
-    Seconds to wait for the online teacher's answer.
-    """
-    kd_temperature_min: StrictFloat | None = None
-    """
-    Lowest temperature of the schedule used during online distillation.
-    """
-
-
-class KernelsArgs(BaseModel):
-    """
-    Mixture-of-experts kernels (ScatterMoE, SonicMoE) and the quantization and fused kernels that go with them. The plugin turns `use_kernels` on. Read only when `plugins` lists `axolotl.integrations.kernels.KernelsPlugin`; without it the loader ignores these keys.
-    """
-
-    expert_backend: StrictStr | None = None
-    """
-    Expert kernels by name: `scattermoe`, `sonicmoe`, `eager` or `builtin` (any case). Sets `use_scattermoe` or `use_sonicmoe`, and conflicts with the other one set to true.
-    """
-    nonexpert_quantization: StrictStr | None = None
-    """
-    Quantization of the linear layers outside the experts: `none`, `bf16`, `fp8`, `fp8_blockwise`, `nf4` or `nvfp4` (any case).
-    """
-    moe_grouped_backend: StrictStr | None = None
-    """
-    Base GEMM of the grouped NVFP4 experts path: `auto`, `marlin`, `cutlass` or `deepgemm` (any case). Has an effect only with `dsv4_fp4_grouped_mode`.
-    """
-    moe_dequant_chunk_size: StrictInt | None = None
-    """
-    With 4-bit (bitsandbytes) experts: experts dequantized to bf16 per chunk; larger trades memory for speed. A positive integer; null keeps the default.
-    """
-    moe_bnb_fast: StrictBool | None = None
-    """
-    With 4-bit (bitsandbytes) experts: one fused launch per pass instead of the chunked path. Null means true.
-    """
-    use_scattermoe: StrictBool | None = None
-    """
-    Use the ScatterMoE expert kernels. Not together with `use_sonicmoe`.
-    """
-    use_sonicmoe: StrictBool | None = None
-    """
-    Use the SonicMoE expert kernels. Not together with `use_scattermoe`.
-    """
-    use_dsv4_kernels: StrictBool | None = None
-    """
-    Fused training kernels for DeepSeek-V4 (attention, RoPE, mHC). LoRA must then stay on the experts (`lora_target_parameters`) unless `lora_exclude_modules` is set.
-    """
-    use_glm_dsa_kernels: StrictBool | None = None
-    """
-    Fused sparse attention kernels for GLM (glm_moe_dsa) models.
-    """
-    dsv4_fp8_nonexpert_mode: StrictStr | None = None
-    """
-    How DeepSeek-V4's FP8 non-expert weights are stored: `float8tensor` or `bf16` (any case).
-    """
-    dsv4_fp8_lora_kernel: StrictBool | None = None
-    """
-    Fused blockwise-FP8 LoRA kernel for DeepSeek-V4's large attention projections.
-    """
-    dsv4_shared_mlp_lora_kernel: StrictBool | None = None
-    """
-    Fused clamped-SwiGLU LoRA kernel for DeepSeek-V4's shared-expert MLPs.
-    """
-    dsv4_bf16_all: StrictBool | None = None
-    """
-    Cast every remaining fp32 parameter of DeepSeek-V4 to the compute dtype for the fused kernels.
-    """
-    dsv4_fp4_grouped_mode: StrictStr | None = None
-    """
-    Grouped FP4 experts path; only `nvfp4` (any case) is implemented for training.
-    """
-    gemma4_fp8_nonexpert: StrictBool | None = None
-    """
-    Deprecated: use `nonexpert_quantization: fp8_blockwise`. Quantize Gemma-4's non-expert linears to FP8.
-    """
-    gemma4_nf4_nonexpert: StrictBool | None = None
-    """
-    Deprecated: use `nonexpert_quantization: nf4`. Quantize Gemma-4's non-expert linears to NF4.
-    """
-    nvfp4_merge_aware: StrictBool | None = None
-    """
-    Train the LoRA adapter of NVFP4 SonicMoE experts against the quantized merged weight, so a merge keeps what was trained. Needs `expert_backend: sonicmoe`, `adapter: lora` and no `lora_*_kernel`.
-    """
-    nvfp4_merge_aware_start_step: StrictFloat | None = None
-    """
-    When `nvfp4_merge_aware` starts: an optimizer step (integer, at least 0) or a fraction of the steps strictly between 0 and 1. Needs `nvfp4_merge_aware: true`.
-    """
-
-
-class LigerArgs(BaseModel):
-    """
-    Liger's fused Triton kernels. Read only when `plugins` lists `axolotl.integrations.liger.LigerPlugin`; without it the loader ignores these keys.
-    """
-
-    liger_rope: StrictBool | None = None
-    """
-    Enables Liger's fused RoPE kernel. For Qwen2-VL / Qwen2.5-VL / Qwen3-VL (text and VL model_config_types) this auto-defaults to True when unset, swapping in the fused multimodal/rotary kernel.
-    """
-    liger_rms_norm: StrictBool | None = None
-    """
-    Use Liger's fused RMSNorm kernel. Not with `tensor_parallel_size` above 1.
-    """
-    liger_rms_norm_gated: StrictBool | None = None
-    """
-    Enables fused RMSNorm+SiLU gate Triton kernel for models with gated RMSNorm (e.g. Qwen3.5 / Qwen3.5 MoE linear attention layers).
-    """
-    liger_layer_norm: StrictBool | None = None
-    """
-    Use Liger's fused LayerNorm kernel.
-    """
-    liger_swiglu: StrictBool | None = None
-    """
-    Deprecated: use `liger_glu_activation`, which it is moved to. Not together with it.
-    """
-    liger_glu_activation: StrictBool | None = None
-    """
-    Use Liger's fused GLU activation (SwiGLU, GeGLU) kernel. With `tiled_mlp`, needs `tiled_mlp_use_original_mlp`.
-    """
-    liger_cross_entropy: StrictBool | None = None
-    """
-    Use Liger's cross-entropy kernel.
-    """
-    liger_fused_linear_cross_entropy: StrictBool | None = None
-    """
-    Fuse the output projection with the cross-entropy loss, without materialising the logits. Not with `tensor_parallel_size` above 1.
-    """
-    liger_use_token_scaling: StrictBool | None = None
-    """
-    Enables use_token_scaling in fused_linear_cross_entropy. When True, each token's loss is multiplied by its predicted probability (detached from gradients).
-    """
-
-
-class Llmcompressor(BaseModel):
-    """
-    Arguments enabling compression pathways through the LLM Compressor plugins
-    """
-
-    recipe: Any
-    """
-    The recipe containing the compression algorithms and hyperparameters to apply.
-    """
-    save_compressed: StrictBool = False
-    """
-    Whether to save the compressed model after training.
-    """
-
-
-class LLMCompressorArgs(BaseModel):
-    """
-    Sparse fine-tuning with LLM Compressor; `llmcompressor` is then required. Read only when `plugins` lists `axolotl.integrations.llm_compressor.LLMCompressorPlugin`; without it the loader ignores these keys.
-    """
-
-    llmcompressor: Llmcompressor
-    """
-    Arguments enabling compression pathways through the LLM Compressor plugins
-    """
-
-
-class LMEvalArgs(BaseModel):
-    """
-    Evaluation with lm-evaluation-harness after training. Read only when `plugins` lists `axolotl.integrations.lm_eval.LMEvalPlugin`; without it the loader ignores these keys.
-    """
-
-    lm_eval_tasks: list[StrictStr] = []
-    """
-    lm-evaluation-harness tasks to run.
-    """
-    lm_eval_batch_size: StrictInt | None = 8
-    """
-    Batch size of the evaluation.
-    """
-    lm_eval_post_train: StrictBool | None = True
-    """
-    Run the evaluation when training ends.
-    """
-    lm_eval_model: StrictStr | None = None
-    """
-    Model to evaluate; the trained output by default.
-    """
-
-
-class Mora(BaseModel):
-    """
-    MoRA / ReMoRA training configuration. Register the `axolotl.integrations.mora.MoraPlugin` plugin to enable this block.
-    """
-
-    use_mora: StrictBool = True
-    """
-    Enable MoRA adapter construction. Requires a PEFT build with MoRA support (for example, the MoRA fork).
-    """
-    mora_type: Literal["rope", "sharing", 1, 6] = "rope"
-    """
-    MoRA variant selector. Supported values are `sharing` for type 1 and `rope` for type 6. Numeric values 1 and 6 are accepted for backwards compatibility.
-    """
-
-
-class MoraArgs(BaseModel):
-    """
-    MoRA / ReMoRA adapters, configured in the nested `mora` section (with `adapter: mora`). Read only when `plugins` lists `axolotl.integrations.mora.MoraPlugin`; without it the loader ignores these keys.
-    """
-
-    mora: Annotated[Mora, Field(validate_default=True)] = {}
-    """
-    MoRA / ReMoRA training configuration. Register the `axolotl.integrations.mora.MoraPlugin` plugin to enable this block.
-    """
-
-
-class NemoGymArgs(BaseModel):
-    """
-    NeMo Gym environments as rewards for reinforcement learning. Read only when `plugins` lists `axolotl.integrations.nemo_gym.NemoGymPlugin`; without it the loader ignores these keys.
-    """
-
-    nemo_gym_enabled: StrictBool | None = True
-    """
-    Enable NeMo Gym integration for environment-based RL rewards.
-    """
-    nemo_gym_dir: StrictStr | None = None
-    """
-    Path to the NeMo Gym repository clone. If not set and nemo_gym_auto_clone is True, clones to ~/Gym.
-    """
-    nemo_gym_auto_clone: StrictBool | None = None
-    """
-    Automatically clone the NeMo Gym repository if not present. Defaults to True when nemo_gym_enabled is set.
-    """
-    nemo_gym_config_paths: list[StrictStr] | None = None
-    """
-    List of NeMo Gym resource server config YAML paths, relative to nemo_gym_dir. Example: ['resources_servers/reasoning_gym/configs/resources_only.yaml']
-    """
-    nemo_gym_head_port: StrictInt | None = 11000
-    """
-    Port for the NeMo Gym head server. Defaults to 11000.
-    """
-    nemo_gym_server_timeout: StrictInt | None = 360
-    """
-    Timeout in seconds waiting for NeMo Gym servers to start. Defaults to 360.
-    """
-    nemo_gym_verify_timeout: StrictInt | None = 30
-    """
-    Timeout in seconds for individual /verify requests. Defaults to 30.
-    """
-    nemo_gym_run_timeout: StrictInt | None = 300
-    """
-    Timeout in seconds for each agent /run request (one multi-turn rollout). Prevents stuck generations (e.g. model looping on <think> tags) from blocking training indefinitely. Defaults to 300 (5 minutes).
-    """
-    nemo_gym_datasets: list[dict[str, Any]] | None = None
-    """
-    List of NeMo Gym dataset configs. Each entry has 'path' (JSONL file path relative to nemo_gym_dir) and optionally 'server_name' (default resource server). If the JSONL rows have agent_ref.name, that takes precedence per row, enabling multi-environment training from a single dataset file. Optional 'max_samples' to limit per dataset.
-    """
-    nemo_gym_auto_start: StrictBool | None = True
-    """
-    Automatically start NeMo Gym resource servers. Defaults to True. Set to False if servers are already running externally.
-    """
-    nemo_gym_model_name: StrictStr | None = None
-    """
-    Model name to report in verify requests. Defaults to the base_model from the main config.
-    """
-    nemo_gym_multi_turn: StrictBool | None = None
-    """
-    Enable multi-turn rollouts via NeMo Gym. When True, uses TRL's rollout_func to run multi-step interactions with tool execution. Requires use_vllm=True in TRL config. The model generates responses, tool calls are executed against resource servers, and results are fed back for the next turn. Final reward comes from /verify.
-    """
-    nemo_gym_max_turns: StrictInt | None = None
-    """
-    Maximum number of turns per multi-turn rollout. Defaults to 10. Each turn consists of a model generation + optional tool execution.
-    """
-
-
-class SpectrumArgs(BaseModel):
-    """
-    Spectrum: only the layers with the highest signal-to-noise ratio are trained. Read only when `plugins` lists `axolotl.integrations.spectrum.SpectrumPlugin`; without it the loader ignores these keys.
-    """
-
-    spectrum_top_fraction: StrictFloat | None = 0.5
-    """
-    Fraction of the layers, by signal-to-noise ratio, that are trained.
-    """
-    spectrum_model_name: StrictStr | None = None
-    """
-    Model whose precomputed signal-to-noise ratios are used; `base_model` by default.
-    """
-
-
-class SwanLabConfig(BaseModel):
-    """
-    SwanLab experiment tracking. Read only when `plugins` lists `axolotl.integrations.swanlab.SwanLabPlugin`; without it the loader ignores these keys.
-    """
-
-    use_swanlab: StrictBool | None = True
-    """
-    Enable SwanLab experiment tracking and visualization
-    """
-    swanlab_project: StrictStr | None = None
-    """
-    Your SwanLab project name
-    """
-    swanlab_experiment_name: StrictStr | None = None
-    """
-    Set the name of your SwanLab experiment
-    """
-    swanlab_description: StrictStr | None = None
-    """
-    Description for your SwanLab experiment
-    """
-    swanlab_mode: StrictStr | None = None
-    """
-    "cloud" to sync to SwanLab cloud, "local" for local only, "offline" to save metadata locally, "disabled" to turn off SwanLab
-    """
-    swanlab_workspace: StrictStr | None = None
-    """
-    SwanLab workspace name (organization or username)
-    """
-    swanlab_api_key: StrictStr | None = None
-    """
-    SwanLab API key for authentication. Can also be set via SWANLAB_API_KEY environment variable
-    """
-    swanlab_log_model: StrictBool | None = False
-    """
-    Whether to log model checkpoints to SwanLab (feature coming soon)
-    """
-    swanlab_web_host: StrictStr | None = None
-    """
-    Web address for SwanLab cloud environment (for private deployment)
-    """
-    swanlab_api_host: StrictStr | None = None
-    """
-    API address for SwanLab cloud environment (for private deployment)
-    """
-    swanlab_lark_webhook_url: StrictStr | None = None
-    """
-    Lark (Feishu) webhook URL for sending training notifications to team chat
-    """
-    swanlab_lark_secret: StrictStr | None = None
-    """
-    Secret for Lark webhook HMAC signature authentication (optional)
-    """
-    swanlab_log_completions: StrictBool | None = True
-    """
-    Enable logging RLHF completions to SwanLab for qualitative analysis (DPO/KTO/ORPO/GRPO)
-    """
-    swanlab_completion_log_interval: StrictInt | None = 100
-    """
-    Number of training steps between completion table logging to SwanLab
-    """
-    swanlab_completion_max_buffer: StrictInt | None = 128
-    """
-    Maximum number of completions to buffer before logging (prevents memory leaks)
     """

@@ -62,6 +62,8 @@ def conditions() -> dict[str, list[str]]:
     """Settings model -> the plugin names its `allOf` condition lists."""
     out = {}
     for entry in schema()["allOf"]:
+        if "plugins" not in entry["if"].get("properties", {}):
+            continue  # a condition on another key (the `rl` that picks the dataset model)
         model = entry["then"]["$ref"].rsplit("/", 1)[1]
         out[model] = entry["if"]["properties"]["plugins"]["contains"]["enum"]
     return out

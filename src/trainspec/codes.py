@@ -176,8 +176,30 @@ yaml-language-server modeline, a taplo `#:schema` line), or else from its keys:
 a family claims a file only when it reads its format, knows almost every
 top-level key (and most keys of those sections) and finds what it requires. A
 file named on the command line that no family claims is this error (exit status
-2), saying why; a file found by a directory walk or glob is listed as skipped
-instead, and `--skip-unknown` skips named files too.""",
+2), saying why. A file found by a directory walk, a glob or the project's
+`configs` globs (and, with `--skip-unknown`, a named one) is `unclaimed-config`
+when its keys look like a family's, else listed as skipped in the summary.""",
+)
+
+UNCLAIMED_CONFIG = Code(
+    "unclaimed-config",
+    Severity.WARNING,
+    Category.FAMILY,
+    Flag.NONE,
+    """A file a directory walk, a glob or a hook found looks like a training config, but no family claims
+it, so it was not checked.
+
+Its keys are at least half one family's (three keys or more), or a family would claim it but for
+its format, or several families would: typically a config that lacks a key its family requires
+(an Axolotl config without `base_model`). The message says why no family claims it. Check it as
+the family it is meant for with `--family NAME`, a file directive (`# trainspec: family=NAME`),
+or a `[[configs]]` entry of the project configuration whose `paths` match it, with `family =
+"NAME"`; or exclude it (`exclude`) when it is no config. `--warnings-as-errors` (or
+`warnings-as-errors = true` in the project configuration) fails the run on it, for CI.
+
+A file whose keys look like no family's config (a GitHub workflow, a docker-compose file, a
+`package.json`) is not this warning: it is listed in the summary line as skipped (`N skipped,
+no known family: ...`; JSON `skipped` gives each reason).""",
 )
 
 WRONG_FORMAT = Code(

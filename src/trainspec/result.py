@@ -44,6 +44,10 @@ class Outcome(enum.Enum):
     """Its family's schema is not a usable JSON Schema."""
     CRASHED = "crashed"
     """trainspec failed while checking it (a bug)."""
+    UNATTRIBUTED = "unattributed"
+    """A walk, a glob or a hook found it, and it looks like a family's config, but no family claims it: not
+    checked, and reported with an `unclaimed-config` warning (which fails the run only as an error, under
+    --warnings-as-errors)."""
     SKIPPED = "skipped"
     """Left out on purpose (a directory walk found it, or --skip-unknown): `Result.skipped` says why."""
 
@@ -73,7 +77,7 @@ def exit_status(outcome: Outcome, ok: bool) -> int:
     not checked (even when --ignore hid why), else 0. A run's status is the highest of its files'."""
     if outcome.usage:
         return 2
-    return 0 if ok and outcome in (Outcome.CHECKED, Outcome.SKIPPED) else 1
+    return 0 if ok and outcome in (Outcome.CHECKED, Outcome.SKIPPED, Outcome.UNATTRIBUTED) else 1
 
 
 @dataclass

@@ -151,7 +151,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--skip-unknown",
         action="store_true",
-        help="skip files of no known family instead of reporting them (for hooks that see every file)",
+        help="skip files of no known family instead of reporting them as errors (for hooks that see every file); "
+        "one that looks like a family's config is still an unclaimed-config warning",
     )
     p.add_argument(
         "--force-exclude",

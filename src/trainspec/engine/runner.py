@@ -25,6 +25,7 @@ from trainspec.codes import (
     DIAGNOSTICS_TRUNCATED,
     INVALID_PROJECT_CONFIG,
     REGISTRY,
+    UNCLAIMED_CONFIG,
     WORLD_SIZE_FROM_PROJECT,
     Flag,
     has_flag,
@@ -37,6 +38,7 @@ from trainspec.families import Family, UnknownFamily, all_families, get_family
 from trainspec.layouts.declared import parse_size
 from trainspec.layouts.layout_search import with_nearest_layout
 from trainspec.limits import DIAGNOSTICS
+from trainspec.read.detect import resembles
 from trainspec.read.files import ReadError, read_text
 from trainspec.read.formats import FORMATS, JSON
 from trainspec.read.overlay import OverlayError, load_overlay
@@ -200,13 +202,36 @@ def check_file(file: str, options: Options) -> Result:
     if result.outcome is Outcome.WRONG_FORMAT and file in options.expanded:
         return result.skip(result.reason)
     if result.outcome is Outcome.UNCLAIMED and (file in options.expanded or options.skip_unknown):
-        return result.skip(result.reason)
+        return _unclaimed(result, options)
     if result.outcome is Outcome.SYNTAX and options.skip_unknown and options.family is None:
         return result.skip(f"unreadable: {result.reason}")
     if options.set_aside:
         note = Diagnostic(file, None, None, (), WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])
     return result if options.as_found else as_reported(result, options)
+
+
+def _unclaimed(result: Result, options: Options) -> Result:
+    """A file a walk, a glob or a hook found that no family claims: an `unclaimed-config` warning when it
+    looks like a family's config (`detect.resembles`), else skipped, for the summary line to list. A
+    warning --ignore or a suppression comment removes leaves the file skipped, never silently clean."""
+    doc = result.document
+    like = resembles(doc, all_families()) if doc is not None else ()
+    if doc is None or not like:
+        return result.skip(result.reason)
+    readers = [f.name for f in like if doc.format in f.formats]
+    message = f"not checked, no family claims this file: {result.reason}"
+    if "--family" in result.reason and readers:
+        name = readers[0] if len(readers) == 1 else "NAME"
+        message += f', or give it `family = "{name}"` in a `[[configs]]` entry of the project configuration'
+    warning = Diagnostic(result.file, 1, 1, (), UNCLAIMED_CONFIG.id, Severity.WARNING, message)
+    found = replace(result, diagnostics=[*result.diagnostics[:-1], warning], outcome=Outcome.UNATTRIBUTED)
+    if options.as_found:
+        return found
+    reported = as_reported(found, options)
+    if not any(d.rule == UNCLAIMED_CONFIG.id for d in reported.diagnostics):
+        return result.skip(result.reason)
+    return reported
 
 
 def report_file(file: str, options: Options) -> Result:

@@ -210,6 +210,34 @@ def detect(doc: Document, families: dict[str, Family], *, by_reference: bool = T
     )
 
 
+RESEMBLANCE_SHARE = 0.5
+RESEMBLANCE_KEYS = 3
+"""A file no family claims still looks like a family's config when that family knows three of its keys
+or more, and would claim it but for its format, or reads its format and knows at least half its keys:
+an Axolotl config that lacks `base_model`, or one with many keys of a plugin, is such a file; a GitHub
+workflow, a docker-compose file or a `package.json` shares no key or one with any family."""
+
+
+def resembles(doc: Document, families: dict[str, Family]) -> tuple[Family, ...]:
+    """The families whose config `doc` looks like though none claims it (`detect` gave None), best
+    first: a schema it names is theirs, or they would claim it but for its format or one another, or
+    they read its format and know enough of its keys (`RESEMBLANCE_SHARE`). Empty: no config of a
+    known family. A directory walk warns about the first kind and lists the rest as skipped."""
+    data: Any = doc.data
+    families = {name: f for name, f in families.items() if _schema_loads(f)}
+    reference = schema_reference(doc)
+    if reference:
+        return tuple(f for f in families.values() if _named_by(reference, f))
+    if not isinstance(data, dict) or not data:
+        return ()
+    fits = sorted((fit(data, f) for f in families.values()), key=lambda f: -f.share)
+    fits = [f for f in fits if f.known >= RESEMBLANCE_KEYS]
+    claiming = tuple(f.family for f in fits if f.claims)
+    if claiming:
+        return claiming
+    return tuple(f.family for f in fits if doc.format in f.family.formats and f.share >= RESEMBLANCE_SHARE)
+
+
 def _wrong_format(doc: Document, family: Family) -> str:
     formats = " or ".join(sorted(f.upper() for f in family.formats))
     return f"its keys are {family.name}'s, but {family.name} reads {formats} files, not {doc.format.upper()}"

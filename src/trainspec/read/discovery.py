@@ -4,8 +4,9 @@ A file named on the command line is always checked, whatever its extension.
 A directory (walked recursively, skipping hidden entries, node_modules and pyproject.toml)
 or a glob pattern contributes only files whose extension a known family is
 written in, so `trainspec check configs/` does not trip over a README; of
-those, the runner skips files that belong to no known family (a
-package.json), but still reports one that cannot be parsed. The
+those, the runner warns about files no family claims that look like a
+family's config and skips the others (a package.json), but still reports
+one that cannot be parsed. The
 order is the order of the arguments, each expansion sorted, without repeats.
 Walks and globs follow one policy for symbolic links and loops (`globs`).
 """

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from trainspec.codes import NON_FINITE_NUMBER, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
+from trainspec.codes import NON_FINITE_NUMBER, NOT_ALLOWED_VALUE, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
 from trainspec.diagnostics import Clause, Diagnostic, Severity
 from trainspec.families import Family
 from trainspec.paths import Path, format_path
@@ -156,10 +156,69 @@ def _loader_value(family: Family, node: Any, value: Any, data: Any, path: Path) 
     if isinstance(value, Unreadable):
         return False, None
     parent = get(data, path[:-1]) if path else data
-    accepted, converted = (family.loader_conversion or pydantic_lax)(
-        frozenset(family.schema.types(node, parent)), value
-    )
+    choices = _listed_union(family, node) if family.loader_conversion is None else None
+    if choices is not None:
+        accepted, converted = _lax_union(choices, value)
+    else:
+        accepted, converted = (family.loader_conversion or pydantic_lax)(
+            frozenset(family.schema.types(node, parent)), value
+        )
     return accepted and _admits(family, node, parent, converted), converted
+
+
+Choice = tuple[str, tuple[Any, ...]]
+"""One branch of a union as pydantic reads it: ("literal", its values) or ("type", (a JSON type,))."""
+
+
+def _listed_union(family: Family, node: Any) -> tuple[Choice, ...] | None:
+    """The branches of a union of listed values and plain types at `node` (`Literal["auto"] | bool | None`),
+    or None for any other node. Its text is only the listed values: pydantic reads "true" as the boolean
+    branch's true, not as text, which the JSON types alone (`boolean`, `string`) would say."""
+    schema = family.schema
+    node = schema.deref(node)
+    if not isinstance(node, dict):
+        return None
+    members = next((node[k] for k in ("anyOf", "oneOf") if k in node), None)
+    if members is None:
+        return None
+    choices: list[Choice] = []
+    for member in map(schema.deref, members):
+        if not isinstance(member, dict):
+            return None
+        keys = set(member) - {"description", "title"}
+        if keys == {"enum"} and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in member["enum"]):
+            choices.append(("literal", tuple(member["enum"])))
+        elif keys == {"type"} and isinstance(member["type"], str) and member["type"] in _CORE_SCHEMAS:
+            choices.append(("type", (member["type"],)))
+        else:
+            return None
+    return tuple(choices) if any(kind == "literal" for kind, _ in choices) else None
+
+
+def _lax_union(choices: tuple[Choice, ...], value: Any) -> tuple[bool, Any]:
+    """What pydantic's lax validation of such a union makes of `value`."""
+    from pydantic_core import ValidationError
+
+    try:
+        return True, _union_validator(choices).validate_python(value)
+    except ValidationError:
+        return False, None
+
+
+@lru_cache(maxsize=64)
+def _union_validator(choices: tuple[Choice, ...]) -> Any:
+    """pydantic-core's validator of the union pydantic builds for the annotation (a smart union, as pydantic's)."""
+    from pydantic_core import SchemaValidator
+
+    kinds = [
+        {"type": "literal", "expected": list(values)} if kind == "literal" else _CORE_SCHEMAS[values[0]]
+        for kind, values in choices
+        if (kind, values) != ("type", ("null",))
+    ]
+    schema: dict[str, Any] = kinds[0] if len(kinds) == 1 else {"type": "union", "choices": kinds}
+    if ("type", ("null",)) in choices:
+        schema = {"type": "nullable", "schema": schema}
+    return SchemaValidator(schema)
 
 
 def _admits(family: Family, node: Any, parent: Any, value: Any) -> bool:
@@ -171,6 +230,12 @@ def _admits(family: Family, node: Any, parent: Any, value: Any) -> bool:
         return True
     unions = ("enum", "anyOf", "oneOf", "allOf", "$ref")
     return any("type" in b and not any(k in b for k in unions) and _type_fits(b["type"], value) for b in branches)
+
+
+def _declared(family: Family, node: Any, data: Any, path: Path) -> list[str]:
+    """The JSON types the schema declares at `path` (its node found by path, every branch of it)."""
+    parent = get(data, path[:-1]) if path else data
+    return sorted(family.schema.types(node, parent))
 
 
 def _type_fits(declared: str | list[str], value: Any) -> bool:
@@ -187,16 +252,22 @@ def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -
         return  # a family that states nothing about its loader
     for i, d in enumerate(found):
         path = d.path
-        if d.rule not in (WRONG_TYPE.id, NON_FINITE_NUMBER.id) or not path or path in doc.yaml_1_1:
+        if d.rule not in _CONVERTED or not path or path in doc.yaml_1_1:
             continue  # where YAML 1.1 reads another value, `loader_readings` says what the loader reads
         node = family.schema.node_at(path, doc.data)
         value = get(doc.data, path)
-        if node is None:
-            continue
+        if node is None or (d.rule == WRONG_TYPE.id and _type_fits(_declared(family, node, doc.data, path), value)):
+            continue  # the field's own type admits the value: another model refused it (a dataset entry under `rl`)
         accepted, converted = _loader_value(family, node, value, doc.data, path)
         if accepted:
             reading = "keeps it as it is" if _equal(converted, value) else f"reads it as {show(converted)}"
             found[i] = d.adding(Clause(f"{family.name}'s loader itself {reading}"))
+
+
+_CONVERTED = frozenset({WRONG_TYPE.id, NON_FINITE_NUMBER.id, NOT_ALLOWED_VALUE.id})
+"""The schema's refusals a loader's conversion may turn into a valid value: a type, a non-finite number, and a
+text that is not one of a union's listed values but which the loader reads as another branch's value
+(`bf16: "true"` is true for pydantic)."""
 
 
 def _unreadable_kind(value: str) -> str:

@@ -411,10 +411,36 @@ def _explain_union(schema: Schema, error: Error | ValidationError, data: Any, ru
             path, rule, f"`{where}` = {show(error.instance)} is not valid: {described or messages}", at_key=False
         )
         return
+    choices = _choices(schema, node, str(error.validator), path, context)
+    if choices is not None:
+        yield Finding(
+            path, NOT_ALLOWED_VALUE.id, f"`{format_path(path)}` = {show(error.instance)} {choices}", at_key=False
+        )
+        return
     best = _branch_of(max(context, key=lambda e: len(e.absolute_path)))
     for sub in context:
         if _branch_of(sub) == best:
             yield from _explain(schema, sub, data)
+
+
+def _choices(
+    schema: Schema, node: Node, keyword: str, path: Path, context: list[Error | ValidationError]
+) -> str | None:
+    """`is not one of "auto", true or false` for a union of listed values and plain types (Axolotl's
+    `bf16: true | false | "auto"`) that a value fails in every branch at the value itself; naming one branch
+    alone ("is not one of "auto"") would hide the others. None for any other union."""
+    branches = [schema.deref(b) for b in node.get(keyword, ())]
+    plain = all(
+        isinstance(b, dict) and set(b) - {"description", "title"} in ({"enum"}, {"const"}, {"type"}) for b in branches
+    )
+    if not plain or not any("type" not in b for b in branches) or any(tuple(e.absolute_path) != path for e in context):
+        return None
+    listed_values = [show(v) for b in branches for v in b.get("enum", [b["const"]] if "const" in b else [])]
+    types = [t for b in branches for t in ([b["type"]] if isinstance(b.get("type"), str) else b.get("type", []))]
+    if "boolean" in types:
+        listed_values += [show(True), show(False)]
+    others = [_TYPE_NAMES.get(t, t) for t in types if t not in ("boolean", "null")]
+    return "is not one of " + listed([*listed_values, *others])
 
 
 def _branch_of(error: Error | ValidationError) -> Any:

@@ -97,6 +97,10 @@ def _children(schema: Schema, spec: Node, path: Path, variant: str, depth: int) 
     items = target.get("items")
     if isinstance(items, dict) and "properties" in schema.deref(items):
         yield from _walk(schema, items, (*path, 0), variant, depth + 1)
+    elif isinstance(items, dict) and "anyOf" in schema.deref(items):  # items of several models, each its own rows
+        for member in map(schema.deref, schema.deref(items)["anyOf"]):
+            if "properties" in member:
+                yield from _walk(schema, member, (*path, 0), str(member.get("title", variant)), depth + 1)
     extra = target.get("additionalProperties")
     if isinstance(extra, dict) and "properties" in schema.deref(extra):
         yield from _walk(schema, extra, (*path, MAP_KEY), variant, depth + 1)
