@@ -232,12 +232,53 @@ def serve(release: str, stdin: IO[str], stdout: IO[str]) -> None:
     stdout.flush()
     for line in stdin:
         request = json.loads(line)
+        if "fields" in request:
+            stdout.write(json.dumps(loader_fields()) + "\n")
+            stdout.flush()
+            continue
         try:
             found = verdict(request["text"], request["target"])
         except Exception as exc:  # the oracle itself broke: said as such, never as the loader's refusal
             found = Verdict(f"ORACLE-ERROR {type(exc).__name__}: {exc}")
         stdout.write(json.dumps({"refused": found.refused, "warnings": list(found.warnings)}) + "\n")
         stdout.flush()
+
+
+def _leaves(annotation: Any) -> Iterator[Any]:
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        yield from _leaves(typing.get_args(annotation)[0])
+    elif origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            yield from _leaves(arg)
+    else:
+        yield annotation
+
+
+def loader_fields() -> dict[str, Any]:
+    """The top-level fields of the release's config model: each enum field with its values (JSON-able), and
+    the number fields."""
+    import enum
+    import typing
+
+    oracle()
+    from axolotl.utils.schemas.config import AxolotlInputConfig
+
+    enums: dict[str, list[Any]] = {}
+    numbers: list[str] = []
+    for name, info in sorted(AxolotlInputConfig.model_fields.items()):
+        for leaf in _leaves(info.annotation):
+            if typing.get_origin(leaf) is typing.Literal:
+                enums.setdefault(name, []).extend(typing.get_args(leaf))
+            elif isinstance(leaf, type) and issubclass(leaf, enum.Enum):
+                enums.setdefault(name, []).extend(member.value for member in leaf)
+            elif leaf in (int, float) and name not in numbers:
+                numbers.append(name)
+    plain = {k: [v for v in vs if v is None or isinstance(v, str | int | float | bool)] for k, vs in enums.items()}
+    return {"enums": plain, "numbers": numbers}
 
 
 class Served:
@@ -292,6 +333,14 @@ class Served:
             answer = json.loads(line)
             found.append(Verdict(answer["refused"], tuple(answer["warnings"])))
         writer.join()
+        return found
+
+    def fields(self) -> dict[str, Any]:
+        """`loader_fields` of the release served."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"fields": True}) + "\n")
+        self.process.stdin.flush()
+        found: dict[str, Any] = json.loads(self.process.stdout.readline())
         return found
 
     def tail(self, lines: int = 30) -> str:

@@ -52,6 +52,14 @@ ADDED: dict[str, Example] = {
         "qat:\n  weight_dtype: ternary\n  activation_dtype: float8_e4m3fn\n",
         "qat:\n  weight_dtype: ternary\n  activation_dtype: int8\n",
     ),
+    "ebft-strided-compile-checkpointing": pair(
+        "rl: ebft\nebft:\n  mode: strided\ntorch_compile: true\ngradient_checkpointing: true\n",
+        "rl: ebft\nebft:\n  mode: strided\ngradient_checkpointing: true\n",
+    ),
+    "ebft-strided-activation-offloading-flex": pair(
+        "rl: ebft\nebft:\n  mode: strided\nattn_implementation: flex_attention\ngradient_checkpointing: true\nactivation_offloading: true\n",
+        "rl: ebft\nebft:\n  mode: strided\nattn_implementation: flex_attention\ngradient_checkpointing: true\n",
+    ),
     "flash-attention-torch-unregistered": pair(
         "attn_implementation: flash_attention_torch\n", "attn_implementation: flash_attention_2\n"
     ),

@@ -10,8 +10,9 @@ from trainspec.rules import Rule
 
 from .rules_config import RULES as CONFIG
 from .rules_data_training import RULES as DATA_TRAINING
+from .rules_ebft import RULES as EBFT
 from .rules_mesh import RULES as MESH
 from .rules_peft_rl_optim import RULES as PEFT_RL_OPTIM
 from .rules_system_model import RULES as SYSTEM_MODEL
 
-RULES: list[Rule] = [*CONFIG, *DATA_TRAINING, *PEFT_RL_OPTIM, *SYSTEM_MODEL, *MESH]
+RULES: list[Rule] = [*CONFIG, *DATA_TRAINING, *PEFT_RL_OPTIM, *EBFT, *SYSTEM_MODEL, *MESH]

@@ -2,8 +2,8 @@
 
 docs/releases/axolotl@0.19.0.md lists the validators that are new, changed or removed since 0.18.0
 (drafted by tools/draft_version.py); `version_0_19_0.py` says which base rule each one replaces,
-which it removes and where the new ones go. The validators 0.19.0 fixes without a visible change
-(EBFT's `ebft: null` and `self.ebft.get` crash paths) need no rule: no 0.18.0 rule mirrors those crashes.
+which it removes and where the new ones go. 0.19.0 fixes the crash of 0.18.0's EBFT checks (`ebft-loader-fails`,
+which it removes), so the strided-mode checks behind them are reached and mirrored here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from trainspec.report.wording import show
 from trainspec.rules import Rule, Violation, rule
 from trainspec.rules.device import Device
 
-from .attention import LEGACY_ATTENTION_FLAGS, attention
+from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, attention
 from .capabilities import capabilities, sm_number
 from .phrases import named
 from .rules_config import CANONICAL_ATTENTION, SHORT_ATTENTION, fsdp_version
@@ -284,6 +284,34 @@ def flash_attention_torch_unregistered(impl: Any) -> Iterator[str]:
         )
 
 
+@before_rule("ebft-strided-compile-checkpointing", "error", "rl", "torch_compile", "ebft", "gradient_checkpointing")
+def ebft_strided_compile_checkpointing(rl: Any, compile_: Any, ebft: Any, checkpointing: Any) -> Iterator[str]:
+    """EBFT's strided mode under torch_compile and gradient checkpointing fails on recomputation
+    (BlockMask metadata mismatch); flex_attention compiles itself.
+
+    Mirrors `EBFTValidationMixin.check_ebft_torch_compile` (0.19.0; 0.18.0 never got this far)."""
+    strided = isinstance(ebft, dict) and ebft.get("mode") == "strided"
+    if rl == "ebft" and compile_ is True and strided and checkpointing:
+        yield (
+            f"ebft.mode = \"strided\" with torch_compile = true and {named('gradient_checkpointing', checkpointing)} "
+            "fails at recomputation; remove torch_compile (flex_attention compiles itself)"
+        )
+
+
+@rule("ebft-strided-activation-offloading-flex", "error", "rl", "ebft", "activation_offloading", *ATTENTION_PATHS)
+def ebft_strided_offloading_flex(rl: Any, ebft: Any, offloading: Any, *backend: Any) -> Iterator[str]:
+    """Activation offloading wraps the model as FSDP does, which breaks flex_attention's reentrant
+    checkpointing in EBFT's strided mode.
+
+    Mirrors `EBFTValidationMixin.check_ebft_activation_offloading` (0.19.0; 0.18.0 never got this far)."""
+    strided = isinstance(ebft, dict) and ebft.get("mode") == "strided"
+    if rl == "ebft" and strided and offloading is True and attention(*backend) == "flex_attention":
+        yield (
+            'ebft.mode = "strided" cannot use activation_offloading = true with attn_implementation = '
+            '"flex_attention"; remove activation_offloading'
+        )
+
+
 REPLACED: tuple[Rule, ...] = (
     batch_size_needs_a_factor,
     attn_implementation_name,
@@ -302,5 +330,7 @@ ADDED: tuple[Rule, ...] = (
     fsdp2_cpu_ram_efficient_loading_4bit,
     qat_ternary_activation,
     flash_attention_torch_unregistered,
+    ebft_strided_compile_checkpointing,
+    ebft_strided_offloading_flex,
 )
-REMOVED = ("nemotron-h-checkpointing-needs-packing",)
+REMOVED = ("nemotron-h-checkpointing-needs-packing", "ebft-loader-fails")
