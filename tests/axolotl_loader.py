@@ -290,7 +290,7 @@ class Served:
         if folder is not None and not (folder / "axolotl").is_dir():
             raise FileNotFoundError(f"{folder} holds no axolotl: tools/setup-dev.sh installs axolotl=={release} there")
         env = {**os.environ, "PYTHONPATH": str(folder) if folder else "", "HF_HUB_OFFLINE": "1"}
-        self.log = tempfile.TemporaryFile("w+", encoding="utf-8")  # the loader's own log, shown if it stops
+        self.log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (the loader's log, kept open while it runs)
         self.process = subprocess.Popen(
             [sys.executable, "-s", str(Path(__file__)), "--serve", release],
             stdin=subprocess.PIPE,
@@ -304,7 +304,9 @@ class Served:
         assert self.process.stdout is not None
         ready = self.process.stdout.readline()
         if not ready:
-            raise RuntimeError(f"the axolotl {release} oracle did not start (exit {self.process.wait()}):\n{self.tail()}")
+            raise RuntimeError(
+                f"the axolotl {release} oracle did not start (exit {self.process.wait()}):\n{self.tail()}"
+            )
         served = json.loads(ready)["ready"]
         if served != release:
             raise RuntimeError(f"the axolotl {release} oracle imports axolotl {served}")

@@ -194,6 +194,8 @@ def test_with_axolotl_0_19_0_installed_the_command_line_checks_as_0_19_0(tmp_pat
     path.write_text(AXOLOTL_RUN)
     env = {k: v for k, v in os.environ.items() if k != installed.IGNORE}
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), *sys.path])
-    shown = subprocess.run([sys.executable, "-m", "trainspec", "check", str(path)], capture_output=True, text=True, env=env)
+    shown = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", str(path)], capture_output=True, text=True, env=env
+    )
     assert "error[ple-cpu-offload-setup]" in shown.stdout, shown.stdout + shown.stderr
     assert shown.returncode == 1

@@ -92,7 +92,9 @@ def emit(spec: dict[str, Any]) -> dict[str, Any]:
     dist = metadata.distribution(spec["classes"]["distribution"])
     validated = getattr(sys.modules[root.__module__], spec.get("validated_as", root.__name__))
     inventory = validators(reachable(validated), _dotted(spec["classes"]["file"]), root.__module__)
-    for path in sorted(glob.glob(str(dist.locate_file(spec.get("plugin_args", ""))))) if spec.get("plugin_args") else ():
+    for path in (
+        sorted(glob.glob(str(dist.locate_file(spec.get("plugin_args", ""))))) if spec.get("plugin_args") else ()
+    ):
         relative = Path(path).relative_to(Path(str(dist.locate_file(""))))
         name = f"_draft_{'_'.join(relative.with_suffix('').parts)}"
         loaded = importlib.util.spec_from_file_location(name, path)
@@ -102,7 +104,11 @@ def emit(spec: dict[str, Any]) -> dict[str, Any]:
         try:
             loaded.loader.exec_module(module)
         except ImportError as exc:  # a settings file that needs a package not installed here
-            inventory[f"{_dotted(str(relative))} (not read)"] = {"mode": f"ImportError: {exc}", "hash": "", "source": ""}
+            inventory[f"{_dotted(str(relative))} (not read)"] = {
+                "mode": f"ImportError: {exc}",
+                "hash": "",
+                "source": "",
+            }
             continue
         models = [c for c in vars(module).values() if isinstance(c, type) and c.__module__ == name]
         inventory.update(validators(reachable(*models), _dotted(str(relative)), name))
@@ -183,7 +189,9 @@ def read_release(spec: dict[str, Any], release: str, site: Path | None) -> dict[
         raise SystemExit(f"reading {spec['classes']['distribution']} {release} failed:\n{done.stderr[-3000:]}")
     found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     if found["release"] != release:
-        raise SystemExit(f"{site or 'this environment'} holds {spec['classes']['distribution']} {found['release']}, not {release}")
+        raise SystemExit(
+            f"{site or 'this environment'} holds {spec['classes']['distribution']} {found['release']}, not {release}"
+        )
     return found
 
 
@@ -208,7 +216,9 @@ def schema_ops(old: dict[str, Any], new: dict[str, Any], curated: dict[str, Any]
                 review.append(f"{at}/properties/{name}: removed from the classes, not in the curated schema")
     for name in old_props.keys() & new_props.keys():
         if name in curated_props and isinstance(curated_props[name], dict):
-            more, left = schema_ops(old_props[name], new_props[name], curated_props[name], f"{at}/properties/{_escape(name)}")
+            more, left = schema_ops(
+                old_props[name], new_props[name], curated_props[name], f"{at}/properties/{_escape(name)}"
+            )
             ops += more
             review += left
     for key in KEYWORDS:
@@ -216,12 +226,19 @@ def schema_ops(old: dict[str, Any], new: dict[str, Any], curated: dict[str, Any]
         if before == after:
             continue
         if curated.get(key) != before:
-            review.append(f"{at or '/'}: {key} {json.dumps(before)} -> {json.dumps(after)} (curated: {json.dumps(curated.get(key))})")
+            review.append(
+                f"{at or '/'}: {key} {json.dumps(before)} -> {json.dumps(after)} "
+                f"(curated: {json.dumps(curated.get(key))})"
+            )
         elif after is None:
             ops.append({"op": "remove", "path": f"{at}/{key}"})
         else:
             ops.append({"op": "replace" if key in curated else "add", "path": f"{at}/{key}", "value": after})
-    if isinstance(old.get("items"), dict) and isinstance(new.get("items"), dict) and isinstance(curated.get("items"), dict):
+    if (
+        isinstance(old.get("items"), dict)
+        and isinstance(new.get("items"), dict)
+        and isinstance(curated.get("items"), dict)
+    ):
         more, left = schema_ops(old["items"], new["items"], curated["items"], f"{at}/items")
         ops += more
         review += left
@@ -251,7 +268,10 @@ def report(family: str, base: str, release: str, ops: list, review: list, diff: 
         f"## Schema: {len(ops)} operations in `schema/{family}/{release}.patch.json` (after `$id`)",
         "",
     ]
-    lines += [f"- `{op['op']}` `{op['path']}`" + (f": `{json.dumps(op['value'])[:160]}`" if "value" in op else "") for op in ops]
+    lines += [
+        f"- `{op['op']}` `{op['path']}`" + (f": `{json.dumps(op['value'])[:160]}`" if "value" in op else "")
+        for op in ops
+    ]
     lines += ["", f"## Schema differences left to a person ({len(review)})", ""]
     lines += [f"- {r}" for r in review] or ["none"]
     total = {k: len(v) for k, v in diff.items()}
@@ -345,6 +365,7 @@ def main() -> int:
     if args.release not in {r.version for r in releases}:
         entries = json.loads(listing.read_text(encoding="utf-8"))["versions"]
         pkg = f"trainspec.families.{args.family}.{module_name(args.release)}"
+        stem = base_release.schema.split("@")[0].removesuffix(".schema.json")
         entries.append(
             {
                 "version": args.release,
@@ -352,12 +373,13 @@ def main() -> int:
                 "follows": f"{args.family.capitalize()} {args.release} (the PyPI release)",
                 "base": base,
                 "patch": f"{args.release}.patch.json",
-                "schema": f"{base_release.schema.split('@')[0].removesuffix('.schema.json')}@{args.release}.schema.json",
+                "schema": f"{stem}@{args.release}.schema.json",
                 "changes": f"{pkg}:CHANGES",
             }
         )
         listing.write_text(
-            '{\n  "versions": [\n' + ",\n".join(f"    {json.dumps(e)}" for e in entries) + "\n  ]\n}\n", encoding="utf-8"
+            '{\n  "versions": [\n' + ",\n".join(f"    {json.dumps(e)}" for e in entries) + "\n  ]\n}\n",
+            encoding="utf-8",
         )
         print(f"wrote {listing.relative_to(ROOT)}")
     module = ROOT / "src" / "trainspec" / "families" / args.family / f"{module_name(args.release)}.py"
@@ -366,8 +388,10 @@ def main() -> int:
         print(f"wrote {module.relative_to(ROOT)}")
     total = {k: len(v) for k, v in diff.items()}
     print(f"{len(ops)} schema operations, {len(review)} left to review; validators: {total}")
-    print("next: python tools/build_schema_versions.py && python tools/generate_models.py && "
-          "python tools/build_editor_schemas.py && python tools/generate_docs.py")
+    print(
+        "next: python tools/build_schema_versions.py && python tools/generate_models.py && "
+        "python tools/build_editor_schemas.py && python tools/generate_docs.py"
+    )
     return 0
 
 

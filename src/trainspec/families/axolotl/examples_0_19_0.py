@@ -27,10 +27,16 @@ CHANGED: dict[str, Example] = {
 """Base rules whose example no longer breaks them in 0.19.0 (a config with only micro_batch_size loads)."""
 
 ADDED: dict[str, Example] = {
-    "fp8-config-needs-fp8": pair("fp8_config:\n  recipe: rowwise\n", "fp8: true\ntorch_compile: true\nfp8_config:\n  recipe: rowwise\n"),
+    "fp8-config-needs-fp8": pair(
+        "fp8_config:\n  recipe: rowwise\n", "fp8: true\ntorch_compile: true\nfp8_config:\n  recipe: rowwise\n"
+    ),
     "fp8-all-gather-tensorwise-only": pair(
-        "fp8: true\ntorch_compile: true\n" + FSDP2 + "fp8_enable_fsdp_float8_all_gather: true\nfp8_config:\n  recipe: rowwise\n",
-        "fp8: true\ntorch_compile: true\n" + FSDP2 + "fp8_enable_fsdp_float8_all_gather: true\nfp8_config:\n  recipe: tensorwise\n",
+        "fp8: true\ntorch_compile: true\n"
+        + FSDP2
+        + "fp8_enable_fsdp_float8_all_gather: true\nfp8_config:\n  recipe: rowwise\n",
+        "fp8: true\ntorch_compile: true\n"
+        + FSDP2
+        + "fp8_enable_fsdp_float8_all_gather: true\nfp8_config:\n  recipe: tensorwise\n",
     ),
     "ple-cpu-offload-setup": pair("ple_cpu_offload: true\n" + LORA, "ple_cpu_offload: true\n" + QLORA),
     "ple-cpu-offload-multi-gpu": pair("ple_cpu_offload: true\n" + QLORA, QLORA, world_size=2),
@@ -57,7 +63,8 @@ ADDED: dict[str, Example] = {
         "rl: ebft\nebft:\n  mode: strided\ngradient_checkpointing: true\n",
     ),
     "ebft-strided-activation-offloading-flex": pair(
-        "rl: ebft\nebft:\n  mode: strided\nattn_implementation: flex_attention\ngradient_checkpointing: true\nactivation_offloading: true\n",
+        "rl: ebft\nebft:\n  mode: strided\nattn_implementation: flex_attention\ngradient_checkpointing: true\n"
+        "activation_offloading: true\n",
         "rl: ebft\nebft:\n  mode: strided\nattn_implementation: flex_attention\ngradient_checkpointing: true\n",
     ),
     "flash-attention-torch-unregistered": pair(

@@ -22,7 +22,12 @@ from .rules_config import CANONICAL_ATTENTION, SHORT_ATTENTION, fsdp_version
 from .rules_data_training import before_rule
 from .rules_system_model import CP_PATHS, context_parallel
 
-CANONICAL_ATTENTION_019 = (*CANONICAL_ATTENTION[:4], "flash_attention_4", "flash_attention_torch", *CANONICAL_ATTENTION[4:])
+CANONICAL_ATTENTION_019 = (
+    *CANONICAL_ATTENTION[:4],
+    "flash_attention_4",
+    "flash_attention_torch",
+    *CANONICAL_ATTENTION[4:],
+)
 """0.19.0's canonical backends: 0.18.0's and flash_attention_4 and flash_attention_torch."""
 FP8_RECIPE_DEFAULT = "tensorwise"
 TRANSFORMERS = "5.16.1"
@@ -38,7 +43,9 @@ def attn_impl_base(impl: Any) -> Any:
 
 
 @before_rule("batch-size-two-of-three", "error", "micro_batch_size", "gradient_accumulation_steps", "batch_size")
-def batch_size_needs_a_factor(micro_batch_size: Any, gradient_accumulation_steps: Any, batch_size: Any) -> Iterator[str]:
+def batch_size_needs_a_factor(
+    micro_batch_size: Any, gradient_accumulation_steps: Any, batch_size: Any
+) -> Iterator[str]:
     """`batch_size` alone gives the loader nothing to divide it by: with it, micro_batch_size or
     gradient_accumulation_steps must be written too (a 0 counts as unset). Since 0.19.0 a config
     without any of the three loads (the trainer's defaults apply).
@@ -61,7 +68,8 @@ def attn_implementation_name(impl: Any) -> Iterator[str]:
     if not isinstance(impl, str) or impl in CANONICAL_ATTENTION_019 or "/" in impl:
         return
     if impl in SHORT_ATTENTION:
-        yield f"attn_implementation = {show(impl)} is a short form the loader refuses; write {show(SHORT_ATTENTION[impl])}"
+        canonical = show(SHORT_ATTENTION[impl])
+        yield f"attn_implementation = {show(impl)} is a short form the loader refuses; write {canonical}"
     else:
         yield (
             f"attn_implementation = {show(impl)} is not a known backend; use one of "
@@ -139,7 +147,7 @@ def fp8_all_gather_tensorwise(all_gather: Any, fp8_config: Any) -> Iterator[str]
     recipe = _recipe(fp8_config)
     if all_gather and recipe != FP8_RECIPE_DEFAULT:
         yield (
-            f"fp8_enable_fsdp_float8_all_gather = {show(all_gather)} supports fp8_config.recipe = \"tensorwise\" "
+            f'fp8_enable_fsdp_float8_all_gather = {show(all_gather)} supports fp8_config.recipe = "tensorwise" '
             f"only, not {show(recipe)}; turn the all-gather off or use the tensorwise recipe"
         )
 
@@ -194,13 +202,13 @@ def polora_setup(optimizer: Any, adapter: Any, deepspeed: Any, tp: Any, fsdp: An
     lrs = [k for k, v in zip(POLORA_LRS, rest[len(POLORA_UNTRAINED) :], strict=False) if v]
     relora = rest[-1]
     if adapter not in ("lora", "qlora"):
-        yield f'optimizer = "polora" trains LoRA factors only and needs adapter: lora or qlora ({named("adapter", adapter)})'
+        yield f'optimizer = "polora" trains LoRA factors only: set adapter: lora or qlora ({named("adapter", adapter)})'
     elif deepspeed or (tp or 1) > 1:
         yield 'optimizer = "polora" cannot be used with DeepSpeed or tensor parallelism; use DDP or FSDP2'
     elif (fsdp or fsdp_config) and str(version if version is not None else _nested_version(fsdp_config)) != "2":
         yield 'optimizer = "polora" with FSDP needs fsdp_version: 2'
     elif untrained:
-        yield f'optimizer = "polora" has no fallback optimizer: {", ".join(untrained)} would never be trained; remove them'
+        yield f'optimizer = "polora" has no fallback optimizer: {", ".join(untrained)} would never train; remove them'
     elif lrs:
         yield f'optimizer = "polora" sets its own step size: {", ".join(lrs)} would be ignored; remove them'
     elif relora:
@@ -263,7 +271,11 @@ def qat_ternary_activation(qat: Any) -> Iterator[Violation]:
     """Ternary QAT quantises activations to int8 only.
 
     Mirrors `AxolotlConfigWCapabilities.check_qat_config` (0.19.0)."""
-    if isinstance(qat, dict) and qat.get("weight_dtype") == "ternary" and qat.get("activation_dtype") not in (None, "int8"):
+    if (
+        isinstance(qat, dict)
+        and qat.get("weight_dtype") == "ternary"
+        and qat.get("activation_dtype") not in (None, "int8")
+    ):
         yield Violation(
             f'qat.weight_dtype = "ternary" supports qat.activation_dtype = "int8" only, not '
             f"{show(qat.get('activation_dtype'))}",
@@ -293,7 +305,7 @@ def ebft_strided_compile_checkpointing(rl: Any, compile_: Any, ebft: Any, checkp
     strided = isinstance(ebft, dict) and ebft.get("mode") == "strided"
     if rl == "ebft" and compile_ is True and strided and checkpointing:
         yield (
-            f"ebft.mode = \"strided\" with torch_compile = true and {named('gradient_checkpointing', checkpointing)} "
+            f'ebft.mode = "strided" with torch_compile = true and {named("gradient_checkpointing", checkpointing)} '
             "fails at recomputation; remove torch_compile (flex_attention compiles itself)"
         )
 

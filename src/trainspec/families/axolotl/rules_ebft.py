@@ -33,7 +33,7 @@ def ebft_loader_fails(rl: Any, ebft: Any) -> Iterator[str]:
     Mirrors `EBFTValidationMixin.check_ebft_gradient_checkpointing_reentrant` (0.18.0)."""
     if rl == "ebft" and isinstance(ebft, dict) and ebft:
         yield (
-            'rl = "ebft" stops Axolotl 0.18.0\'s loader (AttributeError: \'EBFTConfig\' object has no attribute '
+            "rl = \"ebft\" stops Axolotl 0.18.0's loader (AttributeError: 'EBFTConfig' object has no attribute "
             "'get', in its EBFT checks); upgrade to axolotl 0.19.0, which fixes it"
         )
 
