@@ -42,6 +42,7 @@ from hypothesis import strategies as st
 
 import trainspec
 from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.families import get_family
 
 from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, target
 from .conftest import CORPUS, REPORTS, ROOT
@@ -74,6 +75,10 @@ KNOWN_LENIENT: dict[str, dict[str, str]] = {
 A case where trainspec accepts what the loader refuses with one of these messages is counted, not failed.
 Remove a validator's entries when its rule lands; a lenient case with another message fails the test,
 and so does an entry no case reaches any more."""
+PLUGIN_SETTINGS = "a plugin's own setting, which the schema does not describe yet"
+"""The one known gap that is not a message: a refusal at a top-level key that the version's schema lacks,
+in a config that registers plugins (the plugin's arguments model brings the key: `liger_rms_norm`, ...).
+It empties by itself as the plugins' settings enter the schema."""
 
 CLASSES: Classes = {
     # class -> (the row of docs/loader-differences.md, which of trainspec's errors belong to it)
@@ -325,12 +330,22 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Outcome, ...]:
         served.close()
 
 
-def judged(judge: Judge, outcome: Outcome, lenient: dict[str, str]) -> None:
-    """Judge a case; a refusal is known by the part of the loader's message that `lenient` lists."""
+@cache
+def schema_keys(version: str) -> frozenset[str]:
+    return frozenset(get_family(version).schema.root.get("properties", {}))
+
+
+def judged(judge: Judge, outcome: Outcome, lenient: dict[str, str], version: str) -> None:
+    """Judge a case; a refusal is known by the part of the loader's message that `lenient` lists, or as
+    `PLUGIN_SETTINGS`."""
     assert outcome.errors is not None
     refused = outcome.loader.refused
     assert not refused.startswith("ORACLE-ERROR"), f"the oracle itself failed: {refused}\n{outcome.shown()}"
     known = next((part for part in lenient if part in refused), refused)
+    field = refused.split(":", 1)[0]
+    plugins = isinstance(outcome.case.config, dict) and outcome.case.config.get("plugins")
+    if plugins and field.isidentifier() and field not in schema_keys(version):
+        known = PLUGIN_SETTINGS
     judge(outcome.errors, bool(refused), outcome.shown, known)
 
 
@@ -367,7 +382,7 @@ def test_trainspec_and_axolotl_agree(tmp_path, oracle):
     release = oracle.release.name
     version = f"axolotl@{release}"
     lenient = KNOWN_LENIENT[release]
-    judge = Judge(f"Axolotl {release}", CLASSES, lenient)
+    judge = Judge(f"Axolotl {release}", CLASSES, [*lenient, PLUGIN_SETTINGS])
     drawn: list[Case] = []
 
     @seeded(SEED, CASES)
@@ -378,7 +393,7 @@ def test_trainspec_and_axolotl_agree(tmp_path, oracle):
     started = time.perf_counter()
     collect()
     for outcome in run_all(oracle, version, [*corpus_cases(), *drawn], tmp_path):
-        judged(judge, outcome, lenient)
+        judged(judge, outcome, lenient, version)
     took = time.perf_counter() - started
     targets = ", ".join(f"{gpu} x {size}" for gpu, size in TARGETS)
     REPORTS.append(
