@@ -165,6 +165,10 @@ COMBINATIONS: list[dict[str, Any]] = [
     {"rl": "ebft", "ebft": {"mode": "strided"}, "torch_compile": True},
     {"rl": "grpo", "trl": {"scale_rewards": "batch"}},
     {"rl": "grpo", "trl": {"entropy_coef": 0.01, "log_multimodal": True}},
+    {"batch_flattening": True, "sample_packing": False, "attn_implementation": "flash_attention_4"},
+    {"batch_flattening": True, "sample_packing": False, "attn_implementation": "kernels-community/flash-attn2@v2"},
+    {"sample_packing": True, "attn_implementation": "flash_attention_torch"},
+    {"context_parallel_size": 2, "attn_implementation": "kernels-community/flash-attn2:flash_attn_varlen"},
 ]
 OUT_OF_RANGE = [-1, 0, -0.5, 0.5, 10**12, 1e-12]
 

@@ -17,9 +17,9 @@ plugins') are read twice:
   comes with the draft's description; a changed type, default, value list or bound replaces that
   keyword only; descriptions of fields both releases have are left as curated). A difference whose
   curated keyword does not read as the base draft has it is not patched but listed for a person;
-- as an inventory of pydantic validators (field and model validators of every class reachable from
-  the root, and of the settings models): qualified name, mode and a hash of the source, so the
-  report lists each validator new, changed (with its source diff) or removed.
+- as an inventory of pydantic validators (field and model validators, and the computed fields they
+  read, of every class reachable from the root and of the settings models): qualified name, mode and
+  a hash of the source, so the report lists each one new, changed (with its source diff) or removed.
 
 What it writes, in this order (each left alone when it exists, except the first two):
 
@@ -151,13 +151,20 @@ def _leaves(annotation: Any) -> Iterator[Any]:
 
 
 def validators(classes: list[type], dotted: str, loaded_as: str) -> dict[str, dict[str, str]]:
-    """Each field or model validator the classes declare: qualified name -> mode, source hash and source."""
+    """Each field or model validator and computed field the classes declare: qualified name -> mode, source
+    hash and source."""
     found: dict[str, dict[str, str]] = {}
     for cls in classes:
         decorators = cls.__pydantic_decorators__  # type: ignore[attr-defined]
-        for kind, table in (("model", decorators.model_validators), ("field", decorators.field_validators)):
+        tables = (
+            ("model", decorators.model_validators),
+            ("field", decorators.field_validators),
+            ("computed", decorators.computed_fields),
+        )
+        for kind, table in tables:
             for decorator in table.values():
-                func = inspect.unwrap(getattr(decorator.func, "__func__", decorator.func))
+                func = decorator.func.fget if isinstance(decorator.func, property) else decorator.func
+                func = inspect.unwrap(getattr(func, "__func__", func))
                 module = dotted if func.__module__ == loaded_as else func.__module__
                 if module.startswith("_draft_"):
                     module = module[len("_draft_") :].replace("_", ".")
@@ -166,7 +173,7 @@ def validators(classes: list[type], dotted: str, loaded_as: str) -> dict[str, di
                     source = textwrap.dedent(inspect.getsource(func))
                 except (OSError, TypeError):
                     source = ""
-                mode = f"{kind} {decorator.info.mode}"
+                mode = f"{kind} {getattr(decorator.info, 'mode', 'field')}"
                 if kind == "field":
                     mode += f" ({', '.join(decorator.info.fields)})"
                 digest = hashlib.sha256(source.encode()).hexdigest()[:12]

@@ -15,7 +15,7 @@ from trainspec.report.wording import show
 from trainspec.rules import Rule, Violation, rule
 from trainspec.rules.device import Device
 
-from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, attention
+from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, VARLEN, attention
 from .capabilities import capabilities, sm_number
 from .phrases import named
 from .rules_config import CANONICAL_ATTENTION, SHORT_ATTENTION, fsdp_version
@@ -32,6 +32,10 @@ CANONICAL_ATTENTION_019 = (
 FP8_RECIPE_DEFAULT = "tensorwise"
 TRANSFORMERS = "5.16.1"
 """The transformers release axolotl 0.19.0 pins."""
+
+
+VARLEN_019 = VARLEN | {"flash_attention_4", "flash_attention_torch"}
+"""0.19.0's backends that take packed batches (`ATTN_IMPLS_SUPPORTING_PACKING`), read by their base name."""
 
 
 def attn_impl_base(impl: Any) -> Any:
@@ -120,6 +124,45 @@ def sdpa_packing_bf16(*values: Any, device: Device) -> Iterator[Violation]:
             f"on {device.name} (older than sm_90); use flash_attention_2 or turn packing off",
             at=("sample_packing",),
             related=(),
+        )
+
+
+@rule("batch-flattening-setup", "error", "batch_flattening", "sample_packing", *ATTENTION_PATHS)
+def batch_flattening_setup(flattening: Any, packing: Any, *choice: Any) -> Iterator[Violation]:
+    """`batch_flattening: true` needs a varlen attention backend and no sample packing ("auto" decides
+    itself); 0.19.0 adds flash_attention_4 and flash_attention_torch to those backends and reads a hub
+    kernel without its `@revision` or `:kernel` suffix.
+
+    Mirrors `OptimizationValidationMixin.check_batch_flattening_fa` (0.19.0's `attn_supports_packing`)."""
+    if not flattening or flattening == "auto":
+        return
+    backend = attention(*choice)
+    if attn_impl_base(backend) not in VARLEN_019:
+        yield Violation(
+            f"batch_flattening = true needs an attention backend that takes packed batches, but "
+            f"attn_implementation = {show(backend)}; use attn_implementation: flash_attention_2 "
+            "(or batch_flattening: auto)",
+            at=("batch_flattening",),
+        )
+    if packing:
+        yield Violation(
+            "batch_flattening = true cannot be used with sample_packing = true; remove one of them",
+            at=("batch_flattening",),
+        )
+
+
+@rule("sample-packing-attention-not-isolating", "warning", "sample_packing", *ATTENTION_PATHS)
+def packing_attention(sample_packing: Any, *choice: Any) -> Iterator[str]:
+    """Packed samples share a row; only some attention backends keep them from attending to each
+    other (0.19.0: flash_attention_2/3/4, flash_attention_torch, flex_attention, xformers, sage, sdpa, eager).
+
+    Mirrors `AttentionValidationMixin.check_sample_packing_without_attention` (0.19.0's `attn_supports_packing`)."""
+    backend = attention(*choice)
+    if sample_packing and attn_impl_base(backend) not in VARLEN_019 | {"sdpa", "eager"}:
+        chosen = f"attn_implementation = {show(backend)}" if backend else "no attention backend is set"
+        yield (
+            f"sample_packing = {show(sample_packing)} but {chosen}, which lets packed samples attend to each "
+            "other; set attn_implementation to flash_attention_2, flex_attention, sdpa or eager"
         )
 
 
@@ -329,6 +372,8 @@ REPLACED: tuple[Rule, ...] = (
     attn_implementation_name,
     context_parallel_needs_flash_attention_2,
     sdpa_packing_bf16,
+    batch_flattening_setup,
+    packing_attention,
 )
 ADDED: tuple[Rule, ...] = (
     fp8_config_needs_fp8,
