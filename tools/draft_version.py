@@ -221,7 +221,7 @@ def schema_ops(old: dict[str, Any], new: dict[str, Any], curated: dict[str, Any]
                 ops.append({"op": "remove", "path": f"{at}/properties/{_escape(name)}"})
             else:
                 review.append(f"{at}/properties/{name}: removed from the classes, not in the curated schema")
-    for name in old_props.keys() & new_props.keys():
+    for name in [n for n in old_props if n in new_props]:
         if name in curated_props and isinstance(curated_props[name], dict):
             more, left = schema_ops(
                 old_props[name], new_props[name], curated_props[name], f"{at}/properties/{_escape(name)}"
