@@ -346,7 +346,7 @@ def judged(judge: Judge, outcome: Outcome, lenient: dict[str, str], version: str
     refused = outcome.loader.refused
     assert not refused.startswith("ORACLE-ERROR"), f"the oracle itself failed: {refused}\n{outcome.shown()}"
     known = next((part for part in lenient if part in refused), refused)
-    field = refused.split(":", 1)[0]
+    field = refused.split(":", 1)[0].split(".", 1)[0]
     plugins = isinstance(outcome.case.config, dict) and outcome.case.config.get("plugins")
     if plugins and field.isidentifier() and field not in schema_keys(version):
         known = PLUGIN_SETTINGS

@@ -54,7 +54,7 @@ def batch_size_needs_a_factor(
     gradient_accumulation_steps must be written too (a 0 counts as unset). Since 0.19.0 a config
     without any of the three loads (the trainer's defaults apply).
 
-    Mirrors `TrainingValidationMixin.check_batch_size_fields` (0.19.0)."""
+    Mirrors `TrainingValidationMixin.check_batch_size_fields`."""
     if batch_size and not (micro_batch_size or gradient_accumulation_steps):
         yield (
             f"batch_size = {show(batch_size)} needs micro_batch_size or gradient_accumulation_steps beside it "
@@ -68,7 +68,7 @@ def attn_implementation_name(impl: Any) -> Iterator[str]:
     """`attn_implementation` takes a canonical backend name or a hub kernel path (`org/name`);
     0.19.0 adds flash_attention_4 and flash_attention_torch to the names.
 
-    Mirrors `AxolotlInputConfig.validate_attn_implementation` (0.19.0)."""
+    Mirrors `AxolotlInputConfig.validate_attn_implementation`."""
     if not isinstance(impl, str) or impl in CANONICAL_ATTENTION_019 or "/" in impl:
         return
     if impl in SHORT_ATTENTION:
@@ -95,7 +95,7 @@ def context_parallel_needs_flash_attention_2(
     """Context parallelism runs ring attention, which 0.19.0 supports on the flash attention 2 backend
     only (0.18.0 took flash_attention_3 too).
 
-    Mirrors `ComplexValidationMixin.check_context_parallel_size` (0.19.0)."""
+    Mirrors `ComplexValidationMixin.check_context_parallel_size`."""
     if not context_parallel(size, use_dsa, plugins):
         return
     resolved = attention(implementation, gemma4, *legacy)
@@ -112,7 +112,7 @@ def sdpa_packing_bf16(*values: Any, device: Device) -> Iterator[Violation]:
     """Sample packing under torch SDPA in bf16 has been seen to give a loss of 0 before Hopper; 0.19.0
     warns below sm_90 only (0.18.0 warned on every GPU but sm_90).
 
-    Mirrors `AxolotlConfigWCapabilities.check_sample_packing_w_sdpa_bf16` (0.19.0)."""
+    Mirrors `AxolotlConfigWCapabilities.check_sample_packing_w_sdpa_bf16`."""
     *backend, packing, bf16, bfloat16 = values
     if not packing or attention(*backend) != "sdpa" or not (bf16 or bfloat16):
         return
@@ -133,7 +133,7 @@ def batch_flattening_setup(flattening: Any, packing: Any, *choice: Any) -> Itera
     itself); 0.19.0 adds flash_attention_4 and flash_attention_torch to those backends and reads a hub
     kernel without its `@revision` or `:kernel` suffix.
 
-    Mirrors `OptimizationValidationMixin.check_batch_flattening_fa` (0.19.0's `attn_supports_packing`)."""
+    Mirrors `OptimizationValidationMixin.check_batch_flattening_fa`."""
     if not flattening or flattening == "auto":
         return
     backend = attention(*choice)
@@ -156,7 +156,7 @@ def packing_attention(sample_packing: Any, *choice: Any) -> Iterator[str]:
     """Packed samples share a row; only some attention backends keep them from attending to each
     other (0.19.0: flash_attention_2/3/4, flash_attention_torch, flex_attention, xformers, sage, sdpa, eager).
 
-    Mirrors `AttentionValidationMixin.check_sample_packing_without_attention` (0.19.0's `attn_supports_packing`)."""
+    Mirrors `AttentionValidationMixin.check_sample_packing_without_attention`."""
     backend = attention(*choice)
     if sample_packing and attn_impl_base(backend) not in VARLEN_019 | {"sdpa", "eager"}:
         chosen = f"attn_implementation = {show(backend)}" if backend else "no attention backend is set"
@@ -177,7 +177,7 @@ def _recipe(fp8_config: Any) -> Any:
 def fp8_config_needs_fp8(fp8_config: Any, fp8: Any) -> Iterator[str]:
     """`fp8_config` tunes fp8 training, which `fp8: true` turns on.
 
-    Mirrors `TrainingValidationMixin.check_fp8_config` (0.19.0)."""
+    Mirrors `TrainingValidationMixin.check_fp8_config`."""
     if fp8_config is not None and not fp8:
         yield f"fp8_config is set but {named('fp8', fp8)}; set fp8: true or remove fp8_config"
 
@@ -186,7 +186,7 @@ def fp8_config_needs_fp8(fp8_config: Any, fp8: Any) -> Iterator[str]:
 def fp8_all_gather_tensorwise(all_gather: Any, fp8_config: Any) -> Iterator[str]:
     """FP8 all-gather of FSDP shards works with tensorwise scaling only.
 
-    Mirrors `TrainingValidationMixin.check_fp8_config` (0.19.0)."""
+    Mirrors `TrainingValidationMixin.check_fp8_config`."""
     recipe = _recipe(fp8_config)
     if all_gather and recipe != FP8_RECIPE_DEFAULT:
         yield (
@@ -313,7 +313,7 @@ def fsdp2_cpu_ram_efficient_loading_4bit(fsdp_config: Any, version: Any, in_4bit
 def qat_ternary_activation(qat: Any) -> Iterator[Violation]:
     """Ternary QAT quantises activations to int8 only.
 
-    Mirrors `AxolotlConfigWCapabilities.check_qat_config` (0.19.0)."""
+    Mirrors `AxolotlConfigWCapabilities.check_qat_config`."""
     if (
         isinstance(qat, dict)
         and qat.get("weight_dtype") == "ternary"
@@ -344,7 +344,7 @@ def ebft_strided_compile_checkpointing(rl: Any, compile_: Any, ebft: Any, checkp
     """EBFT's strided mode under torch_compile and gradient checkpointing fails on recomputation
     (BlockMask metadata mismatch); flex_attention compiles itself.
 
-    Mirrors `EBFTValidationMixin.check_ebft_torch_compile` (0.19.0; 0.18.0 never got this far)."""
+    Mirrors `EBFTValidationMixin.check_ebft_torch_compile`."""
     strided = isinstance(ebft, dict) and ebft.get("mode") == "strided"
     if rl == "ebft" and compile_ is True and strided and checkpointing:
         yield (
@@ -358,7 +358,7 @@ def ebft_strided_offloading_flex(rl: Any, ebft: Any, offloading: Any, *backend: 
     """Activation offloading wraps the model as FSDP does, which breaks flex_attention's reentrant
     checkpointing in EBFT's strided mode.
 
-    Mirrors `EBFTValidationMixin.check_ebft_activation_offloading` (0.19.0; 0.18.0 never got this far)."""
+    Mirrors `EBFTValidationMixin.check_ebft_activation_offloading`."""
     strided = isinstance(ebft, dict) and ebft.get("mode") == "strided"
     if rl == "ebft" and strided and offloading is True and attention(*backend) == "flex_attention":
         yield (

@@ -30,7 +30,7 @@ def ebft_loader_fails(rl: Any, ebft: Any) -> Iterator[str]:
     """Axolotl 0.18.0 cannot load any `rl: ebft` config: its EBFT checks call `.get` on the parsed
     section (an `EBFTConfig`, not a mapping) and fail with an AttributeError. 0.19.0 fixes it.
 
-    Mirrors `EBFTValidationMixin.check_ebft_gradient_checkpointing_reentrant` (0.18.0)."""
+    Mirrors `EBFTValidationMixin.check_ebft_gradient_checkpointing_reentrant`."""
     if rl == "ebft" and isinstance(ebft, dict) and ebft:
         yield (
             "rl = \"ebft\" stops Axolotl 0.18.0's loader (AttributeError: 'EBFTConfig' object has no attribute "
