@@ -163,8 +163,8 @@ def validators(classes: list[type], dotted: str, loaded_as: str) -> dict[str, di
         )
         for kind, table in tables:
             for decorator in table.values():
-                found: Any = decorator.func.fget if isinstance(decorator.func, property) else decorator.func
-                func = inspect.unwrap(getattr(found, "__func__", found))
+                target: Any = decorator.func.fget if isinstance(decorator.func, property) else decorator.func
+                func = inspect.unwrap(getattr(target, "__func__", target))
                 module = dotted if func.__module__ == loaded_as else func.__module__
                 if module.startswith("_draft_"):
                     module = module[len("_draft_") :].replace("_", ".")
