@@ -193,15 +193,15 @@ def test_fsdp_version_inside_fsdp_config_does_not_count_for_fp8_all_gather():
 
 def test_evaluation_strategy_counts_as_eval_strategy(write):
     path = write("run.yml", run("val_set_size: 0.05\nevaluation_strategy: epoch\neval_steps: 50\n"))
-    found = {d.rule for d in trainspec.check(path, family="axolotl")}
+    found = {d.rule for d in trainspec.check(path, family="axolotl@0.18.0")}
     assert "eval-steps-needs-steps-strategy" in found
     path = write("ok.yml", run("val_set_size: 0.05\neval_steps: 50\n"))
     assert not [
         d
-        for d in trainspec.check(path, family="axolotl", overrides=["evaluation_strategy=steps"])
+        for d in trainspec.check(path, family="axolotl@0.18.0", overrides=["evaluation_strategy=steps"])
         if d.severity != Severity.NOTE
     ]
-    found = {d.rule for d in trainspec.check(path, family="axolotl", overrides=["evaluation_strategy=epoch"])}
+    found = {d.rule for d in trainspec.check(path, family="axolotl@0.18.0", overrides=["evaluation_strategy=epoch"])}
     assert "eval-steps-needs-steps-strategy" in found
 
 
@@ -209,12 +209,12 @@ def test_rules_read_the_file_as_written_not_its_defaults(write):
     """micro_batch_size and gradient_accumulation_steps default to 1 in the schema, yet the loader
     refuses a file that writes neither."""
     path = write("run.yml", run(batch=""))
-    assert [d.rule for d in trainspec.check(path, family="axolotl") if d.severity != Severity.NOTE] == [
+    assert [d.rule for d in trainspec.check(path, family="axolotl@0.18.0") if d.severity != Severity.NOTE] == [
         "batch-size-two-of-three"
     ]
     path = write("set.yml", run(batch="micro_batch_size: 2\n"))
     assert not [
         d
-        for d in trainspec.check(path, family="axolotl", overrides=["gradient_accumulation_steps=4"])
+        for d in trainspec.check(path, family="axolotl@0.18.0", overrides=["gradient_accumulation_steps=4"])
         if d.severity != Severity.NOTE
     ]

@@ -49,6 +49,7 @@ def test_drift_check_fails_on_stale_missing_and_extra_pages(tmp_path, capsys):
     assert tool.main(["--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "axolotl.md",
+        "axolotl@0.18.0.md",
         "engine.md",
         "kempnerforge.md",
         "kempnerforge@089fbbd.md",

@@ -149,3 +149,53 @@ def test_the_installed_release_that_is_the_newest_version_needs_no_note(tmp_path
     newest = get_family("specforge")
     release(newest.version)
     assert checked(tmp_path) == (newest.id, [])
+
+
+AXOLOTL_RUN = """base_model: HuggingFaceTB/SmolLM2-135M
+datasets:
+  - path: mhenrichsen/alpaca_2k_test
+    type: alpaca
+micro_batch_size: 1
+gradient_accumulation_steps: 1
+learning_rate: 0.0002
+adapter: lora
+ple_cpu_offload: true
+"""
+"""An Axolotl config that only 0.19.0 refuses (`ple_cpu_offload` needs qlora in 4 bits or lora in 8)."""
+
+
+def _fake_axolotl(folder, version: str) -> None:
+    info = folder / f"axolotl-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: axolotl\nVersion: {version}\n")
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.19.0", "axolotl@0.19.0"), ("0.18.0", "axolotl@0.18.0")])
+def test_the_installed_axolotl_release_picks_its_version(tmp_path, monkeypatch, version, expected):
+    _fake_axolotl(tmp_path / "site", version)
+    monkeypatch.delenv(installed.IGNORE, raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "site"), *sys.path])
+    installed.installed_release.cache_clear()
+    try:
+        path = tmp_path / "cfg.yml"
+        path.write_text(AXOLOTL_RUN)
+        result = check_path(path)
+    finally:
+        installed.installed_release.cache_clear()
+    assert result.family.id == expected
+    rules = {d.rule for d in result.diagnostics}
+    assert ("ple-cpu-offload-setup" in rules) == (version == "0.19.0")
+    assert ("installed-release" in rules) == (version != "0.19.0")  # the newest needs no note
+
+
+def test_with_axolotl_0_19_0_installed_the_command_line_checks_as_0_19_0(tmp_path):
+    _fake_axolotl(tmp_path / "site", "0.19.0")
+    path = tmp_path / "cfg.yml"
+    path.write_text(AXOLOTL_RUN)
+    env = {k: v for k, v in os.environ.items() if k != installed.IGNORE}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), *sys.path])
+    shown = subprocess.run(
+        [sys.executable, "-m", "trainspec", "check", str(path)], capture_output=True, text=True, env=env
+    )
+    assert "error[ple-cpu-offload-setup]" in shown.stdout, shown.stdout + shown.stderr
+    assert shown.returncode == 1

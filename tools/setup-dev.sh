@@ -2,7 +2,7 @@
 # Everything the test suite needs, on a fresh Debian or Ubuntu machine with Python >= 3.11, Node 20
 # and npm: the system packages the editor and shell tests drive, a virtualenv `.venv` with a
 # current pip, torch 2.13.0, trainspec with its test extras, SpecForge 0.2.0's and Axolotl 0.18.0's
-# config loaders, and the Node language servers.
+# config loaders, Axolotl 0.19.0's in a folder of its own (.oracles/), and the Node language servers.
 # Safe to run again: what is already there is kept. CI runs this same script (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +39,16 @@ fi
 # bitsandbytes, trl, ... are for training; its pins of pydantic, PyYAML and torch would replace ours).
 .venv/bin/python -m pip install -q transformers==5.14.1 accelerate==1.13.0 peft==0.19.1 pillow==13.0.0 addict==2.4.0
 .venv/bin/python -m pip install -q --no-deps axolotl==0.18.0
+# Axolotl 0.19.0's loader, the second oracle (tests/axolotl_loader.py runs it in a subprocess with this
+# folder first on sys.path): it pins transformers, peft, huggingface_hub and tokenizers releases other
+# than 0.18.0's, so those go into the folder with it; torch, pydantic, PyYAML, accelerate and the rest
+# come from .venv. Installed once: a folder holding that release is kept.
+ORACLE_019=.oracles/axolotl-0.19.0
+if [ ! -f "$ORACLE_019/axolotl-0.19.0.dist-info/METADATA" ]; then
+  rm -rf "$ORACLE_019"
+  .venv/bin/python -m pip install -q --no-deps --target "$ORACLE_019" axolotl==0.19.0 \
+    transformers==5.16.1 peft==0.20.0 huggingface_hub==1.17.0 tokenizers==0.23.1
+fi
 npm ci --no-audit --no-fund
 
 # code-server (VS Code served to a browser) for tests/test_vscode_browser.py, under .tools/: 4.100 is

@@ -10,9 +10,16 @@ from __future__ import annotations
 from pydantic import ConfigDict
 
 from trainspec.generated.axolotl import AxolotlConfig as GeneratedAxolotlConfig
+from trainspec.generated.axolotl_0_19_0 import AxolotlConfig as GeneratedAxolotlConfig019
 
 
 class AxolotlConfig(GeneratedAxolotlConfig):
     """An Axolotl 0.18.0 config."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class AxolotlConfig019(GeneratedAxolotlConfig019):
+    """An Axolotl 0.19.0 config."""
 
     model_config = ConfigDict(populate_by_name=True)
