@@ -24,11 +24,13 @@ from trainspec.codes import (
     INVALID_DIRECTIVE,
     INVALID_FAMILY_SCHEMA,
     LOADER_FORMAT,
+    NON_FINITE_NUMBER,
     OVERRIDE_REFUSED_BY_LOADER,
     OVERRIDE_REPAIRS_FILE,
     SYNTAX_ERROR,
     UNKNOWN_FAMILY,
     WRONG_FORMAT,
+    WRONG_TYPE,
 )
 from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
 from trainspec.engine.checker import check_document
@@ -41,6 +43,7 @@ from trainspec.read.files import ReadError, parse, read_text, within_limit
 from trainspec.read.overrides import Override
 from trainspec.result import Outcome, Result
 from trainspec.rules.device import Device
+from trainspec.validate.dialect import loader_accepts
 from trainspec.validate.other_versions import Selection
 from trainspec.validate.schema import SchemaError
 
@@ -199,7 +202,7 @@ def check_overridden(
     )
     if alone is not None:
         result.diagnostics.extend(_repaired_by_overrides(alone, family, result))
-        if family.loader_overrides is not None and alone.ok and alone.config is not None:
+        if family.loader_overrides is not None and alone.config is not None and _loads(alone, family):
             result.diagnostics.extend(_as_the_loader_overrides(alone.config, family, overrides, sizes, result, device))
     elif as_read is not None:  # a loader that applies its overrides to the file as read, then validates
         result.diagnostics.extend(
@@ -230,6 +233,13 @@ def _schema_errors() -> tuple[type[Exception], ...]:
     return (SchemaError, loaded.SchemaError) if loaded is not None else (SchemaError,)
 
 
+def _loads(alone: Result, family: Family) -> bool:
+    """Whether the family's loader gets past the file alone, so that it goes on to apply the overrides: the
+    file fails none of the checks made when it is loaded (its launch-time rules run on the final config)."""
+    launch = {r.id for r in family.rules if r.at_launch}
+    return not any(d.is_error and d.rule not in launch for d in alone.diagnostics)
+
+
 def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> list[Diagnostic]:
     """Errors of the file alone that the overrides hide: the family's own loader refuses the launch on them."""
     still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
@@ -239,13 +249,27 @@ def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> lis
         "fix the file itself",
         Join.AFTER,
     )
-    return [
-        replace(d, rule=OVERRIDE_REPAIRS_FILE.id).adding(
-            Clause(f"without the overrides this file fails {d.rule}", Join.BEFORE), launch_refused
+    out = []
+    for d in alone.diagnostics:
+        if not d.is_error or d.rule in launch or (d.rule, d.path) in still:
+            continue
+        if _stricter_than_the_loader(alone, family, d):
+            out.append(d)  # the loader takes the file's value, then the override's: only trainspec's verdict stands
+            continue
+        out.append(
+            replace(d, rule=OVERRIDE_REPAIRS_FILE.id).adding(
+                Clause(f"without the overrides this file fails {d.rule}", Join.BEFORE), launch_refused
+            )
         )
-        for d in alone.diagnostics
-        if d.is_error and d.rule not in launch and (d.rule, d.path) not in still
-    ]
+    return out
+
+
+def _stricter_than_the_loader(alone: Result, family: Family, d: Diagnostic) -> bool:
+    """A type error in the file at a value the family's loader reads and accepts (YAML 1.1's `yes` for a
+    boolean, text for a number it converts): the loader does not refuse the file on it."""
+    if d.rule not in (WRONG_TYPE.id, NON_FINITE_NUMBER.id) or not d.path or alone.document is None:
+        return False
+    return loader_accepts(alone.document, family, d.path)
 
 
 def _as_the_loader_overrides(
