@@ -80,10 +80,12 @@ class LayoutSpace:
 class MemoryEstimate:
     """A family's estimate of the memory one rank needs under a layout: its parts (each a Quantity in
     bytes, with how it is counted) and what the whole estimate assumes. A part that cannot be known is
-    None and counts as nothing in the total."""
+    None and counts as nothing in the total. `beside`: figures shown with the parts but not summed into
+    the total (a peak made of some of them, a bound on one)."""
 
     parts: tuple[Quantity, ...]
     assumptions: str
+    beside: tuple[Quantity, ...] = ()
 
     @property
     def total(self) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from trainspec.layouts.declared import MemoryEstimate, Quantity
 
-from .activations import activations
+from .activations import Activations, activations
 from .build import Model, Tensor, build
 from .layout import DEGREES
 from .precision import MASTER_DTYPES
@@ -133,22 +133,22 @@ def estimate(config: Mapping[str, Any], world_size: int, built: Model | None = N
     place = Placement(g, fsdp_degree(g), PARAM_BYTES[config["train"]["mixed_precision"]], config["optimizer"]["name"])
     n_layers, pp = config["model"]["n_layers"], g["pp"]
     parts = stages(n_layers, pp) if 0 < pp <= n_layers else [range(n_layers)]
-    best: tuple[int, list[Quantity]] | None = None
+    best: tuple[int, list[Quantity], list[Quantity]] | None = None
     for s, layers in enumerate(parts):
         mine = [t for t in built.tensors if len(parts) == 1 or on_stage(t, layers, s == 0, s == len(parts) - 1)]
-        quantities = stage_parts(config, mine, place, layers, len(parts))
+        quantities, act = stage_parts(config, mine, place, layers, len(parts))
         total = sum(int(q.value or 0) for q in quantities)
         if best is None or total > best[0]:
-            best = (total, quantities)
+            best = (total, quantities, step_figures(act))
     assert best is not None
-    return MemoryEstimate(tuple(best[1]), assumptions(built, place, len(parts)))
+    return MemoryEstimate(tuple(best[1]), assumptions(built, place, len(parts)), tuple(best[2]))
 
 
 def stage_parts(
     config: Mapping[str, Any], mine: list[Tensor], place: Placement, layers: range, stages: int
-) -> list[Quantity]:
+) -> tuple[list[Quantity], Activations]:
     """The parts of one rank's memory holding `mine` (its pipeline stage's tensors, of `stages`), each a
-    Quantity in bytes with how it is counted."""
+    Quantity in bytes with how it is counted, and the activations they count."""
     train, g, width, opt = config["train"], place.degrees, place.width, place.optimizer
     weights, gradients, states = place.persistent(mine)
     opt_how = f"{opt}: " + (
@@ -201,7 +201,40 @@ def stage_parts(
     out += [
         Quantity("memory_activations", act.saved + act.recompute, "bytes", f"saved for backward: {act.how}"),
         Quantity("memory_logits", act.logits, "bytes", "logits and cross-entropy's log-softmax (z-loss: +fp32)"),
+        Quantity(
+            "memory_logits_gradient",
+            act.logits_gradient,
+            "bytes",
+            "the logits' gradient, 4 bytes per logit (batch × sequence × vocab), made at the start of the loss "
+            "backward while the saved activations are all still held",
+        ),
     ]
+    return out, act
+
+
+def step_figures(act: Activations) -> list[Quantity]:
+    """Figures shown beside the parts: the step's peak over the persistent state, and the MoE bound."""
+    peak = act.saved + act.recompute + act.logits + act.logits_gradient
+    out = [
+        Quantity(
+            "memory_step_peak",
+            peak,
+            "bytes",
+            "what one micro-step holds at its peak, the start of the loss backward: the saved activations, the "
+            "logits with log-softmax and their gradient (memory_activations + memory_logits + "
+            "memory_logits_gradient), over the persistent state and buffers",
+        )
+    ]
+    if act.uneven is not None:
+        out.append(
+            Quantity(
+                "memory_activations_uneven",
+                act.uneven,
+                "bytes",
+                "memory_activations if routing sent every token to one expert (each expert padded to all the "
+                "tokens): the bound of uneven routing; memory_activations assumes balanced routing",
+            )
+        )
     return out
 
 

@@ -102,5 +102,6 @@ def derive(config: Mapping[str, Any], world_size: int | None) -> list[Quantity]:
         ),
         *labelled,
         Quantity("memory_total", estimated.total, "bytes", "estimate: the sum of the memory_* parts above", RUN),
+        *(replace(q, how=f"estimate: {q.how}", reads=RUN) for q in estimated.beside),
         Quantity("memory_assumptions", estimated.assumptions, "", "what every memory_* figure assumes", RUN),
     ]
