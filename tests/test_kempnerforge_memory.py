@@ -106,8 +106,23 @@ def test_the_largest_pipeline_stage_is_shown(write):
     got = derived(write("pp.toml", debug), 3, "distributed.pp=3", "distributed.dp_shard=1", "train.grad_accum_steps=3")
     d, v, f = 256, 32000, 768
     layer = 2 * d + 4 * d * d + 3 * d * f
-    assert got["memory_parameters"] == (2 * layer + v * d) * 2  # stage 0: two layers and the embedding
-    assert "memory_pipeline_stage" in got and "memory_grad_accumulation" not in got
+    # the last stage (one layer, the final norm and the head) computes the logits and the loss, which no
+    # other stage holds: it outweighs stage 0 (two layers and the embedding)
+    assert got["memory_parameters"] == (layer + v * d + d) * 2
+    assert got["memory_logits"] == got["memory_logits_gradient"] > 0
+    # a mesh of pipeline stages alone has no data-parallel dimension, so FSDP keeps no unsharded stage (§3.1)
+    assert "memory_pipeline_stage" not in got and "memory_grad_accumulation" not in got
+    assert got["memory_gradients"] == got["memory_parameters"]
+    no_logits = derived(
+        write("pp.toml", debug),
+        3,
+        "distributed.pp=3",
+        "distributed.dp_shard=1",
+        "train.grad_accum_steps=3",
+        "model.vocab_size=8",
+    )
+    assert no_logits["memory_parameters"] == (2 * layer + 8 * d) * 2  # a tiny head: stage 0 is the largest
+    assert no_logits["memory_logits"] == 0
 
 
 def test_checkpointing_that_does_nothing_is_not_counted_as_saving():
