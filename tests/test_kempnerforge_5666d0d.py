@@ -427,6 +427,7 @@ def test_switching_to_cross_attention_on_the_command_line_keeps_the_file_budget(
     [refused] = _problems(path, 1, family, overrides=("vlm.arch=cross_attention",))
     assert refused.rule == "override-refused-by-loader" and "train.seq_len = 64" in refused.message
     assert '"joint_decoder"' in refused.message and "16" in refused.message
+    assert 'keeps vlm.arch = "joint_decoder", not "cross_attention"' in refused.message
     # the other checks of the launch see the overrides: a budget they fix is fixed
     assert _problems(path, 1, family, overrides=("vlm.arch=cross_attention", "train.seq_len=80")) == []
     # a shorter model.max_seq_len with the switch: the loader checks the merged config with the file's arch

@@ -36,16 +36,19 @@ from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
 from trainspec.engine.checker import check_document
 from trainspec.families import Family, UnknownFamily, all_families, get_family
 from trainspec.installed import for_installed, version_given
+from trainspec.paths import format_path
 from trainspec.read.detect import detect, schema_reference
 from trainspec.read.directives import directives_of
 from trainspec.read.document import Document
 from trainspec.read.files import ReadError, parse, read_text, within_limit
 from trainspec.read.overrides import Override
+from trainspec.report.wording import show
 from trainspec.result import Outcome, Result
+from trainspec.rules import Rule
 from trainspec.rules.device import Device
 from trainspec.validate.dialect import loader_accepts
 from trainspec.validate.other_versions import Selection
-from trainspec.validate.schema import SchemaError
+from trainspec.validate.schema import SchemaError, get
 
 
 def as_overrides(items: str | Iterable[str | Override]) -> list[Override]:
@@ -304,10 +307,27 @@ def _as_the_loader_overrides(
         f"{family.name} applies the overrides to the config it loaded, and refuses the result",
         Join.BEFORE,
     )
+    rules = {r.id: r for r in family.rules}
     for d in check_document(doc, family, (), sizes, migrate=migrate, device=device).diagnostics:
         if d.is_error and (d.rule, d.path) not in still:
-            out.append(replace(d, rule=OVERRIDE_REFUSED_BY_LOADER.id).adding(refused))
+            kept = _read_otherwise(d, rules.get(d.rule), final, merged.config, family.name)
+            out.append(replace(d, rule=OVERRIDE_REFUSED_BY_LOADER.id).adding(refused, *kept))
     return out
+
+
+def _read_otherwise(
+    d: Diagnostic, rule: Rule | None, loader: dict[str, Any], ours: dict[str, Any] | None, name: str
+) -> list[Clause]:
+    """A clause naming the values the rule reads that the loader's config holds other than trainspec's
+    reading of the overrides (KempnerForge keeps the file's `vlm.arch`): why it refuses what trainspec took."""
+    if rule is None or ours is None:
+        return []
+    differ = []
+    for path in rule.parsed_paths:
+        theirs, mine = get(loader, path), get(ours, path)
+        if theirs is not None and mine is not None and theirs != mine and not isinstance(theirs, dict):
+            differ.append(f"{format_path(path)} = {show(theirs)}, not {show(mine)}")
+    return [Clause(f"{name} keeps {', '.join(differ)}")] if differ else []
 
 
 def _first_line(exc: Exception) -> str:
