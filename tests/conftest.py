@@ -20,6 +20,10 @@ AXOLOTL_EXAMPLES = Path(__file__).resolve().parent / "data" / "axolotl" / "examp
 """Axolotl's example configs: real, but not all of them pass its loader (tests/data/README.md)."""
 
 
+FAILS_WHEN_BUILT = {"29b_32gpu_tp4_pp2.toml": "pp-stage-fsdp"}
+"""KempnerForge corpus files its own trainer cannot build at their world size (tests/corpus/README.md)."""
+
+
 def corpus_world_size(path: Path) -> int:
     """KempnerForge corpus files name their GPU count (`7b_12gpu_tp4.toml` -> 12); default 4."""
     m = re.search(r"(\d+)gpu", path.name)

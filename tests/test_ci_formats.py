@@ -22,7 +22,8 @@ SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 BROKEN = "[model]\ndim = 4100\nn_heads = 32\nn_kv_heads = 8\nn_head = 3\n\n[optimizer]\neps = 0.0\n"
 CLEAN = "[model]\ndim = 4096\n"
 NOTE = (
-    "world-size rules not checked (world-size-auto-shard-divisible, world-size-product, cp-mesh-smaller-than-world): "
+    "world-size rules not checked (world-size-auto-shard-divisible, world-size-product, cp-mesh-smaller-than-world, "
+    "pp-stage-fsdp-auto-shard): "
     "no world size known; pass --world-size N"
 )
 

@@ -10,7 +10,7 @@ import pytest
 
 from trainspec.cli import main
 
-from .conftest import CORPUS, corpus_world_size
+from .conftest import CORPUS, FAILS_WHEN_BUILT, corpus_world_size
 
 KF_TRAIN = sorted((CORPUS / "kempnerforge" / "train").glob("*.toml"))
 KF_MODEL = sorted((CORPUS / "kempnerforge" / "model").glob("*.toml"))
@@ -26,6 +26,9 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 @pytest.mark.parametrize("path", KF_TRAIN + KF_MODEL, ids=lambda p: p.name)
 def test_corpus_is_clean_at_its_world_size(capsys, path):
     code, out, _ = run(capsys, "check", str(path), "--world-size", str(corpus_world_size(path)))
+    if path.name in FAILS_WHEN_BUILT:
+        assert code == 1 and f"error[{FAILS_WHEN_BUILT[path.name]}]" in out and "1 error(s)" in out, out
+        return
     assert code == 0, out
     assert out.strip().endswith("no problems"), out
 
@@ -35,7 +38,8 @@ def test_pinned_dp_shard_fails_world_size_rule_at_one(capsys, path):
     code, out, _ = run(capsys, "check", str(path), "--world-size", "1", "--format", "json")
     rules = {d["rule"] for d in json.loads(out)["diagnostics"] if d["severity"] == "error"}
     if path.stem in PINNED:
-        assert code == 1 and rules == {"world-size-product"}
+        built = {FAILS_WHEN_BUILT[path.name]} if path.name in FAILS_WHEN_BUILT else set()
+        assert code == 1 and rules == {"world-size-product", *built}
     else:
         assert code == 0 and not rules
 

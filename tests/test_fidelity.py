@@ -723,6 +723,16 @@ KF_CASES = [
         reason="KempnerForge still counts the 256 image tokens (joint_decoder behaviour): 256 + 512 > 600",
     ),
     kf(
+        "Q13-cli-arch-switch-keeps-old-launch-budget",
+        VLM_256 + '[vlm]\narch = "joint_decoder"\n[model]\nmax_seq_len = 768\n[train]\nseq_len = 600\n',
+        REFUSES,
+        "error",
+        overrides=("--vlm.arch=cross_attention",),
+        cli=True,
+        reason="the file loads (its train.seq_len budget is a launch rule); at launch KempnerForge still counts "
+        "the 256 image tokens of the joint_decoder variant: 256 + 512 > 600",
+    ),
+    kf(
         "Q13-cli-arch-switch-old-keys",
         VLM + '[vlm]\narch = "mot"\nmot_image_n_heads = 32\n',
         SURPRISE,
@@ -1831,6 +1841,17 @@ SF_CASES = [
         "wrong-type",
         phrase="reads it as true",
         reason="yes is a YAML 1.1 boolean; YAML 1.2 reads text",
+    ),
+    sf(
+        "Q11-yaml-1-1-yes-overridden",
+        OFFLINE + "profiling:\n  enabled: yes\n",
+        STARTS,
+        "error",
+        "wrong-type",
+        phrase="reads it as true",
+        overrides=("profiling.enabled=false",),
+        reason="PyYAML reads yes as true, so the file loads and the override then sets false: the stricter type "
+        "error about the file stands, no override repairs a file the loader refuses",
     ),
     sf(
         "Q11-duplicate-key-yaml",

@@ -14,7 +14,7 @@ from trainspec.api import check_config
 from trainspec.families import get_family
 from trainspec.families.kempnerforge.rules_5666d0d import tokens_per_frame
 
-from .conftest import CORPUS, ROOT, corpus_world_size
+from .conftest import CORPUS, FAILS_WHEN_BUILT, ROOT, corpus_world_size
 
 V = "kempnerforge@5666d0d"
 BASE = "kempnerforge@089fbbd"
@@ -71,7 +71,8 @@ def test_the_moma_warning_is_at_activation_checkpointing():
 
 @pytest.mark.parametrize("path", OLD_CORPUS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_089fbbd_corpus_stays_clean_under_5666d0d(path):
-    assert _problems(path, corpus_world_size(path)) == []
+    found = [d.rule for d in _problems(path, corpus_world_size(path))]
+    assert found == ([FAILS_WHEN_BUILT[path.name]] if path.name in FAILS_WHEN_BUILT else [])
 
 
 @pytest.mark.parametrize(
@@ -413,6 +414,26 @@ def test_switching_to_moma_on_the_command_line_applies_the_moma_rules(write):
     )
     assert _problems(path, None) == []
     assert [d.rule for d in _problems(path, None, overrides=("vlm.arch=moma",))] == ["moma-no-moe"]
+
+
+@pytest.mark.parametrize("family", [V, BASE])
+def test_switching_to_cross_attention_on_the_command_line_keeps_the_file_budget(write, family):
+    """Q13: the loader builds [vlm] as the file's arch and only then sets the string, so a joint decoder's
+    budget (visual tokens + text) still holds after `--set vlm.arch=cross_attention`. The file loads (only
+    the launch-time train.seq_len budget fails it); the launch with the switch fails the same budget."""
+    text = VLM + "[vlm]\nmax_text_len = 64\n[model]\nmax_seq_len = 80\n[train]\nseq_len = 64\n"
+    path = write("job.toml", text)
+    assert [d.rule for d in _problems(path, 1, family)] == ["vlm-train-seq-len-budget"]  # 16 + 64 = 80 > 64
+    [refused] = _problems(path, 1, family, overrides=("vlm.arch=cross_attention",))
+    assert refused.rule == "override-refused-by-loader" and "train.seq_len = 64" in refused.message
+    assert '"joint_decoder"' in refused.message and "16" in refused.message
+    assert 'keeps vlm.arch = "joint_decoder", not "cross_attention"' in refused.message
+    # the other checks of the launch see the overrides: a budget they fix is fixed
+    assert _problems(path, 1, family, overrides=("vlm.arch=cross_attention", "train.seq_len=80")) == []
+    # a shorter model.max_seq_len with the switch: the loader checks the merged config with the file's arch
+    found = _problems(path, 1, family, overrides=("vlm.arch=cross_attention", "model.max_seq_len=64"))
+    assert {d.rule for d in found} == {"override-refused-by-loader"}
+    assert any("model.max_seq_len = 64" in d.message for d in found)
 
 
 def test_switching_away_from_moma_keeps_no_moma_key(write):

@@ -43,7 +43,31 @@ def test_the_worked_examples(case):
     assert got["memory_gathered"] / GB == pytest.approx(gathered, abs=0.02)
     assert got["memory_activations"] / GB == pytest.approx(saved, abs=0.2)
     assert got["memory_logits"] / GB == pytest.approx(logits, abs=0.05)
-    assert got["memory_total"] / GB == pytest.approx(total, abs=1)
+    # the reference's sum leaves out the logits' gradient of the loss backward (4 bytes per logit, as the logits)
+    assert got["memory_logits_gradient"] == got["memory_logits"]
+    assert got["memory_total"] / GB == pytest.approx(total + logits, abs=1)
+
+
+@pytest.mark.parametrize("case", WORKED, ids=lambda c: c[0].name)
+def test_the_step_peak_is_the_saved_activations_and_the_loss_backward(case):
+    """§5.4: the loss backward peaks at ≈ 8 bytes per logit (logits and log-softmax, then their gradient) over
+    what the layers saved; the step peak is its own line, not summed into the total again."""
+    path, world_size, *_ = case
+    got = derived(path, world_size)
+    text = got["memory_logits"] // 4  # logits of the text positions (bf16 logits + bf16 log-softmax)
+    assert got["memory_step_peak"] == got["memory_activations"] + 8 * text
+    parts = [v for k, v in got.items() if k.startswith("memory_") and k not in ("memory_total", "memory_assumptions")]
+    assert got["memory_total"] == sum(parts) - got["memory_step_peak"] - got.get("memory_activations_uneven", 0)
+
+
+def test_uneven_routing_is_bounded_by_one_expert_taking_every_token():
+    """§8.4: moe_24gpu saves 0.39 GB of attention and norms + 1.78 GB of MoE per layer with balanced routing,
+    up to ~4.8 GB of MoE per layer if one expert takes all tokens."""
+    got = derived(TRAIN / "moe_24gpu.toml", 24)
+    layers = 24
+    assert got["memory_activations"] / layers / GB == pytest.approx(0.39 + 1.78, abs=0.05)
+    assert got["memory_activations_uneven"] / layers / GB == pytest.approx(0.39 + 4.8, abs=0.05)
+    assert "memory_activations_uneven" not in derived(TRAIN / "7b.toml", 8)  # no MoE layers, no bound
 
 
 def test_no_sync_buffer_is_four_times_the_sharded_state_of_7b_at_8():
@@ -82,8 +106,23 @@ def test_the_largest_pipeline_stage_is_shown(write):
     got = derived(write("pp.toml", debug), 3, "distributed.pp=3", "distributed.dp_shard=1", "train.grad_accum_steps=3")
     d, v, f = 256, 32000, 768
     layer = 2 * d + 4 * d * d + 3 * d * f
-    assert got["memory_parameters"] == (2 * layer + v * d) * 2  # stage 0: two layers and the embedding
-    assert "memory_pipeline_stage" in got and "memory_grad_accumulation" not in got
+    # the last stage (one layer, the final norm and the head) computes the logits and the loss, which no
+    # other stage holds: it outweighs stage 0 (two layers and the embedding)
+    assert got["memory_parameters"] == (layer + v * d + d) * 2
+    assert got["memory_logits"] == got["memory_logits_gradient"] > 0
+    # a mesh of pipeline stages alone has no data-parallel dimension, so FSDP keeps no unsharded stage (§3.1)
+    assert "memory_pipeline_stage" not in got and "memory_grad_accumulation" not in got
+    assert got["memory_gradients"] == got["memory_parameters"]
+    no_logits = derived(
+        write("pp.toml", debug),
+        3,
+        "distributed.pp=3",
+        "distributed.dp_shard=1",
+        "train.grad_accum_steps=3",
+        "model.vocab_size=8",
+    )
+    assert no_logits["memory_parameters"] == (2 * layer + 8 * d) * 2  # a tiny head: stage 0 is the largest
+    assert no_logits["memory_logits"] == 0
 
 
 def test_checkpointing_that_does_nothing_is_not_counted_as_saving():

@@ -172,6 +172,8 @@ specs = [{module = "adapter"}]
         (),
     ),
     ("pp-1f1b-microbatches", "error", "[train]\ngrad_accum_steps = 3\n[distributed]\npp = 4\n", None, 2, ()),
+    ("pp-stage-fsdp", "error", "[distributed]\npp = 2\ntp = 2\n" + ACCUM, None, 2, ()),
+    ("pp-stage-fsdp-auto-shard", "error", "[distributed]\npp = 2\n" + ACCUM, 8, 2, ()),
     (
         "vlm-tp-sequence-parallel",
         "error",
@@ -267,11 +269,11 @@ def test_world_size_rules_skipped_with_a_note_without_world_size(write):
 
 
 def test_auto_shard_resolved_from_world_size(write):
-    path = write("job.toml", "[distributed]\ndp_shard = -1\ntp = 4\npp = 2\n" + ACCUM)
+    path = write("job.toml", "[distributed]\ndp_shard = -1\ndp_replicate = 2\ntp = 4\n" + ACCUM)
     assert not _problems(path, 16)
     (bad,) = _problems(path, 12)
     assert bad.rule == "world-size-auto-shard-divisible"
-    assert "12" in bad.message and "1·4·2·1·1 = 8" in bad.message
+    assert "12" in bad.message and "2·4·1·1·1 = 8" in bad.message
 
 
 def test_product_message_names_all_six_factors_and_world_size(write):

@@ -122,12 +122,50 @@ def test_auto_shard_without_a_world_size_says_what_is_missing(capsys):
     assert "--world-size" in out["derived"]["data_parallel"]["how"]
 
 
-def test_a_config_with_errors_shows_values_but_no_quantities(capsys):
+def test_a_config_with_errors_shows_values_and_only_the_quantities_its_errors_leave(capsys):
     code, out = show_json(capsys, str(ROOT / "examples" / "broken_kempnerforge.toml"))
     assert code == 1
-    assert out["values"] and out["derived"] == {}
-    assert "without errors" in out["note"]
+    assert out["values"] and out["derived"]["parameters"]["value"] is None
+    assert "model.dim" in out["derived"]["parameters"]["how"] and "withheld" in out["note"]
+    assert out["derived"]["data_parallel"]["value"] == 3  # distributed has no error
     assert any(d["rule"] == "model-heads-divide-dim" for d in out["diagnostics"])
+
+
+IMAGE_VLM = """[model]
+dim = 256
+n_layers = 4
+n_heads = 4
+n_kv_heads = 4
+[vision_encoder]
+type = "random"
+feature_dim = 64
+num_tokens = 16
+[data]
+tokenizer_path = "gpt2"
+{source}[vlm]
+"""
+
+
+@pytest.mark.parametrize("family", ["kempnerforge@089fbbd", "kempnerforge@5666d0d"])
+def test_a_data_error_withholds_nothing_the_model_and_layout_give(capsys, write, family):
+    """vlm-needs-hf-data is about where the data comes from: the model, its counts and its memory do not read it."""
+    broken = write("job.toml", IMAGE_VLM.format(source=""))
+    code, out = show_json(capsys, str(broken), "--family", family, "--world-size", "2")
+    assert code == 1 and [d["rule"] for d in out["diagnostics"] if d["severity"] == "error"] == ["vlm-needs-hf-data"]
+    fixed = write("fixed.toml", IMAGE_VLM.format(source='hf_dataset_name = "coco"\n'))
+    _, clean = show_json(capsys, str(fixed), "--family", family, "--world-size", "2")
+    assert out["derived"] == clean["derived"] and out["derived"]["parameters"]["value"] > 0
+    assert out["derived"]["memory_total"]["value"] > 0 and not out["note"]
+
+
+def test_an_error_withholds_only_what_is_derived_from_its_value(capsys, write):
+    """A layout error (tp does not divide the heads) leaves the parameter counts; a model error withholds them."""
+    code, out = show_json(capsys, str(write("job.toml", "[distributed]\ntp = 3\n")), "--world-size", "3")
+    assert code == 1 and out["derived"]["parameters"]["value"] == 6_738_415_616
+    memory = out["derived"]["memory_total"]
+    assert memory["value"] is None and "distributed.tp" in memory["how"] and "withheld" in out["note"]
+    code, out = show_json(capsys, str(write("job.toml", "[model]\ndim = 4100\n")), "--world-size", "1")
+    assert out["derived"]["parameters"]["value"] is None and "model.dim" in out["derived"]["parameters"]["how"]
 
 
 def test_specforge_mode_role_and_world_size(capsys):

@@ -710,3 +710,44 @@ def test_model_applies_the_role_default_to_a_plain_mapping():
     assert json.dumps(data) == before  # the caller's mapping is not touched
     data["deployment"] = {}
     assert cls.model_validate(data).role == "all"
+
+
+# -- the world size the launcher runs at, and overrides over YAML 1.1 readings ---------------------
+
+USP = (
+    "training:\n  attention_backend: usp\n  batch_size: 1\n  sp_ulysses_size: {sp}\n"
+    "deployment:\n  trainer:\n    nproc_per_node: 4\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("world_size", "sp", "rules"),
+    [
+        (6, 3, {"world-size-matches-trainer-topology"}),  # 6 is divisible by 3: only the topology disagrees
+        (6, 4, {"world-size-matches-trainer-topology", "world-size-divisible-by-sp"}),
+        (4, 3, {"world-size-divisible-by-sp"}),
+        (4, 4, set()),
+    ],
+)
+def test_sequence_parallel_divisibility_is_judged_at_the_world_size_given(write, world_size, sp, rules):
+    """§4.6: inside torchrun the launcher takes WORLD_SIZE from outside: rule 63 runs at that size, and the
+    topology check says it disagrees; the topology's own size (4) is not the one the job runs at."""
+    path = write("run.yaml", fill(OFFLINE, rest=USP.format(sp=sp)))
+    found = problems(path, world_size)
+    assert {d.rule for d in found} == rules
+    for d in found:
+        assert f"world size {world_size}" in d.message
+
+
+@pytest.mark.parametrize("word", ["yes", "on"])
+def test_a_yaml_1_1_boolean_an_override_replaces_is_not_a_file_the_loader_refuses(write, word):
+    """PyYAML reads `yes` as true, so SpecForge loads the file and then applies the override: trainspec's
+    stricter type error about the file stands, but no "override repairs a broken file" (the loader refuses
+    nothing)."""
+    path = write("run.yaml", fill(OFFLINE, rest=f"training:\n  compact_teacher: {word}\n"))
+    [alone] = problems(path)
+    assert alone.rule == "wrong-type" and "reads it as true" in alone.message
+    found = problems_with(path, ["training.compact_teacher=false"])
+    assert [d.rule for d in found] == ["wrong-type"] and found[0].message == alone.message
+    refused = write("maybe.yaml", fill(OFFLINE, rest="training:\n  compact_teacher: maybe\n"))
+    assert [d.rule for d in problems_with(refused, ["training.compact_teacher=false"])] == ["override-repairs-file"]

@@ -127,9 +127,16 @@ def check_document(
     out.extend(run_rules(doc, plan.anywhere, config, broken, context.at(None)))
     out.extend(no_target(doc, plan.skipped))
     world_rules = plan.per_world_size
-    out.extend(world_size_rules(doc, world_rules, config, broken, context))
+    # sizes given for the file that all differ from its own: the launch runs at those, so its own is not checked
+    at_own = not others or sizes[0] in world_sizes
+    if at_own:
+        out.extend(world_size_rules(doc, world_rules, config, broken, context))
     if others:
-        out.extend(disagreeing_sizes(doc, world_rules, config, broken, replace(context, world_sizes=others), sizes[0]))
+        out.extend(
+            disagreeing_sizes(
+                doc, world_rules, config, broken, replace(context, world_sizes=others), sizes[0] if at_own else None
+            )
+        )
     if device is not None and family.device_checks is not None:
         out.extend(_device_checks(doc, family, config, device))
     world_size = sizes[0] if len(sizes) == 1 else None

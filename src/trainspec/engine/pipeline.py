@@ -24,25 +24,31 @@ from trainspec.codes import (
     INVALID_DIRECTIVE,
     INVALID_FAMILY_SCHEMA,
     LOADER_FORMAT,
+    NON_FINITE_NUMBER,
     OVERRIDE_REFUSED_BY_LOADER,
     OVERRIDE_REPAIRS_FILE,
     SYNTAX_ERROR,
     UNKNOWN_FAMILY,
     WRONG_FORMAT,
+    WRONG_TYPE,
 )
 from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
 from trainspec.engine.checker import check_document
 from trainspec.families import Family, UnknownFamily, all_families, get_family
 from trainspec.installed import for_installed, version_given
+from trainspec.paths import format_path
 from trainspec.read.detect import detect, schema_reference
 from trainspec.read.directives import directives_of
 from trainspec.read.document import Document
 from trainspec.read.files import ReadError, parse, read_text, within_limit
 from trainspec.read.overrides import Override
+from trainspec.report.wording import show
 from trainspec.result import Outcome, Result
+from trainspec.rules import Rule
 from trainspec.rules.device import Device
+from trainspec.validate.dialect import loader_accepts
 from trainspec.validate.other_versions import Selection
-from trainspec.validate.schema import SchemaError
+from trainspec.validate.schema import SchemaError, get
 
 
 def as_overrides(items: str | Iterable[str | Override]) -> list[Override]:
@@ -199,7 +205,7 @@ def check_overridden(
     )
     if alone is not None:
         result.diagnostics.extend(_repaired_by_overrides(alone, family, result))
-        if family.loader_overrides is not None and alone.ok and alone.config is not None:
+        if family.loader_overrides is not None and alone.config is not None and _loads(alone, family):
             result.diagnostics.extend(_as_the_loader_overrides(alone.config, family, overrides, sizes, result, device))
     elif as_read is not None:  # a loader that applies its overrides to the file as read, then validates
         result.diagnostics.extend(
@@ -230,6 +236,13 @@ def _schema_errors() -> tuple[type[Exception], ...]:
     return (SchemaError, loaded.SchemaError) if loaded is not None else (SchemaError,)
 
 
+def _loads(alone: Result, family: Family) -> bool:
+    """Whether the family's loader gets past the file alone, so that it goes on to apply the overrides: the
+    file fails none of the checks made when it is loaded (its launch-time rules run on the final config)."""
+    launch = {r.id for r in family.rules if r.at_launch}
+    return not any(d.is_error and d.rule not in launch for d in alone.diagnostics)
+
+
 def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> list[Diagnostic]:
     """Errors of the file alone that the overrides hide: the family's own loader refuses the launch on them."""
     still = {(d.rule, d.path) for d in merged.diagnostics if d.is_error}
@@ -239,13 +252,27 @@ def _repaired_by_overrides(alone: Result, family: Family, merged: Result) -> lis
         "fix the file itself",
         Join.AFTER,
     )
-    return [
-        replace(d, rule=OVERRIDE_REPAIRS_FILE.id).adding(
-            Clause(f"without the overrides this file fails {d.rule}", Join.BEFORE), launch_refused
+    out = []
+    for d in alone.diagnostics:
+        if not d.is_error or d.rule in launch or (d.rule, d.path) in still:
+            continue
+        if _stricter_than_the_loader(alone, family, d):
+            out.append(d)  # the loader takes the file's value, then the override's: only trainspec's verdict stands
+            continue
+        out.append(
+            replace(d, rule=OVERRIDE_REPAIRS_FILE.id).adding(
+                Clause(f"without the overrides this file fails {d.rule}", Join.BEFORE), launch_refused
+            )
         )
-        for d in alone.diagnostics
-        if d.is_error and d.rule not in launch and (d.rule, d.path) not in still
-    ]
+    return out
+
+
+def _stricter_than_the_loader(alone: Result, family: Family, d: Diagnostic) -> bool:
+    """A type error in the file at a value the family's loader reads and accepts (YAML 1.1's `yes` for a
+    boolean, text for a number it converts): the loader does not refuse the file on it."""
+    if d.rule not in (WRONG_TYPE.id, NON_FINITE_NUMBER.id) or not d.path or alone.document is None:
+        return False
+    return loader_accepts(alone.document, family, d.path)
 
 
 def _as_the_loader_overrides(
@@ -280,10 +307,27 @@ def _as_the_loader_overrides(
         f"{family.name} applies the overrides to the config it loaded, and refuses the result",
         Join.BEFORE,
     )
+    rules = {r.id: r for r in family.rules}
     for d in check_document(doc, family, (), sizes, migrate=migrate, device=device).diagnostics:
         if d.is_error and (d.rule, d.path) not in still:
-            out.append(replace(d, rule=OVERRIDE_REFUSED_BY_LOADER.id).adding(refused))
+            kept = _read_otherwise(d, rules.get(d.rule), final, merged.config, family.name)
+            out.append(replace(d, rule=OVERRIDE_REFUSED_BY_LOADER.id).adding(refused, *kept))
     return out
+
+
+def _read_otherwise(
+    d: Diagnostic, rule: Rule | None, loader: dict[str, Any], ours: dict[str, Any] | None, name: str
+) -> list[Clause]:
+    """A clause naming the values the rule reads that the loader's config holds other than trainspec's
+    reading of the overrides (KempnerForge keeps the file's `vlm.arch`): why it refuses what trainspec took."""
+    if rule is None or ours is None:
+        return []
+    differ = []
+    for path in rule.parsed_paths:
+        theirs, mine = get(loader, path), get(ours, path)
+        if theirs is not None and mine is not None and theirs != mine and not isinstance(theirs, dict):
+            differ.append(f"{format_path(path)} = {show(theirs)}, not {show(mine)}")
+    return [Clause(f"{name} keeps {', '.join(differ)}")] if differ else []
 
 
 def _first_line(exc: Exception) -> str:

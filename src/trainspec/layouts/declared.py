@@ -25,13 +25,16 @@ class Quantity:
     """A value computed from the resolved config, with how it was computed.
 
     `value` is None when it cannot be computed (a world size is needed, or an
-    input is unusable); `how` then says why.
+    input is unusable); `how` then says why. `reads`: the config paths it is
+    computed from (None: the whole config), so that an error elsewhere in the
+    config does not withhold it.
     """
 
     name: str
     value: int | float | str | None
     unit: str = ""
     how: str = ""
+    reads: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +56,9 @@ class LayoutSpace:
       applied resolves to, in the trainer's words, for a family whose layout
       values leave degrees to the trainer to infer (an unset degree that
       takes the ranks left over); `plan` shows it in place of the values.
+    - `undone_by`: ids of warning rules that tell the user to undo the very
+      layout they judge (KempnerForge's `cp-becomes-data-parallel`: "set
+      cp = 1"): a candidate drawing one is not offered, nor named nearest.
     """
 
     paths: tuple[str, ...]
@@ -62,6 +68,7 @@ class LayoutSpace:
     auto: Mapping[str, Any] = field(default_factory=dict)
     per_node: str | None = None
     describe: Callable[[Mapping[str, Any], int], str] | None = None
+    undone_by: frozenset[str] = frozenset()
 
     @cached_property
     def parsed_paths(self) -> tuple[Path, ...]:
@@ -73,10 +80,12 @@ class LayoutSpace:
 class MemoryEstimate:
     """A family's estimate of the memory one rank needs under a layout: its parts (each a Quantity in
     bytes, with how it is counted) and what the whole estimate assumes. A part that cannot be known is
-    None and counts as nothing in the total."""
+    None and counts as nothing in the total. `beside`: figures shown with the parts but not summed into
+    the total (a peak made of some of them, a bound on one)."""
 
     parts: tuple[Quantity, ...]
     assumptions: str
+    beside: tuple[Quantity, ...] = ()
 
     @property
     def total(self) -> int:

@@ -110,7 +110,7 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
         key=lambda item: item[0],  # stable: the family's order within a count
     )
     config = copied_along(base.config, paths)
-    verdicts = Verdicts(base, judged, world_size)
+    verdicts = Verdicts(base, judged, world_size, space.undone_by)
     found: list[tuple[tuple[Any, ...], Layout]] = []
     for changed, values in candidates:
         if found and changed > len(found[0][1].overrides):
@@ -169,7 +169,7 @@ class Verdicts:
     change between candidates, so `tp-divides-heads` runs once per tp value, not once per layout.
     """
 
-    def __init__(self, base: Result, judged: Judged, world_size: int) -> None:
+    def __init__(self, base: Result, judged: Judged, world_size: int, undone_by: frozenset[str] = frozenset()) -> None:
         assert base.family is not None and base.document is not None
         self.context = Context((world_size,), base.device, base.family.registries)
         self.raw = any(r.raw for r, _ in judged)
@@ -177,15 +177,18 @@ class Verdicts:
         self.rules = sorted(judged, key=lambda item: len(item[1]))  # the most often remembered first
         self.seen: dict[tuple[str, tuple[Any, ...]], tuple[str, ...] | None] = {}
         self.ruled_out: Counter[str] = Counter()
+        self.undone_by = undone_by
 
     def warnings_if_passing(self, config: dict[str, Any], values: tuple[Any, ...]) -> tuple[str, ...] | None:
-        """The candidate's warning messages; None when a rule reports an error."""
+        """The candidate's warning messages; None when a rule reports an error, or a warning that tells the
+        user to undo the layout (`LayoutSpace.undone_by`)."""
         messages: list[str] = []
         for rule, read in self.rules:
             key = (rule.id, tuple(values[i] for i in read))
             if key not in self.seen:
                 found = list(run_rules(self.doc, [rule], config, [], self.context))
-                self.seen[key] = None if any(d.is_error for d in found) else tuple(d.message for d in found)
+                refused = any(d.is_error or d.rule in self.undone_by for d in found)
+                self.seen[key] = None if refused else tuple(d.message for d in found)
             verdict = self.seen[key]
             if verdict is None:
                 self.ruled_out[rule.id] += 1

@@ -162,7 +162,7 @@ def plan_result(
         return result
     config = copied_along(base.config, paths)
     written = [get(base.config, p) for p in paths]
-    verdicts = Verdicts(base, judged, world_size)
+    verdicts = Verdicts(base, judged, world_size, space.undone_by)
     node = paths.index(parse_path(space.per_node)) if space.per_node and gpus_per_node else None
     ranked = []
     for values in (budget or Budget()).candidates(space, base.config, world_size):

@@ -10,16 +10,17 @@ count, memory per rank under the layout.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any
 
+from trainspec.codes import UNKNOWN_KEY
 from trainspec.diagnostics import Diagnostic
 from trainspec.engine.pipeline import as_overrides, world_sizes_of
 from trainspec.engine.runner import Options, check_file
 from trainspec.families import Family
 from trainspec.layouts.declared import Quantity
-from trainspec.paths import Path, format_path
+from trainspec.paths import Path, format_path, is_prefix, parse_path
 from trainspec.result import Outcome, Result, exit_status
 from trainspec.rules import ABSENT
 from trainspec.rules.device import Device
@@ -121,12 +122,40 @@ def quantities(result: Result) -> tuple[list[Quantity], str]:
     if fam.derive is None:
         return [], f"family {fam.id} derives no quantities"
     world_rules = {r.id for r in fam.rules if r.needs_world_size}
-    if any(d.is_error and d.rule not in world_rules for d in result.diagnostics):
-        return [], "derived quantities are shown for a config without errors (world-size errors aside)"
+    unread = {*world_rules, UNKNOWN_KEY.id}  # a key the family does not know is one no quantity reads
+    failing = [d.path for d in result.diagnostics if d.is_error and d.rule not in unread]
+    withheld = "derived quantities are shown for a config without errors (world-size errors aside)"
+    if () in failing:
+        return [], withheld
     try:
-        return fam.derive(result.config, result.world_size), ""
+        found = fam.derive(result.config, result.world_size)
     except Exception as exc:  # a family hook must not take the command down
+        if failing:  # a config with errors may well break the hook: nothing to report
+            return [], withheld
         return [], f"the derive hook of family {fam.name} failed ({type(exc).__name__}: {exc}); please report it"
+    if not failing:
+        return found, ""
+    kept = [q if _independent(q, failing) else _withheld(q, failing) for q in found]
+    if all(q.value is None for q in kept):
+        return [], withheld
+    if kept == found:
+        return kept, ""
+    return kept, "a quantity derived from a value with errors is withheld (null, naming that value)"
+
+
+def _independent(quantity: Quantity, failing: list[Path]) -> bool:
+    """Whether the quantity reads none of the values with errors (nor a table holding one)."""
+    if quantity.reads is None:
+        return False
+    reads = [parse_path(r) for r in quantity.reads]
+    return not any(is_prefix(r, p) or is_prefix(p, r) for r in reads for p in failing)
+
+
+def _withheld(quantity: Quantity, failing: list[Path]) -> Quantity:
+    reads = [parse_path(r) for r in quantity.reads or ()]
+    bad = [p for p in failing if not reads or any(is_prefix(r, p) or is_prefix(p, r) for r in reads)]
+    named = ", ".join(sorted({format_path(p) for p in bad}))
+    return replace(quantity, value=None, how=f"withheld: derived from {named}, where the config has an error")
 
 
 def _hook(stage: str, hook: Callable[..., Any] | None) -> str:

@@ -72,14 +72,23 @@ def no_target(doc: Document, rules: Sequence[Rule]) -> list[Diagnostic]:
 
 
 def disagreeing_sizes(
-    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context, own: int
+    doc: Document,
+    rules: Sequence[Rule],
+    config: dict[str, Any],
+    broken: list[Path],
+    context: Context,
+    own: int | None,
 ) -> list[Diagnostic]:
     """Given sizes (the context's) other than the one the config states for itself: each rule they break, once.
 
-    The config's own size is the one its launcher starts, so the rules ran there; a size given
-    for the file that differs is one mistake however many such sizes there are.
+    When the config's own size is among those given (`own`), the rules ran there and what breaks there
+    is said there; a size given for the file that differs is one mistake however many such sizes
+    there are. With none of the given sizes its own (`own` None), the launcher starts at the given
+    ones, so every rule is judged at them alone.
     """
-    passing = {(d.rule, d.path) for d in run_rules(doc, rules, config, broken, context.at(own))}
+    passing = (
+        set() if own is None else {(d.rule, d.path) for d in run_rules(doc, rules, config, broken, context.at(own))}
+    )
     first: dict[tuple[str, Path], Diagnostic] = {}
     also: dict[tuple[str, Path], list[int]] = {}
     for size in context.world_sizes:

@@ -245,6 +245,19 @@ def _type_fits(declared: str | list[str], value: Any) -> bool:
     return kind in types or (kind == "integer" and "number" in types)
 
 
+def loader_accepts(doc: Document, family: Family, path: Path) -> bool:
+    """Whether the family's loader takes the value the file holds at `path` (as its YAML reads it, converted
+    as it converts): a type error there is trainspec being stricter, not the loader refusing the file."""
+    if family.loader_conversion is None and family.loader_yaml == "1.2":
+        return False  # a family that states nothing about its loader
+    node = family.schema.node_at(path, doc.data)
+    if node is None:
+        return False
+    older = doc.yaml_1_1 if family.loader_yaml == "1.1" else {}
+    value = older[path] if path in older else get(doc.data, path)
+    return _loader_value(family, node, value, doc.data, path)[0]
+
+
 def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -> None:
     """Add to each type error (and refused NaN or infinity) in `found` what the family's loader would make of
     the value, when it accepts it."""

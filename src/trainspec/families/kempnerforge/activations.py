@@ -61,16 +61,23 @@ def tokens(config: Mapping[str, Any]) -> Tokens:
 @dataclass(frozen=True)
 class Activations:
     """Saved for backward over all layers of the rank (`saved`), the recompute of one layer during backward
-    under checkpointing (`recompute`), and the logits with cross-entropy's log-softmax (`logits`)."""
+    under checkpointing (`recompute`), the logits with cross-entropy's log-softmax (`logits`), and the
+    logits' gradient, made at the start of the loss backward (`logits_gradient`). `uneven`: saved plus
+    recompute if routing sent every token to one expert (None without MoE layers)."""
 
     saved: int
     recompute: int
     logits: int
+    logits_gradient: int
     how: str
+    uneven: int | None = None
 
 
-def layer_bytes(config: Mapping[str, Any], moe: bool, tok: Tokens, tp: int, ep: int) -> tuple[int, int]:
-    """(saved without checkpointing, of which attention internals a `selective` wrapper drops) of one layer."""
+def layer_bytes(
+    config: Mapping[str, Any], moe: bool, tok: Tokens, tp: int, ep: int, uneven: bool = False
+) -> tuple[int, int]:
+    """(saved without checkpointing, of which attention internals a `selective` wrapper drops) of one layer;
+    `uneven`: its MoE FFN with every expert padded to all the tokens (one expert takes them all)."""
     model, vlm = config["model"], config.get("vlm")
     d, h = model["dim"], model["n_heads"]
     kv, hd = model["n_kv_heads"] or h, d // h
@@ -82,7 +89,7 @@ def layer_bytes(config: Mapping[str, Any], moe: bool, tok: Tokens, tp: int, ep: 
     arch = vlm["arch"] if vlm is not None else None
     act = model["activation"]
     if moe:
-        mlp_tp, ffn = 0, moe_bytes(model, t, ep)
+        mlp_tp, ffn = 0, moe_bytes(model, t, ep, uneven)
     elif arch == "moma":
         mlp_tp, ffn = 0, t * (MLP_BYTES[act] * expert_ffn_hidden(model) + 4 * d)
     else:
@@ -98,12 +105,13 @@ def layer_bytes(config: Mapping[str, Any], moe: bool, tok: Tokens, tp: int, ep: 
     return math.ceil(t * per_token) + ffn + mask, math.ceil(t * dropped)
 
 
-def moe_bytes(model: Mapping[str, Any], t: int, ep: int) -> int:
-    """A MoE FFN on the grouped path: every expert padded to the balanced load M = ⌈T·K/E⌉, the routed
-    copies of the tokens, and (unpacked experts) the stacked copy of the rank's expert weights."""
+def moe_bytes(model: Mapping[str, Any], t: int, ep: int, uneven: bool = False) -> int:
+    """A MoE FFN on the grouped path: every expert padded to the load of the busiest, M (balanced
+    ⌈T·K/E⌉; `uneven`: T, the most one expert can get, as each token picks K different experts), the
+    routed copies of the tokens, and (unpacked experts) the stacked copy of the rank's expert weights."""
     d, e, k = model["dim"], model["num_experts"], model["moe_top_k"]
     fe, silu = expert_ffn_hidden(model), model["activation"] == "silu"
-    m = math.ceil(t * k / e)
+    m = t if uneven else math.ceil(t * k / e)
     stacked = 0 if model.get("moe_packed_experts") else (6 if silu else 4) * (e // ep) * d * fe
     return 2 * e * m * (d + (4 if silu else 2) * fe) + 2 * t * k * d + stacked
 
@@ -120,15 +128,58 @@ def masked_attention(config: Mapping[str, Any], tok: Tokens, heads: int) -> int:
 def activations(config: Mapping[str, Any], tp: int, ep: int, layers: range, in_flight: int) -> Activations:
     """The rank's saved activations for the layers it holds, `in_flight` micro-batches of them at once."""
     model, train, vlm = config["model"], config["train"], config.get("vlm")
-    d, tok = model["dim"], tokens(config)
+    tok = tokens(config)
     mode = train["activation_checkpointing"]
     arch = vlm["arch"] if vlm is not None else None
     e, f = model["num_experts"], model["moe_frequency"]
     full_applies = arch not in ("mot", "moma")
     selective_applies = arch != "mot"
+    moe_layers = [i for i in layers if e > 0 and arch != "moma" and (i + 1) % f == 0]
+    saved, recompute = _saved(config, tok, tp, ep, layers, moe_layers, mode, full_applies, selective_applies)
+    uneven = None
+    if moe_layers:
+        uneven = sum(_saved(config, tok, tp, ep, layers, moe_layers, mode, full_applies, selective_applies, True))
+    if arch == "cross_attention":  # cross-attention blocks are never checkpointed: about a dense block each
+        every = config["vlm"]["cross_attention_every_n_layers"]
+        blocks = sum(1 for i in layers if (i + 1) % every == 0)
+        cross = blocks * layer_bytes({**config, "vlm": None}, False, tok, tp, ep)[0]
+        saved += cross
+        uneven = None if uneven is None else uneven + cross
+    width = 4 if train["mixed_precision"] == "fp32" else 2
+    n_logits = tok.batch * tok.out_seq * model["vocab_size"]
+    logits = (2 * width + (4 if train["z_loss_weight"] > 0 else 0)) * n_logits
+    applied = mode if (mode == "full" and full_applies) or (mode == "selective" and selective_applies) else "none"
+    noop = f" ({mode} has no effect on {arch} blocks)" if applied != mode else ""
+    how = f"activation checkpointing {applied}{noop}; {tok.how}"
+    if in_flight > 1:
+        how += f"; {in_flight} micro-batches in flight on the pipeline stage"
+    return Activations(
+        saved * in_flight,
+        recompute,
+        logits,
+        4 * n_logits,  # measured: 4 bytes per logit at the start of the loss backward
+        how,
+        None if uneven is None else uneven + (in_flight - 1) * saved,
+    )
+
+
+def _saved(
+    config: Mapping[str, Any],
+    tok: Tokens,
+    tp: int,
+    ep: int,
+    layers: range,
+    moe_layers: list[int],
+    mode: str,
+    full_applies: bool,
+    selective_applies: bool,
+    uneven: bool = False,
+) -> tuple[int, int]:
+    """(saved for backward over `layers`, the recompute of one layer) under the checkpointing that applies."""
     saved = recompute = 0
+    d = config["model"]["dim"]
     for i in layers:
-        none, attention = layer_bytes(config, e > 0 and arch != "moma" and (i + 1) % f == 0, tok, tp, ep)
+        none, attention = layer_bytes(config, i in moe_layers, tok, tp, ep, uneven)
         if mode == "full" and full_applies:
             split = tp if tp > 1 and sequence_parallel(config) else 1
             saved += tok.t * 2 * d // split
@@ -138,15 +189,4 @@ def activations(config: Mapping[str, Any], tp: int, ep: int, layers: range, in_f
             recompute = max(recompute, attention)
         else:
             saved += none
-    if arch == "cross_attention":  # cross-attention blocks are never checkpointed: about a dense block each
-        every = config["vlm"]["cross_attention_every_n_layers"]
-        blocks = sum(1 for i in layers if (i + 1) % every == 0)
-        saved += blocks * layer_bytes({**config, "vlm": None}, False, tok, tp, ep)[0]
-    width = 4 if train["mixed_precision"] == "fp32" else 2
-    logits = (2 * width + (4 if train["z_loss_weight"] > 0 else 0)) * tok.batch * tok.out_seq * model["vocab_size"]
-    applied = mode if (mode == "full" and full_applies) or (mode == "selective" and selective_applies) else "none"
-    noop = f" ({mode} has no effect on {arch} blocks)" if applied != mode else ""
-    how = f"activation checkpointing {applied}{noop}; {tok.how}"
-    if in_flight > 1:
-        how += f"; {in_flight} micro-batches in flight on the pipeline stage"
-    return Activations(saved * in_flight, recompute, logits, how)
+    return saved, recompute

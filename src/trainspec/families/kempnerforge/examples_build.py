@@ -28,6 +28,8 @@ EXAMPLES: dict[str, Example] = {
         SMALL + "[train]\ngrad_accum_steps = 2\n\n[distributed]\npp = 4\n",
         SMALL + "[train]\ngrad_accum_steps = 4\n\n[distributed]\npp = 4\n",
     ),
+    "pp-stage-fsdp": _pair(PIPELINE + "pp = 2\ntp = 2\n", PIPELINE + "pp = 2\ndp_shard = 1\n"),
+    "pp-stage-fsdp-auto-shard": _pair(PIPELINE + "pp = 2\n", PIPELINE + "pp = 4\n", 4),
     "vlm-tp-sequence-parallel": _pair(PAIRED + "[vlm]\n\n[distributed]\ntp = 2\n", PAIRED + "[vlm]\n"),
     "hf-encoder-needs-path": _pair(
         VLM.replace('"random"', '"siglip2"').replace("feature_dim = 64\nnum_tokens = 16\n", "") + "[vlm]\n",

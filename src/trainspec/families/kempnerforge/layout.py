@@ -39,6 +39,7 @@ LAYOUT = LayoutSpace(
     "no context parallel, the fewest expert-parallel ranks and replicas; ties go to the layout that "
     "changes the fewest of the file's degrees",
     auto={"distributed.dp_shard": -1},
+    undone_by=frozenset({"cp-becomes-data-parallel"}),  # cp = world size runs as plain data parallelism
 )
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trainspec.layouts.declared import MemoryEstimate, Quantity
 
-from .activations import activations
+from .activations import Activations, activations
 from .build import Model, Tensor, build
 from .layout import DEGREES
 from .precision import MASTER_DTYPES
@@ -133,22 +133,23 @@ def estimate(config: Mapping[str, Any], world_size: int, built: Model | None = N
     place = Placement(g, fsdp_degree(g), PARAM_BYTES[config["train"]["mixed_precision"]], config["optimizer"]["name"])
     n_layers, pp = config["model"]["n_layers"], g["pp"]
     parts = stages(n_layers, pp) if 0 < pp <= n_layers else [range(n_layers)]
-    best: tuple[int, list[Quantity]] | None = None
+    best: tuple[int, list[Quantity], list[Quantity]] | None = None
     for s, layers in enumerate(parts):
         mine = [t for t in built.tensors if len(parts) == 1 or on_stage(t, layers, s == 0, s == len(parts) - 1)]
-        quantities = stage_parts(config, mine, place, layers, len(parts))
+        quantities, act = stage_parts(config, mine, place, layers, len(parts), s == len(parts) - 1)
         total = sum(int(q.value or 0) for q in quantities)
         if best is None or total > best[0]:
-            best = (total, quantities)
+            best = (total, quantities, step_figures(act))
     assert best is not None
-    return MemoryEstimate(tuple(best[1]), assumptions(built, place, len(parts)))
+    return MemoryEstimate(tuple(best[1]), assumptions(built, place, len(parts)), tuple(best[2]))
 
 
 def stage_parts(
-    config: Mapping[str, Any], mine: list[Tensor], place: Placement, layers: range, stages: int
-) -> list[Quantity]:
+    config: Mapping[str, Any], mine: list[Tensor], place: Placement, layers: range, stages: int, last: bool = True
+) -> tuple[list[Quantity], Activations]:
     """The parts of one rank's memory holding `mine` (its pipeline stage's tensors, of `stages`), each a
-    Quantity in bytes with how it is counted."""
+    Quantity in bytes with how it is counted, and the activations they count; only the `last` stage
+    computes the logits and the loss."""
     train, g, width, opt = config["train"], place.degrees, place.width, place.optimizer
     weights, gradients, states = place.persistent(mine)
     opt_how = f"{opt}: " + (
@@ -171,10 +172,11 @@ def stage_parts(
     blocks += [[t for t in mine if t.layer == i and t.group == "cross_attention"] for i in layers]  # own units
     unit = max(place.gathered(b) for b in blocks)  # elements of the largest block
     root = [t for t in mine if not 0 <= t.layer < config["model"]["n_layers"] and t.group != "adapter"]
-    if stages > 1:
+    wrapped = any(g[d] > 1 for d in ("dp_shard", "dp_replicate", "tp", "ep"))  # a data-parallel mesh dimension
+    if stages > 1 and wrapped:  # pipelining keeps an FSDP stage unsharded; a mesh of stages alone has no FSDP
         stage = place.gathered(mine) * width + 4 * trainable
         out.append(Quantity("memory_pipeline_stage", stage, "bytes", "the stage unsharded, with fp32 gradients"))
-    elif math.prod(g.values()) > 1:  # a device mesh: FSDP wraps the model
+    elif stages == 1 and math.prod(g.values()) > 1:  # a device mesh: FSDP wraps the model
         no_sync = config.get("vlm") is None and train["grad_accum_steps"] > 1
         out += [
             Quantity(
@@ -198,10 +200,45 @@ def stage_parts(
         accum = train["grad_accum_steps"]
         in_flight = accum if config["distributed"]["pp_schedule"] == "gpipe" else min(g["pp"], accum)
     act = activations(config, g["tp"], g["ep"], layers, in_flight)
+    if not last:
+        act = replace(act, logits=0, logits_gradient=0)
     out += [
         Quantity("memory_activations", act.saved + act.recompute, "bytes", f"saved for backward: {act.how}"),
         Quantity("memory_logits", act.logits, "bytes", "logits and cross-entropy's log-softmax (z-loss: +fp32)"),
+        Quantity(
+            "memory_logits_gradient",
+            act.logits_gradient,
+            "bytes",
+            "the logits' gradient, 4 bytes per logit (batch × sequence × vocab), made at the start of the loss "
+            "backward while the saved activations are all still held",
+        ),
     ]
+    return out, act
+
+
+def step_figures(act: Activations) -> list[Quantity]:
+    """Figures shown beside the parts: the step's peak over the persistent state, and the MoE bound."""
+    peak = act.saved + act.recompute + act.logits + act.logits_gradient
+    out = [
+        Quantity(
+            "memory_step_peak",
+            peak,
+            "bytes",
+            "what one micro-step holds at its peak, the start of the loss backward: the saved activations, the "
+            "logits with log-softmax and their gradient (memory_activations + memory_logits + "
+            "memory_logits_gradient), over the persistent state and buffers",
+        )
+    ]
+    if act.uneven is not None:
+        out.append(
+            Quantity(
+                "memory_activations_uneven",
+                act.uneven,
+                "bytes",
+                "memory_activations if routing sent every token to one expert (each expert padded to all the "
+                "tokens): the bound of uneven routing; memory_activations assumes balanced routing",
+            )
+        )
     return out
 
 

@@ -1,9 +1,10 @@
 """KempnerForge rules for what fails only when the job builds its mesh, model and pipeline, after the
 config loaded (kempnerforge-build reference §7), and warnings for what silently does nothing there.
 
-Both versions (089fbbd, 5666d0d) build the same mesh, pipeline and tensor-parallel plan, so
-`RULES` applies to both; `pool_heads_divide_width` checks an adapter only 5666d0d has (its version
-module adds it).
+Both versions (089fbbd, 5666d0d) build the same mesh, pipeline and tensor-parallel plan (the reference's
+§9 keeps every §3–§7 rule at 089fbbd but those naming MoMa, pooling or video; the pipeline stage's FSDP
+failure, row 21, names none), so `RULES` applies to both; `pool_heads_divide_width` checks an adapter only
+5666d0d has (its version module adds it).
 """
 
 from __future__ import annotations
@@ -130,6 +131,70 @@ def pp_1f1b_microbatches(accum: int, pp: int, schedule: str) -> Iterator[Violati
             f'the 1F1B schedule needs at least {pp}; raise train.grad_accum_steps or use "gpipe"',
             related=(("train", "grad_accum_steps"), ("distributed", "pp")),
         )
+
+
+_STAGE_FSDP = (
+    "KempnerForge's FSDP wrapping of a pipeline stage (apply_fsdp2 → _fsdp_wrap_transformer_blocks) reads "
+    "cross_attention_layers, which its PipelineStageModule lacks, so the job fails with an AttributeError when "
+    "it builds the pipeline"
+)
+
+
+def _data_parallel_beside(dp_replicate: int, dp_shard: int, tp: int, ep: int) -> dict[str, int]:
+    """The degrees that give the mesh a data-parallel dimension (tp or ep adds a size-1 dp_shard, §3.1)."""
+    named = {"dp_shard": dp_shard, "dp_replicate": dp_replicate, "tp": tp, "ep": ep}
+    return {name: value for name, value in named.items() if value > 1}
+
+
+@rule(
+    "pp-stage-fsdp",
+    "error",
+    "distributed.pp",
+    "distributed.dp_replicate",
+    "distributed.dp_shard",
+    "distributed.tp",
+    "distributed.ep",
+    at_launch=True,
+)
+def pp_stage_fsdp(pp: int, dp_replicate: int, dp_shard: int, tp: int, ep: int) -> Iterator[Violation]:
+    """A pipeline stage cannot be FSDP-wrapped: pipeline parallelism builds only as the whole mesh.
+
+    Any data-parallel dimension in the mesh (dp_shard or dp_replicate above 1, or tp or ep, which add a
+    size-1 dp_shard dimension) makes the trainer FSDP-wrap the stage, and that fails on an attribute the
+    stage module lacks (reference kempnerforge-build §7 row 21); a mesh of pipeline stages alone builds.
+    """
+    beside = _data_parallel_beside(dp_replicate, dp_shard, tp, ep)
+    if pp > 1 and beside:
+        yield Violation(
+            f"distributed.pp = {pp} with {', '.join(f'distributed.{n} = {v}' for n, v in beside.items())}: "
+            f"{_STAGE_FSDP}; pipeline parallelism builds only alone (every other degree 1, the world size = "
+            "distributed.pp)",
+            at=("distributed", "pp"),
+            related=tuple(("distributed", name) for name in beside),
+        )
+
+
+@rule("pp-stage-fsdp-auto-shard", "error", "distributed.pp", *_OTHER_DEGREES[:3], "distributed.cp", "distributed.ep")
+def pp_stage_fsdp_auto_shard(
+    pp: int, dp_replicate: int, dp_shard: int, tp: int, cp: int, ep: int, *, world_size: int
+) -> Iterator[Violation]:
+    """With `dp_shard = -1`, pipeline parallelism fails at a world size that leaves dp_shard above 1.
+
+    The resolved dp_shard gives the mesh a data-parallel dimension, and FSDP wrapping of the pipeline stage
+    fails as `pp-stage-fsdp` says (reference kempnerforge-build §3.1, §7 row 21).
+    """
+    rest = dp_replicate * tp * pp * cp * ep
+    if pp <= 1 or dp_shard != -1 or cp > 1 or world_size % rest or world_size // rest <= 1:
+        return
+    if _data_parallel_beside(dp_replicate, 1, tp, ep):
+        return  # pp-stage-fsdp says it already
+    yield Violation(
+        f"distributed.pp = {pp} at world size {world_size}: distributed.dp_shard = -1 resolves to "
+        f"{world_size // rest}, and {_STAGE_FSDP}; set distributed.dp_shard = 1 and run at world size "
+        f"{rest}, or use distributed.pp = 1",
+        at=("distributed", "pp"),
+        related=(("distributed", "dp_shard"),),
+    )
 
 
 # -- model build ---------------------------------------------------------------------------------
@@ -338,6 +403,8 @@ RULES = (
     pp_exceeds_layers,
     pp_schedule_interleaved,
     pp_1f1b_microbatches,
+    pp_stage_fsdp,
+    pp_stage_fsdp_auto_shard,
     vlm_tp_sequence_parallel,
     hf_encoder_needs_path,
     random_encoder_budget,
