@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from trainspec.cli import complain
 from trainspec.read.world_sizes import parse_world_size, parse_world_sizes
 from trainspec.report.reporters import NAMES as REPORT_FORMATS
 
@@ -194,8 +195,9 @@ def overrides_from(
 
 def collect(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
-) -> tuple[Iterator[Result], Progress | None] | str:
-    """The results for the files the arguments name (streamed, in order), or a usage problem as a sentence."""
+) -> tuple[Iterator[Result], Progress | None] | str | Exception:
+    """The results for the files the arguments name (streamed, in order), or a usage problem (a sentence, or
+    the error that says it, line by line)."""
     from trainspec.engine.progress import Progress
     from trainspec.engine.runner import Options, available_cpus, iter_check_files
     from trainspec.engine.suppressions import split_ids
@@ -211,12 +213,12 @@ def collect(
         try:
             args.family = load_overlay(args.overlay).id
         except (OverlayError, UnknownFamily) as exc:
-            return str(exc)
+            return exc
     if args.family is not None:
         try:
             get_family(args.family)
         except UnknownFamily as exc:
-            return str(exc)
+            return exc
     select, ignore = split_ids(args.select), split_ids(args.ignore)
     for pattern in (*select, *ignore):  # the catalogue costs a one-file check: built only for a pattern
         if not names_a_rule(pattern):
@@ -232,7 +234,7 @@ def collect(
             force_exclude=args.force_exclude,
         )
     except InputError as exc:
-        return str(exc)
+        return exc
     options = Options(
         family=args.family,
         overrides=overrides_from(args, extras, parser),
@@ -249,10 +251,7 @@ def collect(
         fallback_sizes=True,
     )
     if args.jobs is not None and args.jobs > available_cpus():
-        print(
-            f"trainspec: --jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}",
-            file=sys.stderr,
-        )
+        complain(f"--jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}")
     progress = Progress.for_stream(len(inputs.files), sys.stderr)
     return results_after(iter_check_files(inputs.files, options, args.jobs, progress), inputs), progress
 
@@ -267,8 +266,8 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     from trainspec.report.reporters import get_reporter
 
     found = collect(args, extras, parser)
-    if isinstance(found, str):
-        print(f"trainspec: {found}", file=sys.stderr)
+    if isinstance(found, (str, Exception)):
+        complain(found)
         return 2
     results, progress = found
     status = 0

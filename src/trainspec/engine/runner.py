@@ -41,7 +41,7 @@ from trainspec.read.files import ReadError, read_text
 from trainspec.read.formats import FORMATS, JSON
 from trainspec.read.overlay import OverlayError, load_overlay
 from trainspec.read.overrides import Override
-from trainspec.read.project import Project, ProjectError, find_project, problem_at
+from trainspec.read.project import Project, ProjectError, find_project, inside, problem_at
 from trainspec.result import Outcome, Result
 from trainspec.rules.catalogue import family_rules, names_a_rule
 from trainspec.rules.device import Device, target
@@ -167,10 +167,10 @@ def _verdict(project: Project) -> dict[str, str] | ProjectError:
             except UnknownFamily as exc:
                 problems.append(problem_at(project.source, text, f'"{settings.family}"', f"family: {exc}"))
         if settings.overlay is not None:
-            path = str(project.root / settings.overlay)
             try:
+                path = inside(project.root, settings.overlay)
                 overlays[path] = load_overlay(path).id
-            except (OverlayError, UnknownFamily) as exc:
+            except (OverlayError, UnknownFamily, ValueError) as exc:
                 problems.append(problem_at(project.source, text, f'"{settings.overlay}"', f"overlay: {exc}"))
         for pattern in (*(settings.select or ()), *settings.ignore):
             if not names_a_rule(pattern):

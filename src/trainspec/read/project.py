@@ -139,6 +139,27 @@ class Project:
         )
 
 
+def inside(root: Path, given: str) -> str:
+    """`given` (a path a project configuration names) joined to `root`, only when it stays below `root` once
+    resolved: an absolute path, `..` or a symbolic link out of the tree is refused before anything is
+    opened, so a repository cannot make trainspec read (or say whether there is) a file outside it."""
+    parts = given.replace("\\", "/").split("/")
+    resolved_root = root.resolve()
+    refused = given.startswith(("/", "\\", "~")) or ".." in parts or (len(given) > 1 and given[1] == ":")
+    if not refused:
+        try:
+            (root / given).resolve().relative_to(resolved_root)
+        except (ValueError, OSError, RuntimeError):
+            refused = True
+    if refused:
+        raise _Unusable(
+            given,
+            f"{given!r} is not below the folder of this configuration: name a file inside the project, "
+            "without an absolute path, `..` or a symbolic link that leads out of it",
+        )
+    return str(root / given)
+
+
 def find_project(start: str | Path) -> Project | None:
     """The configuration for files in folder `start` (or the folder of file `start`)."""
     path = os.path.abspath(start)

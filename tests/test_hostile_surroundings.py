@@ -1,0 +1,92 @@
+"""What surrounds the config checks, written by a stranger: project configurations, overlays, paths.
+
+Every message that quotes text a repository controls is run here with a payload that would forge a
+GitHub annotation (a newline, then `::error`) and send escape sequences to the terminal; none may
+reach stdout or stderr raw. Overlays and project paths stay inside the project. docs/guarantees.md
+("Untrusted input") lists the promises these hold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from trainspec.cli import main
+from trainspec.read.project import forget_projects
+from trainspec.report.escaping import terminal
+
+PAYLOAD = "x\n::error file=a,line=1::forged\x1b]0;title\x07\x1b[2J\u202e\u200b"
+TOML_PAYLOAD = json.dumps(PAYLOAD)  # a TOML basic string reads JSON's escapes alike (\n, \u001b)
+KF = "# trainspec: family=kempnerforge\n[distributed]\ndp_shard = 1\n"
+
+
+def assert_safe(text: str) -> None:
+    """No raw control or invisible character but newline and tab, no line a workflow runner would obey."""
+    assert not [c for c in text if c not in "\n\t" and terminal(c) != c], text
+    assert not [line for line in text.splitlines() if line.lstrip().startswith("::")], text
+
+
+def project(tmp: Path, text: str, name: str = ".trainspec.toml") -> list[str]:
+    (tmp / name).write_text(text)
+    (tmp / "kf.toml").write_text(KF)
+    return ["check", "kf.toml"]
+
+
+def overlay(tmp: Path, spec: dict[str, object]) -> list[str]:
+    (tmp / "o.json").write_text(json.dumps(spec))
+    return project(tmp, '[[configs]]\npaths = ["*.toml"]\noverlay = "o.json"\n')
+
+
+CASES: dict[str, Callable[[Path], list[str]]] = {
+    "unknown key in .trainspec.toml": lambda t: project(t, f"{TOML_PAYLOAD} = 1\n"),
+    "unknown key in [tool.trainspec]": lambda t: project(t, f"[tool.trainspec]\n{TOML_PAYLOAD} = 1\n", "pyproject.toml"),
+    "unknown key in a [[configs]] entry": lambda t: project(t, f'[[configs]]\npaths = ["*.toml"]\n{TOML_PAYLOAD} = 1\n'),
+    "ignore id matching no rule": lambda t: project(t, f"ignore = [{TOML_PAYLOAD}]\n"),
+    "select id matching no rule": lambda t: project(t, f"select = [{TOML_PAYLOAD}]\n"),
+    "unknown family": lambda t: project(t, f"family = {TOML_PAYLOAD}\n"),
+    "world size": lambda t: project(t, f"world-size = {TOML_PAYLOAD}\n"),
+    "gpu": lambda t: project(t, f"gpu = {TOML_PAYLOAD}\n"),
+    "gpu memory": lambda t: project(t, f"gpu-memory = {TOML_PAYLOAD}\n"),
+    "set entry": lambda t: project(t, f"set = [{TOML_PAYLOAD}]\n"),
+    "set path": lambda t: project(t, f"set = [{json.dumps('model.' + PAYLOAD + '=1')}]\n"),
+    "absolute paths glob": lambda t: project(t, f"[[configs]]\npaths = [{json.dumps('/' + PAYLOAD)}]\n"),
+    "missing overlay": lambda t: project(t, f'[[configs]]\npaths = ["*.toml"]\noverlay = {TOML_PAYLOAD}\n'),
+    "overlay outside the project": lambda t: project(
+        t, f'[[configs]]\npaths = ["*.toml"]\noverlay = {json.dumps("/" + PAYLOAD)}\n'
+    ),
+    "unknown keys in an overlay": lambda t: overlay(t, {"family": "kempnerforge", "name": "n", PAYLOAD: 1}),
+    "unknown overlay family": lambda t: overlay(t, {"family": PAYLOAD, "name": "n"}),
+    "overlay model": lambda t: overlay(t, {"family": "kempnerforge", "name": "n", "model": PAYLOAD}),
+    "overlay patch": lambda t: overlay(
+        t, {"family": "kempnerforge", "name": "n", "patch": [{"op": "remove", "path": "/" + PAYLOAD}]}
+    ),
+    "overlay on the command line": lambda t: [*overlay(t, {"family": "kempnerforge", "name": "n", PAYLOAD: 1}), "--overlay", "o.json"],
+    "broken project file in a hostile folder": lambda t: _nested(t),
+    "family on the command line": lambda t: [*project(t, ""), "--family", PAYLOAD],
+}
+
+
+def _nested(tmp: Path) -> list[str]:
+    folder = tmp / PAYLOAD.replace("/", "")
+    folder.mkdir()
+    (folder / ".trainspec.toml").write_text("[[configs]\n")
+    (folder / "kf.toml").write_text(KF)
+    return ["check", str(folder / "kf.toml")]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_message_prints_repository_text_raw(case, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    forget_projects()
+    args = CASES[case](tmp_path)
+    status = main(args)
+    out, err = capsys.readouterr()
+    assert status in (1, 2), (out, err)
+    assert "Traceback" not in out + err
+    assert_safe(out)
+    assert_safe(err)
+    assert "::error file=a" in (out + err).replace("\\n", "\n").replace("\n", ""), "the payload is shown, escaped"
