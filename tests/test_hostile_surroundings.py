@@ -9,7 +9,6 @@ reach stdout or stderr raw. Overlays and project paths stay inside the project. 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,8 +42,12 @@ def overlay(tmp: Path, spec: dict[str, object]) -> list[str]:
 
 CASES: dict[str, Callable[[Path], list[str]]] = {
     "unknown key in .trainspec.toml": lambda t: project(t, f"{TOML_PAYLOAD} = 1\n"),
-    "unknown key in [tool.trainspec]": lambda t: project(t, f"[tool.trainspec]\n{TOML_PAYLOAD} = 1\n", "pyproject.toml"),
-    "unknown key in a [[configs]] entry": lambda t: project(t, f'[[configs]]\npaths = ["*.toml"]\n{TOML_PAYLOAD} = 1\n'),
+    "unknown key in [tool.trainspec]": lambda t: project(
+        t, f"[tool.trainspec]\n{TOML_PAYLOAD} = 1\n", "pyproject.toml"
+    ),
+    "unknown key in a [[configs]] entry": lambda t: project(
+        t, f'[[configs]]\npaths = ["*.toml"]\n{TOML_PAYLOAD} = 1\n'
+    ),
     "ignore id matching no rule": lambda t: project(t, f"ignore = [{TOML_PAYLOAD}]\n"),
     "select id matching no rule": lambda t: project(t, f"select = [{TOML_PAYLOAD}]\n"),
     "unknown family": lambda t: project(t, f"family = {TOML_PAYLOAD}\n"),
@@ -64,7 +67,11 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "overlay patch": lambda t: overlay(
         t, {"family": "kempnerforge", "name": "n", "patch": [{"op": "remove", "path": "/" + PAYLOAD}]}
     ),
-    "overlay on the command line": lambda t: [*overlay(t, {"family": "kempnerforge", "name": "n", PAYLOAD: 1}), "--overlay", "o.json"],
+    "overlay on the command line": lambda t: [
+        *overlay(t, {"family": "kempnerforge", "name": "n", PAYLOAD: 1}),
+        "--overlay",
+        "o.json",
+    ],
     "broken project file in a hostile folder": lambda t: _nested(t),
     "family on the command line": lambda t: [*project(t, ""), "--family", PAYLOAD],
 }
