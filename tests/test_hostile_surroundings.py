@@ -23,10 +23,12 @@ TOML_PAYLOAD = json.dumps(PAYLOAD)  # a TOML basic string reads JSON's escapes a
 KF = "# trainspec: family=kempnerforge\n[distributed]\ndp_shard = 1\n"
 
 
-def assert_safe(text: str) -> None:
-    """No raw control or invisible character but newline and tab, no line a workflow runner would obey."""
+def assert_safe(text: str, github: bool = False) -> None:
+    """No raw control or invisible character but newline and tab, and no line a workflow runner would obey
+    (with `github`: only the one command per diagnostic, each naming its file first)."""
     assert not [c for c in text if c not in "\n\t" and terminal(c) != c], text
-    assert not [line for line in text.splitlines() if line.lstrip().startswith("::")], text
+    commands = [line for line in text.splitlines() if line.lstrip().startswith("::")]
+    assert all(line.split(" ", 1)[1].startswith("file=") for line in commands) if github else not commands, text
 
 
 def project(tmp: Path, text: str, name: str = ".trainspec.toml") -> list[str]:
@@ -97,3 +99,23 @@ def test_no_message_prints_repository_text_raw(case, tmp_path, monkeypatch, caps
     assert_safe(out)
     assert_safe(err)
     assert "::error file=a" in (out + err).replace("\\n", "\n").replace("\n", ""), "the payload is shown, escaped"
+
+
+INVISIBLE_KEYS = ("lr\u200b", "a\x85b", "c\x7fd", "e\u2028f", "g\u202eh", "i\U000e0041j", "k\ufeffl")
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "json", "sarif", "junit"])
+def test_invisible_and_control_characters_are_escaped_in_every_format(fmt, tmp_path, capsys):
+    quoted = ("".join(c if c.isalnum() else f"\\U{ord(c):08x}" for c in key) for key in INVISIBLE_KEYS)
+    keys = "".join(f'"{key}" = {n}\n' for n, key in enumerate(quoted))
+    (tmp_path / "kf.toml").write_text(f"# trainspec: family=kempnerforge\n[model]\n{keys}")
+    main(["check", str(tmp_path / "kf.toml"), "--format", fmt, "--isolated"])
+    out = capsys.readouterr().out
+    assert_safe(out, github=fmt == "github")
+    if fmt == "json":
+        found = {d["config_path"] for d in json.loads(out)["diagnostics"] if d["rule"] == "unknown-key"}
+        assert found == {f"model.{key}" for key in INVISIBLE_KEYS}, "the escapes read back as the keys"
+    elif fmt == "sarif":
+        assert "unknown key `lr\\u200b`" in json.loads(out)["runs"][0]["results"][0]["message"]["text"]
+    else:
+        assert "lr\\u200b" in out
