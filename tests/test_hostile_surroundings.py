@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from trainspec.cli import main
+from trainspec.engine.runner import Options, check_file
+from trainspec.read.overlay import OverlayError, load_overlay
 from trainspec.read.project import forget_projects
 from trainspec.report.escaping import terminal
 
@@ -119,3 +121,91 @@ def test_invisible_and_control_characters_are_escaped_in_every_format(fmt, tmp_p
         assert "unknown key `lr\\u200b`" in json.loads(out)["runs"][0]["results"][0]["message"]["text"]
     else:
         assert "lr\\u200b" in out
+
+
+# -- overlays: what a patched schema may ask of the validators ------------------------------------
+
+
+def write_overlay(tmp: Path, patch: list[dict[str, object]]) -> Path:
+    path = tmp / "o.json"
+    path.write_text(json.dumps({"family": "kempnerforge", "name": "acme", "patch": patch}))
+    return path
+
+
+def add(value: object, key: str = "acme") -> dict[str, object]:
+    return {"op": "add", "path": f"/properties/{key}", "value": value}
+
+
+FAN_OUT = [
+    *(
+        {"op": "add", "path": f"/$defs/f{n}", "value": {"anyOf": [{"$ref": f"#/$defs/f{n + 1}"}] * 2}}
+        for n in range(40)
+    ),
+    {"op": "add", "path": "/$defs/f40", "value": {"type": "string"}},
+    add({"$ref": "#/$defs/f0"}),
+]
+REFUSED = {
+    "look-ahead": ([add({"type": "string", "pattern": "(?=a)(a+)+$"})], "look-around or a back-reference"),
+    "back-reference": ([add({"type": "object", "patternProperties": {"(a)\\1": {}}})], "back-reference"),
+    "look-behind in propertyNames": (
+        [add({"type": "object", "propertyNames": {"pattern": "(?<!a)b"}})],
+        "look-around",
+    ),
+    "not a regex": ([add({"type": "string", "pattern": "(unclosed"})], "is not a regular expression"),
+    "self reference": (
+        [{"op": "add", "path": "/$defs/loop", "value": {"$ref": "#/$defs/loop"}}, add({"$ref": "#/$defs/loop"})],
+        "refers back to itself",
+    ),
+    "reference loop through anyOf": (
+        [
+            {"op": "add", "path": "/$defs/a", "value": {"anyOf": [{"$ref": "#/$defs/b"}]}},
+            {"op": "add", "path": "/$defs/b", "value": {"allOf": [{"$ref": "#/$defs/a"}]}},
+            add({"$ref": "#/$defs/a"}),
+        ],
+        "refers back to itself",
+    ),
+    "2^40 fan-out": (FAN_OUT, "TRAINSPEC_MAX_SCHEMA_NODES"),
+    "deep nesting": ([add(json.loads('{"not": ' * 300 + "{}" + "}" * 300))], "nests deeper than 200"),
+    "the schema replaced by true": ([{"op": "replace", "path": "", "value": True}], "must stay a JSON object"),
+    "unevaluatedProperties": ([add({"type": "object", "unevaluatedProperties": False})], "unevaluatedProperties"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_an_overlay_patch_that_could_hang_a_check_is_refused(case, tmp_path):
+    patch, reason = REFUSED[case]
+    with pytest.raises(OverlayError, match="the patched schema cannot be used") as caught:
+        load_overlay(write_overlay(tmp_path, patch))
+    assert reason in str(caught.value)
+
+
+def test_recursion_through_a_part_of_the_value_is_allowed(tmp_path):
+    tree = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/tree"}}}}
+    patch = [{"op": "add", "path": "/$defs/tree", "value": tree}, add({"$ref": "#/$defs/tree"})]
+    assert load_overlay(write_overlay(tmp_path, patch)).version.endswith("+acme")
+
+
+def test_patterns_are_matched_in_linear_time_by_both_validators(tmp_path, monkeypatch):
+    """`(a+)+$` and `\\d+x` backtrack in Python's `re` (minutes on a long value): neither validator may
+    match a pattern with it; both go through `schema_walk.search` (Rust's linear-time engine)."""
+    import jsonschema._keywords
+    import jsonschema._utils
+
+    from trainspec.validate import fast, schema_walk
+
+    class NoBacktracking:
+        def __getattr__(self, name: str):
+            raise AssertionError(f"re.{name} matched a schema pattern")
+
+    for module in (jsonschema._keywords, jsonschema._utils, fast, schema_walk):
+        monkeypatch.setattr(module, "re", NoBacktracking(), raising=False)
+    patterns = {"nested": "^(a+)+$", "digits": "\\d+x"}
+    patch = [add({"type": "object", "properties": {k: {"type": "string", "pattern": p} for k, p in patterns.items()}})]
+    keys = {"type": "object", "patternProperties": {"^(b+)+$": {"type": "integer"}}, "additionalProperties": False}
+    patch.append(add(keys, "keys"))
+    family = load_overlay(write_overlay(tmp_path, patch))
+    config = f'[acme]\nnested = "{"a" * 30_000}!"\ndigits = "{"1" * 30_000}"\n[keys]\n"{"b" * 30_000}!" = 1\nbb = "x"\n'
+    (tmp_path / "kf.toml").write_text(config)
+    result = check_file(str(tmp_path / "kf.toml"), Options(family=family.id, use_project=False))
+    found = {d.config_path[:12] for d in result.diagnostics if d.config_path.startswith(("acme", "keys"))}
+    assert found == {"acme.nested", "acme.digits", "keys.bbbbbbb", "keys.bb"}, result.diagnostics

@@ -66,4 +66,8 @@ LSP_MESSAGE_BYTES = Limit("TRAINSPEC_LSP_MAX_MESSAGE_BYTES", 64 * 2**20, "bytes"
 """One language-server message's body (64 MiB): far above any config (a message carries at most one
 buffer's text); a longer one is skipped unread."""
 
-ALL = (FILE_BYTES, KEY_PARTS, DIAGNOSTICS, LAYOUTS, LAYOUT_WORLD_SIZE, SWEEP_RUNS, LSP_MESSAGE_BYTES)
+SCHEMA_NODES = Limit("TRAINSPEC_MAX_SCHEMA_NODES", 200_000, "schema nodes (each `$ref` counted as what it refers to)")
+"""An overlay's patched schema, with every `$ref` expanded: what one value may be checked against.
+Forty `anyOf`s of two references to the next would otherwise ask for 2^40 checks of one value."""
+
+ALL = (FILE_BYTES, KEY_PARTS, DIAGNOSTICS, LAYOUTS, LAYOUT_WORLD_SIZE, SWEEP_RUNS, LSP_MESSAGE_BYTES, SCHEMA_NODES)
