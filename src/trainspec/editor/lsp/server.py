@@ -79,8 +79,11 @@ class TrainspecServer(LanguageServer):
             raise SystemExit(1) from None
         except BrokenPipeError:
             log.error("the client closed the connection")
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             pass
+        except SystemExit as exc:  # `exit`: status 0 after `shutdown`, 1 without (the protocol says so)
+            if exc.code:
+                raise
         finally:
             self.shutdown()
 
