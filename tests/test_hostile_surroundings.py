@@ -16,8 +16,10 @@ import pytest
 
 from trainspec.cli import main
 from trainspec.engine.runner import Options, check_file
+from trainspec.read.globs import Glob, GlobSet
 from trainspec.read.overlay import OverlayError, load_overlay
-from trainspec.read.project import forget_projects
+from trainspec.read.overrides import Override
+from trainspec.read.project import ProjectError, forget_projects, load_project
 from trainspec.report.escaping import terminal
 
 PAYLOAD = "x\n::error file=a,line=1::forged\x1b]0;title\x07\x1b[2J\u202e\u200b"
@@ -209,3 +211,62 @@ def test_patterns_are_matched_in_linear_time_by_both_validators(tmp_path, monkey
     result = check_file(str(tmp_path / "kf.toml"), Options(family=family.id, use_project=False))
     found = {d.config_path[:12] for d in result.diagnostics if d.config_path.startswith(("acme", "keys"))}
     assert found == {"acme.nested", "acme.digits", "keys.bbbbbbb", "keys.bb"}, result.diagnostics
+
+
+# -- project-file scale and override paths ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("set = [{}]\n".format(", ".join(f'"model.x{n}=1"' for n in range(1001))), "`set` holds 1,001 items"),
+        ("exclude = [{}]\n".format(", ".join(f'"d{n}/**"' for n in range(1001))), "`exclude` holds 1,001 items"),
+        ('[[configs]]\npaths = ["*.toml"]\n' * 1001, "`configs` holds 1,001 items"),
+        ("[[configs]]\npaths = [{}]\n".format(", ".join(f'"d{n}/*"' for n in range(1001))), "`paths` holds 1,001"),
+        ('[[configs]]\npaths = ["a/*"]\nworld-size = "1..65536"\n' * 5, "327,680 world sizes"),
+    ],
+)
+def test_a_project_configuration_past_its_budgets_is_refused_before_any_work(tmp_path, text, says):
+    (tmp_path / ".trainspec.toml").write_text(text)
+    with pytest.raises(ProjectError) as caught:
+        load_project(tmp_path / ".trainspec.toml")
+    message = caught.value.diagnostics[0].message
+    assert says in message and ("TRAINSPEC_MAX_PROJECT_ENTRIES" in message or "PROJECT_WORLD_SIZES" in message)
+
+
+def test_a_thousand_long_unknown_override_paths_are_each_explained(tmp_path):
+    """Each unknown path is compared with every known one: difflib's cheap bounds first, so a thousand
+    200-character paths cost about a second, not a minute."""
+    (tmp_path / "kf.toml").write_text(KF)
+    overrides = tuple(Override(n, f"model.{'x' * 200}{n}.y=1") for n in range(1000))
+    result = check_file(str(tmp_path / "kf.toml"), Options(overrides=overrides, use_project=False))
+    assert sum(d.rule == "override-unknown-path" for d in result.diagnostics) == 1000
+
+
+@pytest.mark.parametrize("where", ["api", "project"])
+def test_an_override_path_of_many_parts_is_refused_before_it_is_read(tmp_path, where):
+    deep = ".".join(["model"] + ["a"] * 20_000) + "=1"
+    (tmp_path / "kf.toml").write_text(KF)
+    if where == "project":
+        (tmp_path / ".trainspec.toml").write_text(f"set = [{json.dumps(deep)}]\n")
+        options = Options(use_project=True)
+    else:
+        options = Options(overrides=(Override(1, deep),), use_project=False)
+    forget_projects()
+    found = [d.message for d in check_file(str(tmp_path / "kf.toml"), options).diagnostics]
+    assert any("20,001 parts, over the limit of 100" in m and "TRAINSPEC_MAX_KEY_PARTS" in m for m in found), found
+
+
+GLOBS = ["*.toml", "**/x.yaml", "a/**/b/*.json", "[a-c]?/[!x]*", "**", "a/**", "**/**/**/z", "[!-~]x", "é[é-ü]"]
+GLOB_PATHS = ["a.toml", "x.yaml", "q/w/x.yaml", "a/b/c.json", "a/z/b/c.json", "b1/yz", "b1/xz", "a", "a/b", "q/z"]
+
+
+def test_a_compiled_glob_set_matches_what_each_glob_matches():
+    for pattern in GLOBS:
+        glob = Glob(pattern)
+        for path in [*GLOB_PATHS, "/x", "!x", "éö", "a\nb.toml", "a+b(c)/q.toml"]:
+            assert GlobSet((glob,)).fullmatch(path) == glob.fullmatch(path), (pattern, path)
+    every = GlobSet(tuple(map(Glob, GLOBS[:4])))
+    assert [every.fullmatch(p) for p in GLOB_PATHS] == [
+        any(Glob(g).fullmatch(p) for g in GLOBS[:4]) for p in GLOB_PATHS
+    ]
