@@ -270,3 +270,38 @@ def test_a_compiled_glob_set_matches_what_each_glob_matches():
     assert [every.fullmatch(p) for p in GLOB_PATHS] == [
         any(Glob(g).fullmatch(p) for g in GLOBS[:4]) for p in GLOB_PATHS
     ]
+
+
+# -- numbers past Python's digit limit ------------------------------------------------------------
+
+DIGITS = "9" * 5000
+
+
+def test_editor_init_refuses_a_settings_file_with_a_huge_number_and_leaves_it(tmp_path, monkeypatch, capsys):
+    settings = tmp_path / ".vscode" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(f'{{"editor.rulers": [{DIGITS}]}}\n')
+    before = settings.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    assert main(["editor", "init", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "too many digits" in err and "nothing was written" in err and "internal error" not in err
+    assert settings.read_bytes() == before
+
+
+def test_a_limit_variable_of_thousands_of_digits_is_one_clear_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "kf.toml").write_text(KF)
+    monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", DIGITS)
+    assert main(["check", str(tmp_path / "kf.toml"), "--isolated"]) == 2
+    err = capsys.readouterr().err
+    assert "TRAINSPEC_MAX_FILE_BYTES=" in err and "whole number from 1 to 10^18" in err
+    assert "internal error" not in err and len(err) < 300
+
+
+@pytest.mark.parametrize("gpu", ["sm_", f"sm_{DIGITS}", f"{DIGITS}.0"])
+def test_a_gpu_name_of_thousands_of_digits_is_an_unknown_gpu(tmp_path, gpu):
+    (tmp_path / "kf.toml").write_text(f"# trainspec: family=kempnerforge gpu={gpu}\n[distributed]\ndp_shard = 1\n")
+    found = check_file(str(tmp_path / "kf.toml"), Options(use_project=False)).diagnostics
+    messages = [d.message for d in found if d.is_error]
+    assert messages and all("unknown GPU" in m and "set_int_max_str_digits" not in m for m in messages), messages
+    assert all(len(m) < 1000 for m in messages)

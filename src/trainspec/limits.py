@@ -34,8 +34,10 @@ class Limit:
         text = os.environ.get(self.variable, "").strip().replace("_", "")
         if not text:
             return self.default
-        if not (text.isascii() and text.isdigit()) or int(text) < 1:
-            raise LimitExceeded(f"{self.variable}={os.environ[self.variable]!r} must be a whole number of at least 1")
+        if not (text.isascii() and text.isdigit()) or len(text.lstrip("0")) > 18 or int(text) < 1:
+            shown = os.environ[self.variable]
+            shown = repr(shown) if len(shown) <= 40 else f"{shown[:20]!r}… ({len(shown):,} characters)"
+            raise LimitExceeded(f"{self.variable}={shown} must be a whole number from 1 to 10^18")
         return int(text)
 
     def exceeded(self, found: str) -> str:
