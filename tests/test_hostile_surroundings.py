@@ -9,6 +9,9 @@ reach stdout or stderr raw. Overlays and project paths stay inside the project. 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from trainspec.read.overrides import Override
 from trainspec.read.project import ProjectError, forget_projects, load_project
 from trainspec.report.escaping import terminal
 
+SRC = str(Path(__file__).resolve().parent.parent / "src")
 PAYLOAD = "x\n::error file=a,line=1::forged\x1b]0;title\x07\x1b[2J\u202e\u200b"
 TOML_PAYLOAD = json.dumps(PAYLOAD)  # a TOML basic string reads JSON's escapes alike (\n, \u001b)
 KF = "# trainspec: family=kempnerforge\n[distributed]\ndp_shard = 1\n"
@@ -305,3 +309,51 @@ def test_a_gpu_name_of_thousands_of_digits_is_an_unknown_gpu(tmp_path, gpu):
     messages = [d.message for d in found if d.is_error]
     assert messages and all("unknown GPU" in m and "set_int_max_str_digits" not in m for m in messages), messages
     assert all(len(m) < 1000 for m in messages)
+
+
+# -- code from the repository -------------------------------------------------------------------
+
+
+@pytest.mark.external  # runs `python -m trainspec` in a subprocess
+def test_python_m_trainspec_does_not_run_a_dist_info_folder_of_the_working_directory(tmp_path):
+    dist = tmp_path / "evil-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[trainspec.families]\nevil = evilmod:FAMILIES\n")
+    (tmp_path / "evilmod.py").write_text("import pathlib\npathlib.Path('RAN').write_text('x')\nFAMILIES = []\n")
+    (tmp_path / "kf.toml").write_text(KF)
+    env = {**os.environ, "PYTHONPATH": SRC}
+    for args in (["check", "kf.toml"], ["rules"], ["--version"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "trainspec", *args], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert done.returncode in (0, 1), done.stderr
+        assert not (tmp_path / "RAN").exists(), args
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; print(sys.path[0])"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.stdout.strip() in ("", str(tmp_path))  # the folder is on the path for a plain script
+
+
+@pytest.mark.parametrize("project_file", [True, False])
+def test_a_config_linked_to_a_file_outside_the_project_is_refused_unless_allowed(
+    tmp_path, monkeypatch, capsys, project_file
+):
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    repo.mkdir()
+    (outside / "secret.toml").write_text("[model]\nsecret_token_value = 1\n")
+    (repo / "inner.toml").write_text(KF)
+    (repo / "link.toml").symlink_to(outside / "secret.toml")
+    (repo / "near.toml").symlink_to(repo / "inner.toml")
+    if project_file:
+        (repo / ".trainspec.toml").write_text('[[configs]]\npaths = ["*.toml"]\nfamily = "kempnerforge"\n')
+    monkeypatch.chdir(repo)
+    forget_projects()
+    assert main(["check", "link.toml", "near.toml", "--family", "kempnerforge"]) == 2
+    out = capsys.readouterr().out
+    assert "link.toml: error[file-not-readable] is a symbolic link to a file outside" in out
+    assert "secret_token_value" not in out and str(outside) not in out
+    assert "near.toml" in out and "near.toml: error" not in out  # a link inside the project is read
+    assert main(["check", "link.toml", "--family", "kempnerforge", "--allow-outside-links"]) == 1
+    assert "secret_token_value" in capsys.readouterr().out

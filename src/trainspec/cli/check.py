@@ -160,6 +160,11 @@ def register(sub: Any) -> None:
         help="apply the project configuration's `exclude` to files named on the command line too (for hooks)",
     )
     p.add_argument(
+        "--allow-outside-links",
+        action="store_true",
+        help="check a config that is a symbolic link to a file outside the project (refused by default)",
+    )
+    p.add_argument(
         "--isolated",
         action="store_true",
         help="ignore project configurations (pyproject.toml [tool.trainspec], .trainspec.toml)",
@@ -249,6 +254,7 @@ def collect(
         texts=inputs.texts,
         use_project=not args.isolated,
         fallback_sizes=True,
+        outside_links=args.allow_outside_links,
     )
     if args.jobs is not None and args.jobs > available_cpus():
         complain(f"--jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from trainspec.codes import (
     DIAGNOSTICS_TRUNCATED,
+    FILE_NOT_READABLE,
     INVALID_PROJECT_CONFIG,
     REGISTRY,
     WORLD_SIZE_FROM_PROJECT,
@@ -92,6 +93,8 @@ class Options:
     fallback_sizes: bool = False
     """`world_sizes` are for files that state none (the command line's): a config that fixes its own
     world size (a SpecForge trainer topology) keeps it, instead of failing at sizes meant for others."""
+    outside_links: bool = False
+    """Read a config that is a symbolic link to a file outside the project (`--allow-outside-links`)."""
 
     def for_file(self, file: str) -> Options:
         """These options with the project configuration of `file` merged in (see `docs/project.md`).
@@ -187,6 +190,10 @@ def check_file(file: str, options: Options) -> Result:
         options = options.for_file(file)
     except (ProjectError, OverlayError, UnknownFamily) as exc:
         return Result(file, None, _project_problems(file, exc), outcome=Outcome.UNUSABLE_SETTINGS)
+    if not options.outside_links and file not in options.texts:
+        refused = _linked_outside(file, options.use_project)
+        if refused is not None:
+            return Result.not_checked(Outcome.UNREADABLE, refused)
     result = check_path(
         file,
         family=options.family,
@@ -207,6 +214,31 @@ def check_file(file: str, options: Options) -> Result:
         note = Diagnostic(file, None, None, (), WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, options.set_aside)
         result = replace(result, diagnostics=[*result.diagnostics, note])
     return result if options.as_found else as_reported(result, options)
+
+
+def _linked_outside(file: str, use_project: bool) -> Diagnostic | None:
+    """`file-not-readable` for a config that is a symbolic link, inside its project (the folder of the
+    project configuration that governs it, else the working directory), to an existing file outside it:
+    a repository may not make trainspec read, and quote the lines of, a file elsewhere on the machine.
+    The message does not say where the link points. (A dangling link is left to the reader's
+    `file-not-found`.)"""
+    if not os.path.islink(file):
+        return None
+    project = find_project(file) if use_project else None
+    root = project.root if project is not None else FsPath.cwd()
+    try:
+        target = FsPath(os.path.realpath(file))
+        if not FsPath(os.path.abspath(file)).is_relative_to(root) or not target.exists():
+            return None
+        if target.is_relative_to(root.resolve()):
+            return None
+    except (OSError, RuntimeError):
+        pass  # a link that cannot be resolved (a loop) is refused as one leading out
+    message = (
+        f"is a symbolic link to a file outside {root}, and was not read; check the file where it is, "
+        "or pass --allow-outside-links to follow it"
+    )
+    return Diagnostic(file, None, None, (), FILE_NOT_READABLE.id, Severity.ERROR, message)
 
 
 def report_file(file: str, options: Options) -> Result:
