@@ -357,3 +357,56 @@ def test_a_config_linked_to_a_file_outside_the_project_is_refused_unless_allowed
     assert "near.toml" in out and "near.toml: error" not in out  # a link inside the project is read
     assert main(["check", "link.toml", "--family", "kempnerforge", "--allow-outside-links"]) == 1
     assert "secret_token_value" in capsys.readouterr().out
+
+
+# -- smaller things ---------------------------------------------------------------------------------
+
+
+def test_a_folder_named_trainspec_toml_is_refused_not_passed_over(tmp_path):
+    (tmp_path / ".trainspec.toml").mkdir()
+    (tmp_path / "kf.toml").write_text(KF)
+    forget_projects()
+    result = check_file(str(tmp_path / "kf.toml"), Options(use_project=True))
+    assert [d.rule for d in result.diagnostics] == ["invalid-project-config"]
+    assert "is a directory" in result.diagnostics[0].message
+
+
+def test_an_int_subclass_reaches_the_rules_as_a_plain_int():
+    import enum
+
+    from trainspec.api import check_config
+
+    class Degree(enum.IntEnum):
+        THREE = 3
+
+    class Loud(int):
+        def __str__(self) -> str:
+            raise RuntimeError("not plain data")
+
+        __repr__ = __str__
+
+    found = check_config({"distributed": {"dp_shard": Degree.THREE, "tp": Loud(1)}}, "kempnerforge", world_size=8)
+    assert {d.rule for d in found} >= {"world-size-product"}
+    assert not [d for d in found if d.rule in ("internal-error", "hook-failed") or "rule failed" in d.message]
+    assert any("dp_shard" in d.message and " 3" in d.message for d in found)
+
+
+def test_a_large_yaml_without_aliases_is_not_said_to_have_aliases(tmp_path):
+    (tmp_path / "big.yaml").write_text("model:\n  k: [" + ", ".join(["1"] * 210_000) + "]\n")
+    found = check_file(str(tmp_path / "big.yaml"), Options(family="specforge")).diagnostics
+    assert "holds more than 200,000 values" in found[0].message and "alias" not in found[0].message
+    laughs = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 10)}]\n" for a, b in zip("abcde", "bcdef", strict=True)
+    )
+    (tmp_path / "laughs.yaml").write_text(laughs)
+    found = check_file(str(tmp_path / "laughs.yaml"), Options(family="specforge")).diagnostics
+    assert "aliases repeating aliases" in found[0].message
+
+
+def test_editor_init_escapes_the_schema_folder_it_names(tmp_path, capsys):
+    hostile = "x\x1b]0;title\x07\ny"
+    assert main(["editor", "init", "--root", str(tmp_path), "--schema-dir", hostile]) == 0
+    out, err = capsys.readouterr()
+    assert_safe(out)
+    assert_safe(err)
+    assert "x\\x1b]0;title\\x07\\ny" in out

@@ -179,7 +179,9 @@ def _find_in(folder: str) -> Project | None:
 def _find(folder: Path) -> Project | None:
     for name in FILENAMES:
         candidate = folder / name
-        if os.path.lexists(candidate) and not candidate.is_dir():  # a FIFO or a device is refused, not passed over
+        # a FIFO, a device or a folder named .trainspec.toml is refused, not passed over (a folder named
+        # pyproject.toml is some other project's business)
+        if os.path.lexists(candidate) and (name == ".trainspec.toml" or not candidate.is_dir()):
             project = load_project(candidate)
             if project is not None:
                 return project

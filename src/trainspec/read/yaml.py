@@ -177,7 +177,9 @@ def parse(file: str, text: str) -> Document:
                 file,
                 UNSUPPORTED_YAML.id,
                 f"the document expands to more than {MAX_VALUES:,} values "
-                "(aliases repeating aliases?); a config is never that large",
+                "(aliases repeating aliases?); a config is never that large"
+                if builder.repeated
+                else f"the document holds more than {MAX_VALUES:,} values; a config is never that large",
             ),
             Outcome.TOO_LARGE,
         ) from None
@@ -206,11 +208,17 @@ class _Builder:
         self.positions: Positions = {}
         self.problems: list[Diagnostic] = []
         self.yaml_1_1: dict[Path, Any] = {}
+        self.built: set[int] = set()
+        self.repeated = False
+        """Whether a list or mapping was built twice (an alias to it): what the message over the limit says."""
 
     def build(self, node: Any, path: Path, key: Any = None) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
             raise _TooLarge
+        if isinstance(node, yaml.CollectionNode):
+            self.repeated = self.repeated or id(node) in self.built
+            self.built.add(id(node))
         if path not in self.positions:
             self.positions[path] = Span(
                 _pos(key.start_mark) if key is not None else None,
