@@ -205,3 +205,18 @@ def test_a_buffer_whose_path_has_a_space_gets_its_diagnostics(client, tmp_path):
     assert "%20" in uri
     found = client.check(uri, "toml", "[train]\nseq_lenn = 1\n")
     assert "unknown-key" in [d["code"] for d in found]
+
+
+def test_a_buffer_that_takes_long_to_check_does_not_hold_other_requests(client, tmp_path):
+    """A buffer near the size limit, all unknown keys (about two seconds of checking): a request sent right
+    after it is opened is answered before the buffer's diagnostics are published, not after."""
+    big = (tmp_path / "workspace" / "big.toml").as_uri()
+    keys = "".join(f"unknown_key_{n} = {n}\n" for n in range(40_000))
+    client.open(big, "toml", f"# trainspec: family=kempnerforge\n[model]\n{keys}")
+    other = (tmp_path / "workspace" / "never-opened.toml").as_uri()
+    answer = client.request(
+        "textDocument/hover", {"textDocument": {"uri": other}, "position": {"line": 0, "character": 0}}
+    )
+    assert answer is None
+    assert client.published_version(big) is None  # still being checked: the request did not wait for it
+    assert client.wait_for_version(big, client.version(big))  # and its diagnostics come
