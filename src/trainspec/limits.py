@@ -72,6 +72,10 @@ SCHEMA_NODES = Limit("TRAINSPEC_MAX_SCHEMA_NODES", 200_000, "schema nodes (each 
 """An overlay's patched schema, with every `$ref` expanded: what one value may be checked against.
 Forty `anyOf`s of two references to the next would otherwise ask for 2^40 checks of one value."""
 
+VALUES = Limit("TRAINSPEC_MAX_VALUES", 50_000, "values in one YAML document")
+"""Values of one YAML document, aliases expanded (real configs hold a few hundred): PyYAML composes each
+into a node before trainspec reads it, about 30 µs a value, and aliases that repeat aliases (a "billion
+laughs" file) would ask for billions."""
 PROJECT_ENTRIES = Limit("TRAINSPEC_MAX_PROJECT_ENTRIES", 1000, "items in one list of a project configuration")
 """`configs`, `exclude`, and each `set`, `paths`, `select` and `ignore` of a project configuration: every
 entry, override and glob costs work for each file a run checks."""
