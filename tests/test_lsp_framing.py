@@ -65,6 +65,44 @@ def test_a_huge_content_length_is_refused_without_reading_it(client):
     assert "TRAINSPEC_LSP_MAX_MESSAGE_BYTES" in error["message"]
     assert peak_memory_kib(client.proc.pid) < 400 * 1024
     assert client.proc.poll() is None  # still serving: it skips the body as it arrives
+    client.send_bytes(framed({"id": 9, "method": "shutdown"}))  # the claimed bytes never come; this does
+    assert client.response(9, timeout=PROMPT)["result"] is None  # read from its header on, not swallowed
+
+
+@pytest.mark.parametrize("glued", [b"", b"{partial body"])
+def test_a_message_after_an_over_limit_length_is_read_from_its_header(tmp_path, glued):
+    client = start(tmp_path, {"TRAINSPEC_LSP_MAX_MESSAGE_BYTES": "2000"})
+    try:
+        client.send_bytes(
+            b"Content-Length: 5000\r\n\r\n" + glued + b"\r\n" * bool(glued) + framed({"id": 5, "method": "shutdown"})
+        )
+        assert "over the limit" in client.response(None, timeout=PROMPT)["error"]["message"]
+        assert client.response(5, timeout=PROMPT)["result"] is None
+    finally:
+        client.proc.kill()
+
+
+def test_a_message_with_an_id_and_no_method_is_answered(client):
+    client.send_bytes(framed({"id": 77}))
+    error = client.response(77, timeout=PROMPT)["error"]
+    assert error["code"] == -32600 and "a result or an error" in error["message"]
+
+
+def test_a_cancel_with_an_object_id_is_dropped_without_a_traceback(client, tmp_path):
+    client.send_bytes(framed({"method": "$/cancelRequest", "params": {"id": {"a": 1}}}))
+    uri = (tmp_path / "workspace" / "job.toml").as_uri()
+    assert client.check(uri, "toml", "[train]\nseq_lenn = 1\n")  # the session goes on
+    assert "Traceback" not in client.stderr_tail(200)
+    assert "cancelRequest needs the id" in client.stderr_tail(200)
+
+
+@pytest.mark.parametrize(("shutdown_first", "status"), [(True, 0), (False, 1)])
+def test_exit_without_shutdown_ends_with_status_1(tmp_path, shutdown_first, status):
+    client = start(tmp_path)
+    if shutdown_first:
+        client.request("shutdown", None, timeout=PROMPT)
+    client.notify("exit", None)
+    assert client.proc.wait(timeout=PROMPT) == status
 
 
 def test_a_message_over_a_lowered_limit_is_skipped_and_the_session_goes_on(tmp_path):
@@ -167,3 +205,18 @@ def test_a_buffer_whose_path_has_a_space_gets_its_diagnostics(client, tmp_path):
     assert "%20" in uri
     found = client.check(uri, "toml", "[train]\nseq_lenn = 1\n")
     assert "unknown-key" in [d["code"] for d in found]
+
+
+def test_a_buffer_that_takes_long_to_check_does_not_hold_other_requests(client, tmp_path):
+    """A buffer near the size limit, all unknown keys (about two seconds of checking): a request sent right
+    after it is opened is answered before the buffer's diagnostics are published, not after."""
+    big = (tmp_path / "workspace" / "big.toml").as_uri()
+    keys = "".join(f"unknown_key_{n} = {n}\n" for n in range(40_000))
+    client.open(big, "toml", f"# trainspec: family=kempnerforge\n[model]\n{keys}")
+    other = (tmp_path / "workspace" / "never-opened.toml").as_uri()
+    answer = client.request(
+        "textDocument/hover", {"textDocument": {"uri": other}, "position": {"line": 0, "character": 0}}
+    )
+    assert answer is None
+    assert client.published_version(big) is None  # still being checked: the request did not wait for it
+    assert client.wait_for_version(big, client.version(big))  # and its diagnostics come

@@ -17,6 +17,12 @@ SHOWN_ERRORS = 20
 class TrainspecError(Exception):
     """The base of every exception trainspec raises on purpose."""
 
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The message as the lines it is made of: a caller escapes each one, so a newline inside a value
+        a repository wrote stays inside its line (`cli.complain`)."""
+        return (str(self),)
+
 
 class ConfigError(TrainspecError):
     """A config has errors; `diagnostics` holds all of them (and any warnings)."""
@@ -25,8 +31,13 @@ class ConfigError(TrainspecError):
         self.diagnostics = list(diagnostics)
         errors = [d for d in self.diagnostics if d.is_error]
         lines = [d.one_line() for d in errors[:SHOWN_ERRORS]]
-        more = f"\n... and {len(errors) - SHOWN_ERRORS} more" if len(errors) > SHOWN_ERRORS else ""
-        super().__init__(f"{len(errors)} error(s) in config:\n" + "\n".join(lines) + more)
+        more = [f"... and {len(errors) - SHOWN_ERRORS} more"] if len(errors) > SHOWN_ERRORS else []
+        self._lines = (f"{len(errors)} error(s) in config:", *lines, *more)
+        super().__init__("\n".join(self._lines))
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return self._lines
 
 
 class RewriteError(TrainspecError):

@@ -34,8 +34,10 @@ class Limit:
         text = os.environ.get(self.variable, "").strip().replace("_", "")
         if not text:
             return self.default
-        if not (text.isascii() and text.isdigit()) or int(text) < 1:
-            raise LimitExceeded(f"{self.variable}={os.environ[self.variable]!r} must be a whole number of at least 1")
+        if not (text.isascii() and text.isdigit()) or len(text.lstrip("0")) > 18 or int(text) < 1:
+            shown = os.environ[self.variable]
+            shown = repr(shown) if len(shown) <= 40 else f"{shown[:20]!r}… ({len(shown):,} characters)"
+            raise LimitExceeded(f"{self.variable}={shown} must be a whole number from 1 to 10^18")
         return int(text)
 
     def exceeded(self, found: str) -> str:
@@ -51,7 +53,7 @@ class Limit:
 FILE_BYTES = Limit("TRAINSPEC_MAX_FILE_BYTES", 1024 * 1024, "bytes")
 """One input file: a config, standard input, a project configuration or an overlay (1 MiB; real
 configs are a few kilobytes, and a mebibyte of unknown keys already takes about two seconds of CPU)."""
-KEY_PARTS = Limit("TRAINSPEC_MAX_KEY_PARTS", 100, "parts in one dotted key or table header")
+KEY_PARTS = Limit("TRAINSPEC_MAX_KEY_PARTS", 100, "parts in one dotted key, table header or override path")
 """TOML dotted keys (`a.b.c = 1`): the standard library's reader spends memory quadratic in their length."""
 DIAGNOSTICS = Limit("TRAINSPEC_MAX_DIAGNOSTICS", 1000, "diagnostics per file")
 """Reported per file, and schema problems explained per file; the rest are counted in one diagnostic."""
@@ -66,4 +68,30 @@ LSP_MESSAGE_BYTES = Limit("TRAINSPEC_LSP_MAX_MESSAGE_BYTES", 64 * 2**20, "bytes"
 """One language-server message's body (64 MiB): far above any config (a message carries at most one
 buffer's text); a longer one is skipped unread."""
 
-ALL = (FILE_BYTES, KEY_PARTS, DIAGNOSTICS, LAYOUTS, LAYOUT_WORLD_SIZE, SWEEP_RUNS, LSP_MESSAGE_BYTES)
+SCHEMA_NODES = Limit("TRAINSPEC_MAX_SCHEMA_NODES", 200_000, "schema nodes (each `$ref` counted as what it refers to)")
+"""An overlay's patched schema, with every `$ref` expanded: what one value may be checked against.
+Forty `anyOf`s of two references to the next would otherwise ask for 2^40 checks of one value."""
+
+VALUES = Limit("TRAINSPEC_MAX_VALUES", 50_000, "values in one YAML document")
+"""Values of one YAML document, aliases expanded (real configs hold a few hundred): PyYAML composes each
+into a node before trainspec reads it, about 30 µs a value, and aliases that repeat aliases (a "billion
+laughs" file) would ask for billions."""
+PROJECT_ENTRIES = Limit("TRAINSPEC_MAX_PROJECT_ENTRIES", 1000, "items in one list of a project configuration")
+"""`configs`, `exclude`, and each `set`, `paths`, `select` and `ignore` of a project configuration: every
+entry, override and glob costs work for each file a run checks."""
+PROJECT_WORLD_SIZES = Limit("TRAINSPEC_MAX_PROJECT_WORLD_SIZES", 262_144, "world sizes in one project configuration")
+"""All the world sizes of a project configuration's entries together (each list holds at most 65,536):
+3,000 entries of `"1..65536"` would otherwise hold 200 million numbers."""
+
+ALL = (
+    FILE_BYTES,
+    KEY_PARTS,
+    DIAGNOSTICS,
+    LAYOUTS,
+    LAYOUT_WORLD_SIZE,
+    SWEEP_RUNS,
+    LSP_MESSAGE_BYTES,
+    SCHEMA_NODES,
+    PROJECT_ENTRIES,
+    PROJECT_WORLD_SIZES,
+)

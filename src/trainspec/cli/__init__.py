@@ -18,6 +18,7 @@ from typing import Any
 
 from trainspec.errors import TrainspecError
 from trainspec.limits import ALL as ALL_LIMITS
+from trainspec.report.escaping import terminal
 
 COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "editor", "lsp", "completion")
 
@@ -58,6 +59,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in (command,) if command in COMMANDS else COMMANDS:
         importlib.import_module(f"trainspec.cli.{name}").register(sub)
     return parser
+
+
+def complain(problem: str | BaseException, file: Any = None) -> None:
+    """A problem on stderr as `trainspec: ...`: the one way a command prints one. Each line is escaped for
+    the terminal, so text a repository wrote (a key, a path, a rule id) cannot start a line of its own
+    (a CI annotation such as `::error`) or send an escape sequence; only the lines trainspec made are lines."""
+    lines = problem.lines if isinstance(problem, TrainspecError) else (str(problem),)
+    first, *rest = lines or ("",)
+    print("\n".join([terminal(f"trainspec: {first}"), *map(terminal, rest)]), file=file or sys.stderr)
 
 
 _DOTTED = re.compile(r"--[\w-]+(?:\.[\w-]+|\[\d+\])+(?:=|$)")
@@ -101,17 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except OSError as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     except TrainspecError as exc:  # a budget's setting that cannot be used, raised wherever it is read
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     except Exception as exc:  # a bug in trainspec: one line to report, not a traceback
         if os.environ.get("TRAINSPEC_TRACEBACK"):
             raise
-        print(
-            f"trainspec: internal error ({type(exc).__name__}: {exc}); this is a bug in trainspec, please report "
-            "it (TRAINSPEC_TRACEBACK=1 shows the traceback)",
-            file=sys.stderr,
+        complain(
+            f"internal error ({type(exc).__name__}: {exc}); this is a bug in trainspec, please report "
+            "it (TRAINSPEC_TRACEBACK=1 shows the traceback)"
         )
         return 2

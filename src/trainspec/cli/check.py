@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from trainspec.cli import complain
 from trainspec.read.world_sizes import parse_world_size, parse_world_sizes
 from trainspec.report.reporters import NAMES as REPORT_FORMATS
 
@@ -160,6 +161,11 @@ def register(sub: Any) -> None:
         help="apply the project configuration's `exclude` to files named on the command line too (for hooks)",
     )
     p.add_argument(
+        "--allow-outside-links",
+        action="store_true",
+        help="check a config that is a symbolic link to a file outside the project (refused by default)",
+    )
+    p.add_argument(
         "--isolated",
         action="store_true",
         help="ignore project configurations (pyproject.toml [tool.trainspec], .trainspec.toml)",
@@ -195,8 +201,9 @@ def overrides_from(
 
 def collect(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
-) -> tuple[Iterator[Result], Progress | None] | str:
-    """The results for the files the arguments name (streamed, in order), or a usage problem as a sentence."""
+) -> tuple[Iterator[Result], Progress | None] | str | Exception:
+    """The results for the files the arguments name (streamed, in order), or a usage problem (a sentence, or
+    the error that says it, line by line)."""
     from trainspec.engine.progress import Progress
     from trainspec.engine.runner import Options, available_cpus, iter_check_files
     from trainspec.engine.suppressions import split_ids
@@ -212,12 +219,12 @@ def collect(
         try:
             args.family = load_overlay(args.overlay).id
         except (OverlayError, UnknownFamily) as exc:
-            return str(exc)
+            return exc
     if args.family is not None:
         try:
             get_family(args.family)
         except UnknownFamily as exc:
-            return str(exc)
+            return exc
     select, ignore = split_ids(args.select), split_ids(args.ignore)
     for pattern in (*select, *ignore):  # the catalogue costs a one-file check: built only for a pattern
         if not names_a_rule(pattern):
@@ -233,7 +240,7 @@ def collect(
             force_exclude=args.force_exclude,
         )
     except InputError as exc:
-        return str(exc)
+        return exc
     options = Options(
         family=args.family,
         overrides=overrides_from(args, extras, parser),
@@ -248,12 +255,10 @@ def collect(
         texts=inputs.texts,
         use_project=not args.isolated,
         fallback_sizes=True,
+        outside_links=args.allow_outside_links,
     )
     if args.jobs is not None and args.jobs > available_cpus():
-        print(
-            f"trainspec: --jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}",
-            file=sys.stderr,
-        )
+        complain(f"--jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}")
     progress = Progress.for_stream(len(inputs.files), sys.stderr)
     return results_after(iter_check_files(inputs.files, options, args.jobs, progress), inputs), progress
 
@@ -268,8 +273,8 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     from trainspec.report.reporters import get_reporter
 
     found = collect(args, extras, parser)
-    if isinstance(found, str):
-        print(f"trainspec: {found}", file=sys.stderr)
+    if isinstance(found, (str, Exception)):
+        complain(found)
         return 2
     results, progress = found
     status = 0

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from trainspec.cli import complain
 from trainspec.diagnostics import Diagnostic
 from trainspec.report.escaping import json_text, terminal
 
@@ -66,7 +67,7 @@ def run_sweep(
             gpu=options.gpu,
         )
     except (SweepError, OverlayError, UnknownFamily, ProjectError) as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     if not found.variants:  # the file could not be checked at all: report it as `check` would
         from trainspec.report.reporters import get_reporter

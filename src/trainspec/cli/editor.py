@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trainspec.cli import complain
 from trainspec.editor.workspace import SCHEMA_DIR, EditorError, annotate, init, workspace_root
 from trainspec.families import UnknownFamily, all_families, get_family
 from trainspec.write.safe_write import WriteRefused
@@ -66,6 +66,6 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         elif annotate([Path(f) for f in args.files], args.family, args.root, args.schema_dir):
             return 2
     except (EditorError, UnknownFamily, WriteRefused) as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     return 0

@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from trainspec.cli import complain
 from trainspec.rules.catalogue import RuleInfo
 
 
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         ids = sorted({i.id for i in catalogue()})
         close = difflib.get_close_matches(args.rule, ids, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see `trainspec rules`"
-        print(f"trainspec: no rule {args.rule!r}{hint}", file=sys.stderr)
+        complain(f"no rule {args.rule!r}{hint}")
         return 2
     sys.stdout.write("\n".join(render(i) for i in infos))
     return 0

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
+from trainspec.cli import complain
 from trainspec.codes import UNKNOWN_KEY
 from trainspec.diagnostics import Diagnostic
 from trainspec.families import UnknownFamily
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         print(exc.diagnostic.one_line(), file=sys.stderr)
         return exit_status(exc.outcome, ok=False)
     except (MigrateError, UnknownFamily) as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     for d in sorted(result.diagnostics, key=Diagnostic.sort_key):
         print(d.one_line(), file=sys.stderr)
@@ -58,15 +59,15 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     if errors:
         for d in errors:
             print(d.one_line(), file=sys.stderr)
-        print(f"{file}: not migrated: fix the errors above first (nothing was written)", file=sys.stderr)
+        print(terminal(f"{file}: not migrated: fix the errors above first (nothing was written)"), file=sys.stderr)
         return 1
     try:
         write_text(FsPath(file), result.new_text, expected=result.text)
     except WriteRefused as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     moved = len(result.diagnostics)
-    print(f"{file}: migrated {moved} legacy key{'s' if moved != 1 else ''}")
+    print(terminal(f"{file}: migrated {moved} legacy key{'s' if moved != 1 else ''}"))
     return 0
 
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from trainspec.cli import complain
 from trainspec.cli.check import add_gpu, add_gpu_memory, world_size_arg, world_sizes_arg
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     except PlanError as exc:
         for d in exc.diagnostics:  # a config that cannot be checked: its errors as `check` reports them
             print(d.one_line(), file=sys.stderr)
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return exc.exit_status
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
@@ -164,6 +165,7 @@ def _nearest_rank(found: Plan) -> int | None:
 def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
     """Write the `rank`-th layout into the file (see `plan_apply`); say what was written, or why not."""
     from trainspec.layouts.apply import NotWritten, write_layout
+    from trainspec.report.escaping import terminal
     from trainspec.report.wording import show
 
     if found.blocking or not found.layouts:
@@ -174,8 +176,8 @@ def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
     except NotWritten as exc:
         for d in exc.diagnostics:
             print(d.one_line(), file=sys.stderr)
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2 if exc.usage else 1
     what = " ".join(f"{path}={show(value)}" for path, value in changes.items()) or "nothing to change"
-    print(f"{found.file}: layout {rank} at {found.world_size} GPUs written ({what})")
+    print(terminal(f"{found.file}: layout {rank} at {found.world_size} GPUs written ({what})"))
     return 0

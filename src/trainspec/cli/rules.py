@@ -12,6 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from trainspec.cli import complain
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     try:
         families = {(f := get_family(args.family)).name: f} if args.family else all_families()
     except UnknownFamily as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     infos = catalogue(families)
     if args.format == "json":

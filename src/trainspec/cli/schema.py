@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from trainspec.cli import complain
 from trainspec.editor.schema import NotEditorSafe, editor_schema_text
 from trainspec.families import UnknownFamily, get_family, versions_of
 
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         try:
             names = [load_overlay(args.overlay).id]
         except (OverlayError, UnknownFamily) as exc:
-            print(f"trainspec: {exc}", file=sys.stderr)
+            complain(exc)
             return 2
     if names and names[0] == "diff":
         if len(names) != 3:
@@ -48,12 +49,12 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     try:
         family = get_family(names[0])
     except UnknownFamily as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     try:
         sys.stdout.write(editor_schema_text(family.id))
     except NotEditorSafe as exc:
-        print(f"trainspec: the {family.id} schema cannot be served to editors: {exc}", file=sys.stderr)
+        complain(f"the {family.id} schema cannot be served to editors: {exc}")
         return 1
     return 0
 
@@ -64,14 +65,13 @@ def _diff(a: str, b: str, fmt: str) -> int:
     try:
         old, new = get_family(a), get_family(b)
     except UnknownFamily as exc:
-        print(f"trainspec: {exc}", file=sys.stderr)
+        complain(exc)
         return 2
     if old.name != new.name:
         versions = ", ".join(f.id for f in versions_of(old.name))
-        print(
-            f"trainspec: schema diff compares two versions of one family; {old.name} and {new.name} are different "
-            f"families (versions of {old.name}: {versions})",
-            file=sys.stderr,
+        complain(
+            f"schema diff compares two versions of one family; {old.name} and {new.name} are different "
+            f"families (versions of {old.name}: {versions})"
         )
         return 2
     changes = diff(old, new)

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainspec.read.digits import too_many_digits
 from trainspec.write.safe_write import line_ending
 
 MAX_DEPTH = 200
@@ -106,7 +107,10 @@ class _Parser:
         number = _NUMBER.match(text, at)
         if number:
             word = number[0]
-            return Node(at, number.end(), float(word) if any(ch in word for ch in ".eE") else int(word))
+            try:
+                return Node(at, number.end(), float(word) if any(ch in word for ch in ".eE") else int(word))
+            except ValueError:  # past Python's 4,300 digits: refused, not an internal error
+                raise self.error(at, too_many_digits()) from None
         literal = next((w for w in _LITERALS if text.startswith(w, at)), None)
         if literal is None:
             raise self.error(at, "expected a value" if c else "the text ends where a value should be")

@@ -25,6 +25,7 @@ from trainspec.editor import jsonc
 from trainspec.editor.schema import NotEditorSafe, editor_schema_text
 from trainspec.errors import TrainspecError
 from trainspec.read.formats import BY_EXTENSION, FORMATS, InputFormat, in_words, known_format
+from trainspec.report.escaping import terminal
 from trainspec.write.safe_write import WriteRefused, line_ending, read_text, write_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
@@ -80,10 +81,10 @@ class Planned:
 
     def write(self, shown: Path) -> None:
         if self.old == self.text:
-            print(f"{shown.as_posix()} unchanged")
+            print(terminal(f"{shown.as_posix()} unchanged"))
             return
         write_text(self.path, self.text, expected=self.old, within=self.within)
-        print(f"wrote {shown.as_posix()}")
+        print(terminal(f"wrote {shown.as_posix()}"))
 
 
 def plan_schema(root: Path, schema_dir: Path, family: str) -> Planned:
@@ -299,7 +300,7 @@ def annotate(files: Sequence[Path], family: str | None, root: Path | None, schem
         try:
             _annotate_one(path, family, root or annotation_root(path), schema_dir)
         except (EditorError, WriteRefused) as exc:
-            print(f"trainspec: {exc}", file=sys.stderr)
+            print(terminal(f"trainspec: {exc}"), file=sys.stderr)
             failed += 1
     return failed
 
@@ -320,7 +321,7 @@ def _annotate_one(path: Path, family: str | None, root: Path, schema_dir: Path) 
         reference = "./" + reference
     new = annotated(text, fmt, reference)
     if new == text:
-        print(f"{path}: already annotated")
+        print(terminal(f"{path}: already annotated"))
         return
     write_text(path, new, expected=text)
-    print(f"{path}: annotated with {reference}")
+    print(terminal(f"{path}: annotated with {reference}"))

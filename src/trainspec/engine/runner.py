@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from trainspec.codes import (
     DIAGNOSTICS_TRUNCATED,
+    FILE_NOT_READABLE,
     INVALID_PROJECT_CONFIG,
     REGISTRY,
     UNCLAIMED_CONFIG,
@@ -43,7 +44,7 @@ from trainspec.read.files import ReadError, read_text
 from trainspec.read.formats import FORMATS, JSON
 from trainspec.read.overlay import OverlayError, load_overlay
 from trainspec.read.overrides import Override
-from trainspec.read.project import Project, ProjectError, find_project, problem_at
+from trainspec.read.project import Project, ProjectError, find_project, inside, problem_at
 from trainspec.result import Outcome, Result
 from trainspec.rules.catalogue import family_rules, names_a_rule
 from trainspec.rules.device import Device, target
@@ -94,6 +95,8 @@ class Options:
     fallback_sizes: bool = False
     """`world_sizes` are for files that state none (the command line's): a config that fixes its own
     world size (a SpecForge trainer topology) keeps it, instead of failing at sizes meant for others."""
+    outside_links: bool = False
+    """Read a config that is a symbolic link to a file outside the project (`--allow-outside-links`)."""
 
     def for_file(self, file: str) -> Options:
         """These options with the project configuration of `file` merged in (see `docs/project.md`).
@@ -169,10 +172,10 @@ def _verdict(project: Project) -> dict[str, str] | ProjectError:
             except UnknownFamily as exc:
                 problems.append(problem_at(project.source, text, f'"{settings.family}"', f"family: {exc}"))
         if settings.overlay is not None:
-            path = str(project.root / settings.overlay)
             try:
+                path = inside(project.root, settings.overlay)
                 overlays[path] = load_overlay(path).id
-            except (OverlayError, UnknownFamily) as exc:
+            except (OverlayError, UnknownFamily, ValueError) as exc:
                 problems.append(problem_at(project.source, text, f'"{settings.overlay}"', f"overlay: {exc}"))
         for pattern in (*(settings.select or ()), *settings.ignore):
             if not names_a_rule(pattern):
@@ -189,6 +192,10 @@ def check_file(file: str, options: Options) -> Result:
         options = options.for_file(file)
     except (ProjectError, OverlayError, UnknownFamily) as exc:
         return Result(file, None, _project_problems(file, exc), outcome=Outcome.UNUSABLE_SETTINGS)
+    if not options.outside_links and file not in options.texts:
+        refused = _linked_outside(file, options.use_project)
+        if refused is not None:
+            return Result.not_checked(Outcome.UNREADABLE, refused)
     result = check_path(
         file,
         family=options.family,
@@ -232,6 +239,29 @@ def _unclaimed(result: Result, options: Options) -> Result:
     if not any(d.rule == UNCLAIMED_CONFIG.id for d in reported.diagnostics):
         return result.skip(result.reason)
     return reported
+def _linked_outside(file: str, use_project: bool) -> Diagnostic | None:
+    """`file-not-readable` for a config that is a symbolic link, inside its project (the folder of the
+    project configuration that governs it, else the working directory), to an existing file outside it:
+    a repository may not make trainspec read, and quote the lines of, a file elsewhere on the machine.
+    The message does not say where the link points. (A dangling link is left to the reader's
+    `file-not-found`.)"""
+    if not os.path.islink(file):
+        return None
+    project = find_project(file) if use_project else None
+    root = project.root if project is not None else FsPath.cwd()
+    try:
+        target = FsPath(os.path.realpath(file))
+        if not FsPath(os.path.abspath(file)).is_relative_to(root) or not target.exists():
+            return None
+        if target.is_relative_to(root.resolve()):
+            return None
+    except (OSError, RuntimeError):
+        pass  # a link that cannot be resolved (a loop) is refused as one leading out
+    message = (
+        f"is a symbolic link to a file outside {root}, and was not read; check the file where it is, "
+        "or pass --allow-outside-links to follow it"
+    )
+    return Diagnostic(file, None, None, (), FILE_NOT_READABLE.id, Severity.ERROR, message)
 
 
 def report_file(file: str, options: Options) -> Result:

@@ -47,11 +47,12 @@ def read_bytes(path: str) -> bytes:
         raise _unreadable(path, FILE_NOT_FOUND.id, "no such file") from None
     except OSError as exc:
         raise _unreadable(path, FILE_NOT_READABLE.id, f"cannot read: {exc.strerror}") from None
+    status = os.fstat(fd)
+    if stat.S_ISDIR(status.st_mode):  # before fdopen, which refuses a folder with its own error
+        os.close(fd)
+        raise _unreadable(path, FILE_NOT_READABLE.id, "is a directory, not a config file")
     with os.fdopen(fd, "rb") as file:
-        status = os.fstat(fd)
         mode = status.st_mode
-        if stat.S_ISDIR(mode):
-            raise _unreadable(path, FILE_NOT_READABLE.id, "is a directory, not a config file")
         if not stat.S_ISREG(mode):
             raise _unreadable(path, FILE_NOT_READABLE.id, "is not a regular file (a pipe or device?)")
         return _bounded(file, path, status.st_size)

@@ -118,6 +118,65 @@ class Glob:
             return (s,)
         return ()
 
+    def regex(self) -> str:
+        """The glob as a regular expression (ECMA-262, unanchored) for `GlobSet`: the same paths, and no
+        construct that backtracks."""
+        out, i, tokens = [], 0, self._tokens
+        while i < len(tokens):
+            token = tokens[i]
+            if token.kind == "skip":  # always `skip, any, /`: `**/` may match nothing
+                out.append(r"(?:[\s\S]*/)?")
+                i += 3
+                continue
+            out.append(_TOKEN_REGEX.get(token.kind) or _class_regex(token))
+            i += 1
+        return "".join(out)
+
+
+_TOKEN_REGEX = {"one": "[^/]", "star": "[^/]*", "any": r"[\s\S]*"}
+
+
+def _literal(c: str) -> str:
+    """One character as a regex matches it: ASCII punctuation as a hexadecimal escape (valid in every
+    dialect, inside a class too), anything else as itself."""
+    return f"\\x{ord(c):02x}" if c.isascii() and not c.isalnum() else c
+
+
+def _class_regex(token: _Token) -> str:
+    if token.kind == "char":
+        return _literal(token.text)
+    ranges = []
+    for low, high in token.ranges:  # a class never matches `/`: split a range around it
+        parts = [(low, high)] if not low <= "/" <= high else [(low, "."), ("0", high)]
+        ranges += [f"{_literal(a)}-{_literal(b)}" if a != b else _literal(a) for a, b in parts if a <= b]
+    if token.negate:
+        return f"[^{''.join(ranges)}/]"
+    return f"[{''.join(ranges)}]" if ranges else "[^\\s\\S]"
+
+
+class GlobSet:
+    """Several globs matched at once: one regular expression run by Rust's `regex` engine (through
+    jsonschema-rs, already a dependency), in time linear in the path however many globs there are.
+    A project's `exclude` and each entry's `paths` are compiled once, not matched one glob at a time per
+    file (3,000 globs over 300 files took minutes)."""
+
+    def __init__(self, globs: tuple[Glob, ...]) -> None:
+        self.globs = globs
+        self._match: Callable[[str], bool] | None = None
+        if globs:
+            try:
+                import jsonschema_rs
+
+                pattern = "^(?:" + "|".join(g.regex() for g in globs) + ")$"
+                self._match = jsonschema_rs.validator_for({"pattern": pattern}).is_valid
+            except Exception:  # past the engine's size limit: each glob on its own, as linear
+                self._match = None
+
+    def fullmatch(self, path: str) -> bool:
+        if self._match is not None:
+            return bool(self._match(path))
+        return any(g.fullmatch(path) for g in self.globs)
+
 
 def _ranges(inner: str) -> tuple[tuple[str, str], ...]:
     """The (first, last) character ranges of a class body: `a-z0` is (a, z), (0, 0)."""

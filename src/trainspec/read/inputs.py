@@ -21,11 +21,21 @@ from trainspec.errors import TrainspecError
 from trainspec.read.discovery import expand
 from trainspec.read.files import ReadError, read_stream
 from trainspec.read.project import ProjectError, find_project
+from trainspec.report.escaping import terminal
 from trainspec.result import Outcome, Result
 
 
 class InputError(TrainspecError):
-    """The arguments name nothing that can be checked (a usage problem: exit status 2)."""
+    """The arguments name nothing that can be checked (a usage problem: exit status 2); `details`: one line
+    per problem under the first, each escaped where it is printed."""
+
+    def __init__(self, message: str, details: Sequence[str] = ()) -> None:
+        super().__init__("\n".join((message, *details)))
+        self._lines = (message, *details)
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return self._lines
 
 
 @dataclass
@@ -64,7 +74,7 @@ def gather(
     if not isolated:
         unusable = _unusable_projects(found.files)
         if unusable:
-            raise InputError("the project configuration cannot be used:\n" + "\n".join(located(d) for d in unusable))
+            raise InputError("the project configuration cannot be used:", [located(d) for d in unusable])
         found.files = [f for f in found.files if (f not in found.expanded and not force_exclude) or not _excluded(f)]
     return found
 
@@ -90,9 +100,7 @@ def _configured(isolated: bool) -> Inputs:
     try:
         project = find_project(os.getcwd())
     except ProjectError as exc:
-        raise InputError(
-            "the project configuration cannot be used:\n" + "\n".join(located(d) for d in exc.diagnostics)
-        ) from None
+        raise InputError("the project configuration cannot be used:", [located(d) for d in exc.diagnostics]) from None
     if project is None:
         raise InputError(
             "no paths given, and no project configuration here or above (`[tool.trainspec]` in pyproject.toml, "
@@ -120,9 +128,9 @@ def _unusable_projects(files: Sequence[str]) -> list[Diagnostic]:
 
 
 def located(d: Diagnostic) -> str:
-    """A problem as an indented `file:line:column: message` line of a usage message."""
+    """A problem as an indented `file:line:column: message` line of a usage message, escaped for a terminal."""
     where = ":".join(str(p) for p in (d.file, d.line, d.column) if p is not None)
-    return f"  {where}: {d.message}"
+    return terminal(f"  {where}: {d.message}")
 
 
 def _excluded(file: str) -> bool:

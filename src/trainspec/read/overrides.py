@@ -21,6 +21,7 @@ from typing import Any
 
 from trainspec.codes import OVERRIDE_INVALID_VALUE, OVERRIDE_SYNTAX, OVERRIDE_UNKNOWN_PATH
 from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.limits import KEY_PARTS
 from trainspec.paths import Path, format_path, parse_path
 from trainspec.read.digits import in_digit_limit, too_many_digits
 from trainspec.read.document import Document
@@ -101,6 +102,9 @@ def _read(override: Override) -> tuple[Path, str]:
             f"the path {path_text!r} has surrounding spaces or is empty; "
             f"write it as `{path_text.strip() or 'section.key'}`",
         )
+    parts = path_text.count(".") + path_text.count("[") + 1  # at least the parts it has: counted before reading it
+    if parts > KEY_PARTS.value:
+        raise _Refused(OVERRIDE_SYNTAX.id, f"`{path_text[:80]}…`: " + KEY_PARTS.exceeded(f"{parts:,} parts"))
     try:
         path = parse_path(path_text)
     except ValueError as exc:
@@ -163,7 +167,12 @@ def _unknown(path_text: str, schema: Schema) -> str:
         close = homes[0] if len(homes) == 1 else None
     if close is None:  # the whole path misread, sections and all (`training.deployment_mode`)
         others = [p for p in known if not plain.startswith(p + ".") and p not in siblings.values()]
-        scores = {p: difflib.SequenceMatcher(None, plain, p).ratio() for p in others}
+        matcher = difflib.SequenceMatcher(None, b=plain)  # indexed once; the cheap bounds first, as difflib's own
+        scores: dict[str, float] = {}
+        for p in others:
+            matcher.set_seq1(p)
+            if matcher.real_quick_ratio() >= PATH_SIMILAR and matcher.quick_ratio() >= PATH_SIMILAR:
+                scores[p] = matcher.ratio()
         best = max(scores, key=lambda p: scores[p], default=None)
         close = best if best is not None and scores[best] >= PATH_SIMILAR else None
     hint = f"; did you mean `{close}`?" if close else ""

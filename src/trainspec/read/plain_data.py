@@ -41,7 +41,7 @@ def as_data(config: Mapping[Any, Any], source: str) -> tuple[dict[str, Any], lis
 
     def copy(value: Any, path: Path, holders: tuple[int, ...]) -> tuple[bool, Any]:
         if isinstance(value, SCALARS):
-            return True, value
+            return True, exact(value)
         if not isinstance(value, Mapping | list | tuple):
             refuse(path, WRONG_TYPE.id, f"{name(path)} is a {type(value).__name__}, which no config file can hold")
             return False, None
@@ -62,13 +62,24 @@ def as_data(config: Mapping[Any, Any], source: str) -> tuple[dict[str, Any], lis
             if not isinstance(key, str):
                 refuse(path, WRONG_TYPE.id, f"{name(path)} has the key {key!r}; the keys of a config are strings")
                 continue
-            ok, kept = copy(item, (*path, key), inner)
+            ok, kept = copy(item, (*path, exact(key)), inner)
             if ok:
-                out[key] = kept
+                out[exact(key)] = kept
         return True, out
 
     _, data = copy(config, (), ())
     return data, problems
+
+
+def exact(value: Any) -> Any:
+    """A scalar as its plain type: an `int`, `float` or `str` subclass (an IntEnum, a numpy-like number, a
+    class with its own `__eq__` or `__str__`) becomes the value it holds, read by the base type's own
+    method, so the rules and the messages see what a config file would have given them."""
+    if type(value) in (str, int, float, bool) or not isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, int):
+        return int.__int__(value)
+    return float.__float__(value) if isinstance(value, float) else str.__str__(value)
 
 
 def put(data: Any, path: Path, value: Any) -> None:

@@ -20,11 +20,12 @@ from trainspec.codes import INVALID_PROJECT_CONFIG
 from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
 from trainspec.errors import TrainspecError
 from trainspec.layouts.declared import parse_size
+from trainspec.limits import PROJECT_ENTRIES, PROJECT_WORLD_SIZES, LimitExceeded
 from trainspec.paths import format_path
 from trainspec.read.discovery import is_config_file
 from trainspec.read.document import Document, LineIndex
 from trainspec.read.files import ReadError, parse, read_text
-from trainspec.read.globs import Glob, glob_below
+from trainspec.read.globs import Glob, GlobSet, glob_below
 from trainspec.read.world_sizes import parse_world_sizes
 from trainspec.resources import schema_dir
 from trainspec.rules.device import Device, target
@@ -70,6 +71,7 @@ class Entry:
     paths: tuple[str, ...]
     settings: Settings
     patterns: tuple[Glob, ...] = field(repr=False, default=())
+    matcher: GlobSet = field(repr=False, compare=False, default=GlobSet(()))
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class Project:
     entries: tuple[Entry, ...]
     exclude: tuple[Glob, ...]
     warnings_as_errors: bool
+    excluder: GlobSet = field(repr=False, compare=False, default=GlobSet(()))
 
     def relative(self, file: str | Path) -> str | None:
         """`file` relative to the root, with forward slashes; None when it lies outside."""
@@ -93,7 +96,7 @@ class Project:
         rel = self.relative(file)
         if rel is None:
             return None
-        return next((e for e in self.entries if any(p.fullmatch(rel) for p in e.patterns)), None)
+        return next((e for e in self.entries if e.matcher.fullmatch(rel)), None)
 
     def excluded(self, file: str | Path) -> bool:
         """Whether `file`, or a folder above it (below the root), matches an `exclude` glob."""
@@ -102,7 +105,7 @@ class Project:
             return False
         parts = rel.split("/")
         prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
-        return any(p.fullmatch(prefix) for p in self.exclude for prefix in prefixes)
+        return any(self.excluder.fullmatch(prefix) for prefix in prefixes)
 
     def files(self, unreadable: list[tuple[str, str]] | None = None) -> list[str]:
         """Every config file (by extension) the entries' globs match, in entry order, sorted within each
@@ -139,6 +142,27 @@ class Project:
         )
 
 
+def inside(root: Path, given: str) -> str:
+    """`given` (a path a project configuration names) joined to `root`, only when it stays below `root` once
+    resolved: an absolute path, `..` or a symbolic link out of the tree is refused before anything is
+    opened, so a repository cannot make trainspec read (or say whether there is) a file outside it."""
+    parts = given.replace("\\", "/").split("/")
+    resolved_root = root.resolve()
+    refused = given.startswith(("/", "\\", "~")) or ".." in parts or (len(given) > 1 and given[1] == ":")
+    if not refused:
+        try:
+            (root / given).resolve().relative_to(resolved_root)
+        except (ValueError, OSError, RuntimeError):
+            refused = True
+    if refused:
+        raise _Unusable(
+            given,
+            f"{given!r} is not below the folder of this configuration: name a file inside the project, "
+            "without an absolute path, `..` or a symbolic link that leads out of it",
+        )
+    return str(root / given)
+
+
 def find_project(start: str | Path) -> Project | None:
     """The configuration for files in folder `start` (or the folder of file `start`)."""
     path = os.path.abspath(start)
@@ -155,7 +179,9 @@ def _find_in(folder: str) -> Project | None:
 def _find(folder: Path) -> Project | None:
     for name in FILENAMES:
         candidate = folder / name
-        if os.path.lexists(candidate) and not candidate.is_dir():  # a FIFO or a device is refused, not passed over
+        # a FIFO, a device or a folder named .trainspec.toml is refused, not passed over (a folder named
+        # pyproject.toml is some other project's business)
+        if os.path.lexists(candidate) and (name == ".trainspec.toml" or not candidate.is_dir()):
             project = load_project(candidate)
             if project is not None:
                 return project
@@ -184,24 +210,57 @@ def load_project(source: Path) -> Project | None:
         data = data.get(key) if isinstance(data, dict) else None
     if data is None and prefix:
         return None
+    try:
+        _within_budget(data)
+    except LimitExceeded as exc:
+        raise ProjectError([_at(source, doc, prefix, str(exc))]) from None
     found = _schema_errors(data if data is not None else {})
     problems = [p for error in found for p in _problems(source, doc, prefix, error)]
     if problems:
         raise ProjectError(sorted(problems, key=Diagnostic.sort_key))
     try:
         defaults = _settings(data)
-        entries = tuple(_entry(e) for e in data.get("configs", ()))
+        sizes = len(defaults.world_sizes)
+        entries = []
+        for table in data.get("configs", ()):
+            entries.append(_entry(table))
+            sizes += len(entries[-1].settings.world_sizes)
+            PROJECT_WORLD_SIZES.check(sizes, f"{sizes:,} world sizes in this configuration's entries")
         exclude = tuple(Glob(p) for p in data.get("exclude", ()))
+    except LimitExceeded as exc:
+        raise ProjectError([_at(source, doc, (*prefix, "configs"), str(exc))]) from None
     except ValueError as exc:
         raise ProjectError([_at_text(source, text, exc)]) from None
     return Project(
         source=source,
         root=source.parent,
         defaults=defaults,
-        entries=entries,
+        entries=tuple(entries),
         exclude=exclude,
         warnings_as_errors=bool(data.get("warnings-as-errors", False)),
+        excluder=GlobSet(exclude),
     )
+
+
+LISTS = ("configs", "exclude", "set", "select", "ignore", "paths")
+
+
+def _within_budget(data: Any) -> None:
+    """Every list of the configuration (`configs`, `exclude`, each `set`, `paths`, `select`, `ignore`) holds
+    at most `PROJECT_ENTRIES` items; LimitExceeded names the first that holds more. Checked before
+    anything else reads them: each entry, override and glob costs work for every file checked."""
+    if not isinstance(data, dict):
+        return
+    tables = (
+        [data, *(t for t in data.get("configs", ()) if isinstance(t, dict))]
+        if isinstance(data.get("configs"), list)
+        else [data]
+    )
+    for table in tables:
+        for key in LISTS:
+            value = table.get(key)
+            if isinstance(value, list):
+                PROJECT_ENTRIES.check(len(value), f"`{key}` holds {len(value):,} items")
 
 
 class _Unusable(ValueError):
@@ -255,7 +314,8 @@ def _entry(table: Mapping[str, Any]) -> Entry:
             raise _Unusable(
                 pattern, f"`{pattern}`: `paths` are globs below the folder of this configuration, not absolute or `..`"
             )
-    return Entry(paths, _settings(table), tuple(Glob(p) for p in paths))
+    globs = tuple(Glob(p) for p in paths)
+    return Entry(paths, _settings(table), globs, GlobSet(globs))
 
 
 def _settings(table: Mapping[str, Any]) -> Settings:

@@ -28,6 +28,7 @@ import yaml
 from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
 from trainspec.diagnostics import Diagnostic, Related, Severity
 from trainspec.errors import RewriteError
+from trainspec.limits import VALUES
 from trainspec.paths import Path
 from trainspec.read import syntax
 from trainspec.read.digits import in_digit_limit, too_many_digits
@@ -53,6 +54,8 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
 _NAN = re.compile(r"\.(nan|NaN|NAN)")
 _FLOW = re.compile(r"while parsing a flow (sequence|mapping)")
+_SAME_IN_1_1 = re.compile(r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+"""Decimal integers and plain decimals read alike by YAML 1.1 and 1.2 (no leading zero, exponent or `_`)."""
 
 
 _YAML_1_1 = yaml.resolver.Resolver()
@@ -140,6 +143,7 @@ def parse(file: str, text: str) -> Document:
                 f"the document nests more than {MAX_DEPTH} levels deep; no config is this deep",
             )
         )
+    _count_values(file, text)
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
@@ -172,15 +176,8 @@ def parse(file: str, text: str) -> Document:
     try:
         data = builder.build(nodes[0], ()) if nodes else None
     except _TooLarge:
-        raise ReadError(
-            file_error(
-                file,
-                UNSUPPORTED_YAML.id,
-                f"the document expands to more than {MAX_VALUES:,} values "
-                "(aliases repeating aliases?); a config is never that large",
-            ),
-            Outcome.TOO_LARGE,
-        ) from None
+        found = "expands to more values (aliases repeating aliases?)" if builder.repeated else "holds more values"
+        raise _too_many(file, found) from None
     positions = builder.positions
     document = Document(file, "yaml", text, data, lambda: positions, builder.problems)
     document.yaml_1_1 = builder.yaml_1_1
@@ -191,8 +188,32 @@ def _pos(mark: Any) -> Pos:
     return Pos(mark.line + 1, mark.column + 1)
 
 
-MAX_VALUES = 200_000
-"""More values than any config has; reached only by aliases that repeat aliases (a "billion laughs" file)."""
+def _count_values(file: str, text: str) -> None:
+    """Refuse a document of more than `limits.VALUES` values before it is composed: PyYAML builds a node
+    for each (about 7 µs) and trainspec then reads each (about 20 µs), so a mebibyte of `1, 1, 1, …`
+    would take ten seconds. Counting the parser's events costs a tenth of that, and stops at the limit.
+    A syntax error ends the count; composing reports it."""
+    limit, count = VALUES.value, 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, _VALUE_EVENTS):
+                count += 1
+                if count > limit:
+                    raise _too_many(file, "holds more values")
+    except yaml.YAMLError:
+        return
+
+
+_VALUE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
+
+
+def _too_many(file: str, found: str) -> ReadError:
+    return ReadError(
+        file_error(
+            file, UNSUPPORTED_YAML.id, VALUES.exceeded(f"the document {found}") + "; a config is never that large"
+        ),
+        Outcome.TOO_LARGE,
+    )
 
 
 class _TooLarge(Exception):
@@ -206,11 +227,18 @@ class _Builder:
         self.positions: Positions = {}
         self.problems: list[Diagnostic] = []
         self.yaml_1_1: dict[Path, Any] = {}
+        self.limit = VALUES.value
+        self.built: set[int] = set()
+        self.repeated = False
+        """Whether a list or mapping was built twice (an alias to it): what the message over the limit says."""
 
     def build(self, node: Any, path: Path, key: Any = None) -> Any:
         self.count += 1
-        if self.count > MAX_VALUES:
+        if self.count > self.limit:
             raise _TooLarge
+        if isinstance(node, yaml.CollectionNode):
+            self.repeated = self.repeated or id(node) in self.built
+            self.built.add(id(node))
         if path not in self.positions:
             self.positions[path] = Span(
                 _pos(key.start_mark) if key is not None else None,
@@ -299,7 +327,7 @@ class _Builder:
         tag, value = node.tag, node.value
         if tag == _PLAIN:
             resolved = resolve_plain(value)
-            if value and value[0] in _YAML_1_1.yaml_implicit_resolvers:
+            if value and value[0] in _YAML_1_1.yaml_implicit_resolvers and not _SAME_IN_1_1.fullmatch(value):
                 older = yaml_1_1(value)
                 if not _same(older, resolved):
                     self.yaml_1_1[path] = older

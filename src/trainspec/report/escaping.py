@@ -24,7 +24,14 @@ import math
 import re
 from typing import Any
 
-TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+INVISIBLE = (
+    "\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e0fff"
+)
+"""Characters that show nothing or reorder what follows: DEL and C1 controls, zero-width and joining
+characters, bidirectional controls, line and paragraph separators, variation selectors and tags. A key
+`lr\u200b` would otherwise print as `lr`, and a bidi override can make a line read as another."""
+TERMINAL_UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f{INVISIBLE}\ud800-\udfff]")
 """What a terminal or a CI log must not receive raw: everything but the tab that is not printable text."""
 
 _NAMED = {"\n": "\\n", "\r": "\\r"}
@@ -38,7 +45,9 @@ def escape(text: str, unsafe: re.Pattern[str]) -> str:
 
 
 def _code(point: int) -> str:
-    return f"\\x{point:02x}" if point < 0x100 else f"\\u{point:04x}"
+    if point < 0x100:
+        return f"\\x{point:02x}"
+    return f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
 
 
 def terminal(text: str) -> str:
@@ -61,11 +70,20 @@ def finite(value: Any) -> Any:
     return value
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_JSON_ESCAPED = re.compile(f"[{INVISIBLE}\ud800-\udfff]")
 
 
 def json_text(value: Any, **options: Any) -> str:
     """`json.dumps(value, **options)`, strict: no bare NaN or infinity, and encodable as UTF-8 even with
-    `ensure_ascii=False` (a raw surrogate can stand only inside a string, where its escape means the same)."""
+    `ensure_ascii=False` (a raw surrogate can stand only inside a string, where its escape means the same).
+    Invisible characters are written as their `\\u` escapes too: the same string to a parser, and seen
+    by whoever reads the document."""
     text = json.dumps(finite(value), allow_nan=False, **options)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+    return _JSON_ESCAPED.sub(lambda m: _json_code(ord(m[0])), text)
+
+
+def _json_code(point: int) -> str:
+    if point < 0x10000:
+        return f"\\u{point:04x}"
+    point -= 0x10000
+    return f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}"

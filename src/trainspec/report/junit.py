@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from trainspec.diagnostics import Diagnostic
-from trainspec.report.escaping import escape
+from trainspec.report.escaping import escape, terminal
 from trainspec.report.reporters import checked, relative_path
 from trainspec.report.text import format_line
 from trainspec.result import Result
@@ -25,7 +25,9 @@ XML_UNSAFE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def xml_text(text: str) -> str:
-    return escape(text, XML_UNSAFE)
+    """`text` as XML 1.0 can hold it and a CI log may show it: what the terminal must not receive escaped
+    (C1 controls, DEL, separators, bidi and invisible characters), then what XML cannot hold."""
+    return escape(terminal(text), XML_UNSAFE)
 
 
 def report(results: Iterable[Result], out: TextIO) -> None:
@@ -51,9 +53,9 @@ def report(results: Iterable[Result], out: TextIO) -> None:
             failure = ET.SubElement(
                 case, "failure", type="trainspec", message=f"{len(errors)} error{'s' if len(errors) != 1 else ''}"
             )
-            failure.text = xml_text("\n".join(format_line(d) for d in errors))
+            failure.text = "\n".join(xml_text(format_line(d)) for d in errors)
         if others:
-            ET.SubElement(case, "system-out").text = xml_text("\n".join(format_line(d) for d in others))
+            ET.SubElement(case, "system-out").text = "\n".join(xml_text(format_line(d)) for d in others)
     ET.indent(root)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(root, encoding="unicode") + "\n")

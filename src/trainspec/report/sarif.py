@@ -30,7 +30,7 @@ from urllib.parse import quote, urljoin
 from trainspec import __version__
 from trainspec.diagnostics import Diagnostic, Move, Severity, suggestion_data
 from trainspec.families import Family
-from trainspec.report.escaping import json_text
+from trainspec.report.escaping import json_text, terminal
 from trainspec.report.reporters import checked, relative_path
 from trainspec.result import Result
 from trainspec.rules.catalogue import RuleInfo, lookup
@@ -150,7 +150,7 @@ def _location(
 
 def result(d: Diagnostic, index: int, line: str | None = None) -> dict[str, Any]:
     """The SARIF result of `d`; `line` is the source line it starts on, when the report holds it."""
-    message = f"{d.origin}: {d.message}" if d.origin else d.message
+    message = terminal(f"{d.origin}: {d.message}" if d.origin else d.message)
     out: dict[str, Any] = {
         "ruleId": d.rule,
         "ruleIndex": index,
@@ -162,7 +162,7 @@ def result(d: Diagnostic, index: int, line: str | None = None) -> dict[str, Any]
         {
             "id": n,
             **_location(d.file, r.line, r.column, r.end_line, r.end_column),
-            "message": {"text": f"{r.config_path}: {r.label}" if r.label else r.config_path},
+            "message": {"text": terminal(f"{r.config_path}: {r.label}" if r.label else r.config_path)},
         }
         for n, r in enumerate(d.related)
         if r.line is not None
@@ -196,7 +196,7 @@ def _rename(d: Diagnostic, line: str | None) -> dict[str, Any] | None:
         return None
     location = _location(d.file, d.line, d.column, d.end_line, d.end_column)["physicalLocation"]
     return {
-        "description": {"text": f"Rename `{old}` to `{new}`"},
+        "description": {"text": terminal(f"Rename `{old}` to `{new}`")},
         "artifactChanges": [
             {
                 "artifactLocation": location["artifactLocation"],

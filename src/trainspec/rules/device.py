@@ -102,7 +102,7 @@ def target(text: str) -> Device:
     if key in _BY_KEY:
         return _BY_KEY[key]
     found = _SM.fullmatch(key) or _DOTTED.fullmatch(key)
-    if found:
+    if found and len(found.group(1)) <= 2:  # no GPU has a major version past two digits (sm_100 is 10.0)
         capability = (int(found.group(1)), int(found.group(2)))
         return Device("cuda", f"sm_{capability[0]}{capability[1]}", capability)
     if _GFX.fullmatch(key):
@@ -110,7 +110,8 @@ def target(text: str) -> Device:
     close = get_close_matches(key, list(_BY_KEY), 1, 0.6)
     names = {_key(n): n for n in GPUS}
     hint = f" (did you mean {names[close[0]]}?)" if close else ""
+    shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}… ({len(text):,} characters)"
     raise ValueError(
-        f"unknown GPU {text!r}{hint}; known: {', '.join(sorted(GPUS))}; or give a CUDA compute capability "
+        f"unknown GPU {shown}{hint}; known: {', '.join(sorted(GPUS))}; or give a CUDA compute capability "
         "(sm_90 or 9.0) or an AMD architecture (gfx942)"
     )

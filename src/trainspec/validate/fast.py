@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import re
 import weakref
 from typing import Any, NamedTuple
 
 from trainspec.paths import Path
 from trainspec.validate.schema import Schema
-from trainspec.validate.schema_walk import Where, python_pattern
+from trainspec.validate.schema_walk import Where, matcher
 
 RULE_ANNOTATION_KEY = "x-trainspec-rule"
 _STRICT_INTEGER = "trainspec-strict-integer"
@@ -106,10 +105,10 @@ class _StrictInteger:
 
 
 class _Pattern:
-    """`pattern` through Python's `re`, with `$` the end of the text (see `schema_walk.python_pattern`)."""
+    """`pattern` as the validator of record reads it (`schema_walk.search`: linear time, `$` the end of the text)."""
 
     def __init__(self, parent_schema: dict[str, Any], value: str, schema_path: list[str | int]) -> None:
-        self.search = re.compile(python_pattern(value)).search
+        self.search = matcher(value)
 
     def validate(self, instance: Any) -> None:
         if isinstance(instance, str) and not self.search(instance):

@@ -4,13 +4,13 @@ only where the compiled validator found something.
 The validator is built once per schema and reused. Integers are strict (a
 float such as 2.0 is not an integer, a boolean is not a number), matching
 the generated models. A `pattern`'s `$` is the end of the text, as in JSON
-Schema's regex dialect (ECMA-262) and in the models' Rust regex engine.
+Schema's regex dialect (ECMA-262) and in the models' Rust regex engine, which matches every pattern
+here too (`search`): in linear time, where Python's `re` can backtrack for minutes.
 jsonschema is imported when a document first needs explaining.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -29,27 +29,58 @@ def _is_integer(checker: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-_DOLLAR_OR_SKIPPED = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\$", re.DOTALL)
-"""An escape, a character class (skipped: `$` means itself there) or a `$` anchor."""
+@lru_cache(maxsize=1024)
+def matcher(pattern: str) -> Any:
+    """`pattern` compiled by jsonschema-rs, whose regex engine (Rust's `regex`) runs in time linear in the
+    text: Python's `re` backtracks, and takes minutes on `\\d+x` against a long string of digits, or on
+    `(a+)+$`. (A pattern with look-around or back-references falls back to a backtracking engine there;
+    an overlay may not add one, `overlay.vet`.)"""
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for({"pattern": pattern}).is_valid
 
 
-@lru_cache(maxsize=256)
-def python_pattern(pattern: str) -> str:
-    """`pattern` for Python's `re`, with each `$` anchor written `\\Z` (the end of the text).
-
-    Python's `$` also matches before a final newline, so `^[a-z]+$` would take
-    "text\\n". No anchor means "end of text" to both Python's `re` (before 3.14)
-    and Rust's regex (which has no `\\Z` and no lookaround), so the schemas keep the
-    portable `$` and Python reads it here as the other engines do.
-    """
-    return _DOLLAR_OR_SKIPPED.sub(lambda m: r"\Z" if m[0] == "$" else m[0], pattern)
+def search(pattern: str, text: str) -> bool:
+    """Whether `pattern` (ECMA-262, as JSON Schema reads it) matches somewhere in `text`, in linear time."""
+    return bool(matcher(pattern)(text))
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
     from jsonschema.exceptions import ValidationError
 
-    if validator.is_type(instance, "string") and not re.search(python_pattern(pattern), instance):
+    if validator.is_type(instance, "string") and not search(pattern, instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """`patternProperties`, matched by `search`."""
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """`additionalProperties` beside `patternProperties`, matched by `search` (without it, jsonschema's own)."""
+    from jsonschema.exceptions import ValidationError
+
+    patterns = schema.get("patternProperties")
+    if not patterns or not validator.is_type(instance, "object"):
+        yield from _KEYWORDS["additionalProperties"](validator, extra, instance, schema)
+        return
+    known = schema.get("properties", {})
+    extras = [k for k in instance if k not in known and not any(search(p, k) for p in patterns)]
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        joined = ", ".join(repr(each) for each in sorted(extras))
+        verb = "does" if len(extras) == 1 else "do"
+        yield ValidationError(f"{joined} {verb} not match any of the regexes: {', '.join(map(repr, sorted(patterns)))}")
 
 
 class Where(NamedTuple):
@@ -134,6 +165,8 @@ def strict_validator() -> Any:
         Draft202012Validator,
         validators={
             "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties,
             "properties": _properties,
             "if": _if,
             **{keyword: _everywhere(keyword) for keyword in ("anyOf", "oneOf", "not", "contains")},

@@ -69,17 +69,42 @@ class TooLarge:
 
 
 class StreamReader:
-    """Blocking reads of a byte stream, run in an executor so the event loop keeps serving."""
+    """Blocking reads of a byte stream, run in an executor so the event loop keeps serving; bytes handed
+    back (`unread`) are read again first."""
 
     def __init__(self, stream: BinaryIO, executor: Executor) -> None:
         self.stream = stream
         self.executor = executor
+        self.held = b""
 
     async def readline(self, limit: int) -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, self.stream.readline, limit)
+        if self.held:
+            end = self.held.find(b"\n", 0, limit)
+            if end >= 0 or len(self.held) >= limit:
+                cut = end + 1 if end >= 0 else limit
+                line, self.held = self.held[:cut], self.held[cut:]
+                return line
+            line, self.held = self.held, b""
+            return line + await self._run(self.stream.readline, limit - len(line))
+        return await self._run(self.stream.readline, limit)
 
     async def read(self, size: int) -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, self.stream.read, size)
+        taken, self.held = self.held[:size], self.held[size:]
+        return taken + (await self._run(self.stream.read, size - len(taken)) if size > len(taken) else b"")
+
+    async def read_some(self, size: int) -> bytes:
+        """What has arrived, at most `size` bytes (waiting only for the first): skipping a body must not wait
+        for bytes a client claimed and never sends."""
+        if self.held:
+            return await self.read(size)
+        read1 = getattr(self.stream, "read1", self.stream.read)
+        return await self._run(read1, size)
+
+    def unread(self, data: bytes) -> None:
+        self.held = data + self.held
+
+    async def _run(self, call: Any, size: int) -> bytes:
+        return bytes(await asyncio.get_running_loop().run_in_executor(self.executor, call, size))
 
 
 async def frames(reader: StreamReader, limit: int) -> AsyncIterator[bytes | TooLarge]:
@@ -132,12 +157,29 @@ async def _content_length(reader: StreamReader) -> int | None:
     raise FramingError(f"a message header has more than {MAX_HEADER_LINES} lines")
 
 
+HEADER_START = re.compile(rb"\A(content-length[ \t]*:)", re.IGNORECASE)
+NEXT_HEADER = re.compile(rb"\n(content-length[ \t]*:)", re.IGNORECASE)
+"""The start of a message header. No JSON body holds one (a JSON string cannot hold a raw line break, and
+a body starts with `{`), so one found while skipping means the skipped length was a lie."""
+
+
 async def _skip(reader: StreamReader, size: int) -> bool:
-    """Read and drop `size` bytes a chunk at a time; False when the stream ends first."""
+    """Drop `size` bytes, a chunk at a time, as they arrive; False when the stream ends first. A message
+    header found on the way ends the skip there (the length claimed more bytes than came before the next
+    message): the server resynchronises on it instead of waiting for bytes that never come."""
+    tail, first = b"", True
     while size > 0:
-        chunk = await reader.read(min(size, CHUNK))
+        chunk = await reader.read_some(min(size, CHUNK))
         if not chunk:
             return False
+        window = tail + chunk
+        found = (HEADER_START.match(window) if first else None) or NEXT_HEADER.search(window)
+        first = False
+        if found is not None:
+            reader.unread(window[found.start(1) :])
+            log.warning("a message header came inside a body that claimed %d more bytes; reading on from it", size)
+            return True
+        tail = window[-32:]
         size -= len(chunk)
     return True
 
@@ -189,8 +231,10 @@ def receive(protocol: Endpoint, body: bytes) -> None:
     if problem is None and request and protocol._shutdown and data["method"] != lsp.EXIT:
         problem = "the server is shutting down: after `shutdown` only `exit` is handled"
     if problem is not None:
-        if request or "id" not in data:
+        if "method" not in data or "id" in data:  # a notification is never answered; anything else is
             refuse(protocol, msg_id, INVALID_REQUEST, problem)
+        else:
+            log.warning("a notification was dropped: %s", problem)
         return
     try:
         message = protocol.structure_message(data)
@@ -214,6 +258,13 @@ def _not_a_message(data: dict[str, Any]) -> str | None:
         return "a method name must be a string"
     if "method" not in data and "id" not in data:
         return "a message needs a method (request, notification) or an id (response)"
+    if "method" not in data and "result" not in data and "error" not in data:
+        return "a message with an id needs a method (a request) or a result or an error (a response)"
+    if data.get("method") == lsp.CANCEL_REQUEST:
+        params = data.get("params")
+        cancelled = params.get("id") if isinstance(params, dict) else None
+        if not isinstance(cancelled, int | str) or isinstance(cancelled, bool):
+            return "$/cancelRequest needs the id (an integer or a string) of the request to cancel"
     return None
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from pathlib import PurePath
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
@@ -62,6 +64,8 @@ class TrainspecServer(LanguageServer):
         """Whether the client takes snippets in completions (it said so when it connected)."""
         self.actions: dict[str, tuple[Analysis, tuple[int, int], list[lsp.CodeAction]]] = {}
         """The fixes last computed per buffer: an editor asks again each time the cursor moves on a line."""
+        self.checks = _CheckThread()
+        """Where the debounced checks run, one at a time, off the request loop."""
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio with the bounded framing of `framing.py` instead of pygls's loop.
@@ -79,8 +83,11 @@ class TrainspecServer(LanguageServer):
             raise SystemExit(1) from None
         except BrokenPipeError:
             log.error("the client closed the connection")
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             pass
+        except SystemExit as exc:  # `exit`: status 0 after `shutdown`, 1 without (the protocol says so)
+            if exc.code:
+                raise
         finally:
             self.shutdown()
 
@@ -111,18 +118,24 @@ class TrainspecServer(LanguageServer):
     def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the buffer's current version (made now if the debounced one is not done);
         None if the client has not opened `uri`."""
+        made = self._analysed(uri)
+        return made[1] if made is not None else None
+
+    def _analysed(self, uri: str) -> tuple[int | None, Analysis] | None:
+        """(the version checked, its analysis), made now unless the cached one is of the current version."""
         document = self.opened(uri)
         if document is None:
             return None
+        version, text, settings = document.version, document.source, self.settings
         cached = self.analyses.get(uri)
-        if cached is not None and cached[0] == document.version and cached[1].settings == self.settings:
-            return cached[1]
+        if cached is not None and cached[0] == version and cached[1].settings == settings:
+            return cached
         encoding = str(self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16)
-        found = Analysis(self.file_of(uri), document.source, self.settings, encoding)
-        self.analyses[uri] = (document.version, found)
+        found = Analysis(self.file_of(uri), text, settings, encoding)
+        self.analyses[uri] = (version, found)
         if found.family is not None:
             self.families[uri] = found.family
-        return found
+        return version, found
 
     def schedule(self, uri: str, delay: float) -> None:
         """Check `uri` after `delay` seconds, replacing a check already waiting."""
@@ -132,9 +145,16 @@ class TrainspecServer(LanguageServer):
         self.pending[uri] = asyncio.get_running_loop().create_task(self._publish_later(uri, delay))
 
     async def _publish_later(self, uri: str, delay: float) -> None:
+        """Check `uri` in the checking thread, then publish, if the buffer is still at the version checked.
+        The request loop goes on meanwhile: hover, completion and every other buffer's messages are
+        served while one buffer takes long (a newer change schedules its own check)."""
         await asyncio.sleep(delay)
-        self.pending.pop(uri, None)
-        guarded(lambda: self.publish(uri), None)
+        made = await asyncio.get_running_loop().run_in_executor(self.checks, guarded, lambda: self._analysed(uri), None)
+        if self.pending.get(uri) is asyncio.current_task():
+            self.pending.pop(uri, None)
+        document = self.opened(uri)
+        if made is not None and document is not None and document.version == made[0]:
+            guarded(lambda: self.publish(uri, made[1]), None)
 
     def project_changed(self) -> None:
         """A project configuration was saved: read configurations again and check every open buffer."""
@@ -143,8 +163,8 @@ class TrainspecServer(LanguageServer):
         for uri in self.open_uris():
             self.schedule(uri, 0)
 
-    def publish(self, uri: str) -> None:
-        document, found = self.opened(uri), self.analysis(uri)
+    def publish(self, uri: str, found: Analysis | None = None) -> None:
+        document, found = self.opened(uri), found or self.analysis(uri)
         if document is None or found is None:
             return
         version = document.version
@@ -152,6 +172,30 @@ class TrainspecServer(LanguageServer):
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
+
+
+class _CheckThread(Executor):
+    """One daemon thread running checks in turn: a check that takes long never holds the request loop,
+    and never holds the process at `exit` either (a pool's threads are joined when Python exits)."""
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="trainspec-check", daemon=True).start()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.queue.put((future, lambda *a: fn(*a, **kwargs), args))
+        return future
+
+    def _run(self) -> None:
+        while True:
+            future, fn, args = self.queue.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # handed to the waiting coroutine, as a pool does
+                future.set_exception(exc)
 
 
 def guarded(work: Callable[[], T], fallback: T) -> T:
