@@ -98,7 +98,8 @@ def test_check_with_no_paths_checks_every_configured_glob(repo, capsys):
     ]
     assert "but the world size is 12" in out
     assert out.splitlines()[-1] == (
-        "2 error(s), 0 warning(s) in 4 files; world sizes 1, 2, 12; 1 skipped, no known family: configs/runs/lightning.yaml"
+        "2 error(s), 0 warning(s) in 4 files; world sizes 1, 2, 12; "
+        "1 skipped, no known family: configs/runs/lightning.yaml"
     )
 
 
@@ -268,7 +269,8 @@ def test_a_directory_lists_what_it_skips(capsys, tmp_path):
     code, out, _ = run(capsys, "check", str(tmp_path), "--world-size", "12", "--isolated")
     assert code == 0
     assert out.splitlines()[-1] == (
-        f"1 file checked, no problems; world size 12; 2 skipped, no known family: {tmp_path}/kf.json, {tmp_path}/lightning.yaml"
+        f"1 file checked, no problems; world size 12; "
+        f"2 skipped, no known family: {tmp_path}/kf.json, {tmp_path}/lightning.yaml"
     )
 
 
@@ -290,7 +292,8 @@ def test_every_file_of_a_model_folder_is_accounted_for(capsys, tmp_path):
     code, out, _ = run(capsys, "check", str(tmp_path), "--isolated", "--world-size", "1")
     assert code == 1
     assert f"{tmp_path}/headerless.toml:2:1: error[" in out  # claimed: its keys are a family's section
-    assert out.splitlines()[-1].endswith(f"in 3 files; world size 1; 1 skipped, no known family: {tmp_path}/lightning.yaml")
+    last = out.splitlines()[-1]
+    assert last.endswith(f"in 3 files; world size 1; 1 skipped, no known family: {tmp_path}/lightning.yaml")
 
 
 # -- the bundled examples -----------------------------------------------------------------------
@@ -466,7 +469,8 @@ def test_globs_with_brackets_and_folders_with_glob_characters(capsys, tmp_path, 
     monkeypatch.chdir(root)
     code, out, _ = run(capsys, "check")
     assert code == 0, out
-    assert out.splitlines()[-1] == "1 file checked, no problems; world size 12"  # README.md and the excluded folder left out
+    # README.md and the excluded folder left out
+    assert out.splitlines()[-1] == "1 file checked, no problems; world size 12"
 
 
 def test_junit_lists_skipped_files(capsys, tmp_path):

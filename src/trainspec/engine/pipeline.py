@@ -80,7 +80,8 @@ def check_path(
     Raises ValueError for a world size below 1 (a caller's mistake, not the config's).
     `fallback_sizes`: the world sizes are for files that state none (see `checker.check_document`);
     a file directive's sizes never are. `sizes_given`: the sizes are the command line's, which a file
-    directive does not replace (a note says what it stated). `family_from`: what chose `family` (the flag or the project).
+    directive does not replace (a note says what it stated). `family_from`: what chose `family` (the flag
+    or the project).
     `device`: the target GPU (`device.target`), unless the file's directive names another.
     """
     sizes = world_sizes_of(world_size)

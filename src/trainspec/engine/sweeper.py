@@ -77,7 +77,7 @@ class Sweep:
 
     def passes_at(self, variant: Variant) -> tuple[int, ...]:
         """The world sizes at which the variant has no error (an error of no particular size fails them all)."""
-        failed = {d.world_size for d in variant.result.diagnostics if d.is_error}
+        failed = {s for d in variant.result.diagnostics if d.is_error for s in d.world_sizes or (d.world_size,)}
         return () if None in failed else tuple(s for s in self.world_sizes if s not in failed)
 
 
