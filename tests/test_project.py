@@ -303,7 +303,11 @@ def test_the_examples_pass_the_documented_ci_command(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, _ = run(capsys, "check", "examples/")
     assert code == 0, out
-    assert out.splitlines()[-1] == "3 files checked, no problems; world sizes 1, 2, 4, 12"
+    assert out.splitlines()[-1] == "4 files checked, no problems; world sizes 1, 2, 4, 8, 12"
+    code, out, _ = run(capsys, "check", "examples/axolotl_llama3_8b_lora.yaml", "--format", "json")
+    assert code == 0 and json.loads(out)["world_sizes"] == {"examples/axolotl_llama3_8b_lora.yaml": [8]}
+    code, out, _ = run(capsys, "show", "examples/axolotl_llama3_8b_lora.yaml")
+    assert code == 0 and "examples/axolotl_llama3_8b_lora.yaml (axolotl@0.18.0)" in out
     code, out, _ = run(capsys, "check")
     assert code == 0, out
 

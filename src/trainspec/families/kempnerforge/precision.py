@@ -52,9 +52,9 @@ def master_dtype(mixed_precision: str) -> torch.dtype:
     """The dtype master weights are kept in for a `train.mixed_precision` value."""
     if mixed_precision not in MASTER_DTYPES:
         raise ValueError(f"unknown mixed precision {mixed_precision!r}; known: {', '.join(MASTER_DTYPES)}")
-    import torch
+    from trainspec.distributed import needs_torch
 
-    dtype: torch.dtype = getattr(torch, MASTER_DTYPES[mixed_precision])
+    dtype: torch.dtype = getattr(needs_torch(), MASTER_DTYPES[mixed_precision])
     return dtype
 
 
