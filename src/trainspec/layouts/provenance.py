@@ -153,6 +153,9 @@ def quantities(result: Result) -> tuple[list[Quantity], str]:
     world_rules = {r.id for r in fam.rules if r.needs_world_size}
     if any(d.is_error and d.rule not in world_rules for d in result.diagnostics):
         return [], "derived quantities are shown for a config without errors (world-size errors aside)"
+    huge = next((p for p, v in _walk(result.config, ()) if type(v) is int and abs(v) >= 2**63), None)
+    if huge is not None:  # products of such numbers overflow floats and have more digits than Python writes
+        return [], f"derived quantities are not computed: `{format_path(huge)}` is beyond a 64-bit integer"
     try:
         return fam.derive(result.config, result.world_size), ""
     except Exception as exc:  # a family hook must not take the command down
