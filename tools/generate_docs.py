@@ -6,7 +6,10 @@
 One page per built-in family (every field: path, type, default, bounds,
 description; every rule: id, severity, paths, explanation, example and fix)
 and one for the ids every family can report (engine.md). Examples are run
-while generating, so the output shown under each is what trainspec says. A
+while generating, as the page shows them (the file in an empty folder, the
+command as written: a page of an older version names it with --family), so
+the output shown under each is all `trainspec check` prints, notes and
+summary line included; tests/test_docs_console.py runs them again. A
 version compared with its trainer's released classes (tests/data/drift/<id>.json)
 shows what tools/family_drift.py found (<id>.md beside it, which
 tests/test_family_drift.py keeps in step with the tool); a family whose example configs are
@@ -17,14 +20,20 @@ Nobody edits docs/reference/ by hand; change the schema or the rules and rerun.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
+import shlex
 import sys
+import tempfile
 from pathlib import Path
 
-from trainspec.engine.runner import run_example
+from trainspec.cli import main as trainspec
 from trainspec.families import Family, every_version
-from trainspec.report.text import format_line
+from trainspec.installed import IGNORE
 from trainspec.resources import schema_dir
 from trainspec.rules.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
+from trainspec.rules.examples import Example
 from trainspec.validate.fields import fields
 from trainspec.validate.schema import Schema
 
@@ -72,7 +81,35 @@ def render_fields(schema: Schema) -> list[str]:
     return out
 
 
-def render_rule(info: RuleInfo, family: str | None = None) -> list[str]:
+def page_argv(example: Example, fixed: bool, family: Family | None) -> list[str]:
+    """The arguments of an example's command as its page shows it: a page of a family with several versions
+    names its own (`--family kempnerforge@089fbbd`), so the command checks at that version as written."""
+    argv = [example.file(fixed), *example.options(fixed).argv()]
+    if family is not None and example.options(fixed).family is None and family.other_versions():
+        argv[1:1] = ["--family", family.id]
+    return argv
+
+
+def printed(example: Example, fixed: bool, family: Family | None) -> list[str]:
+    """Everything `trainspec check` prints for an example (its findings, notes and summary line), run as the
+    page shows it: the file written in an empty folder, the command run there."""
+    text = example.good if fixed else example.bad
+    argv = page_argv(example, fixed, family)
+    out = io.StringIO()
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="trainspec-docs-") as tmp:
+        if text is not None:
+            Path(tmp, example.file(fixed)).write_text(text, encoding="utf-8")
+        os.chdir(tmp)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                trainspec(["check", *argv])  # not a terminal: one line per finding, as when piped
+        finally:
+            os.chdir(here)
+    return out.getvalue().splitlines()
+
+
+def render_rule(info: RuleInfo, family: Family | None = None) -> list[str]:
     out = [
         "",
         f"### `{info.id}`",
@@ -87,11 +124,12 @@ def render_rule(info: RuleInfo, family: str | None = None) -> list[str]:
     lang = "yaml" if example.fmt == "yaml" else example.fmt
     if example.bad is not None:
         out += ["", f"Breaks it (`{example.file(False)}`):", "", f"```{lang}", example.bad.rstrip("\n"), "```"]
-    shown = [format_line(d) for d in run_example(example, fixed=False, family=family) if d.rule == info.id]
-    out += ["", "```console", f"$ {example.command(False)}", *shown, "```"]
+    out += ["", "```console", f"$ trainspec check {shlex.join(page_argv(example, False, family))}"]
+    out += [*printed(example, False, family), "```"]
     out += ["", f"Fixed (`{example.file(True)}`):", "", f"```{lang}", example.good.rstrip("\n"), "```"]
     if example.options(True) != example.options(False):
-        out += ["", "```console", f"$ {example.command(True)}", "```"]
+        out += ["", "```console", f"$ trainspec check {shlex.join(page_argv(example, True, family))}"]
+        out += [*printed(example, True, family), "```"]
     return out
 
 
@@ -115,7 +153,7 @@ def family_page(family: Family) -> str:
         "## Rules",
     ]
     for info in family_rules(family):
-        lines += render_rule(info, family.id)
+        lines += render_rule(info, family)
     drift = DRIFT_DIR / f"{family.id}.md"
     if drift.is_file():
         lines += ["", "## Compared with the released trainer", "", drift.read_text(encoding="utf-8").rstrip()]
@@ -155,6 +193,8 @@ def pages() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # the pages say what trainspec says of a file, whatever trainer release is installed where they are built
+    os.environ[IGNORE] = "1"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/reference/ is stale")
     parser.add_argument("--out", type=Path, default=OUT_DIR, help=argparse.SUPPRESS)
