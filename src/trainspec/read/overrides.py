@@ -69,11 +69,12 @@ class _Refused(Exception):
 def apply_overrides(doc: Document, overrides: list[Override], schema: Schema) -> list[Diagnostic]:
     """Apply each override in order to `doc.data`; problems come back as diagnostics."""
     problems = []
-    for override in overrides:
+    for n, override in enumerate(overrides):
         path: Path = ()  # a refusal after the path is read is about that path
         try:
             path, value_text = _read(override)
-            _apply(doc, override, schema, path, value_text)
+            written_again = any(o.text.partition("=")[0] == override.text.partition("=")[0] for o in overrides[n + 1 :])
+            _apply(doc, override, schema, path, value_text, written_again)
         except _Refused as refused:
             problems.append(
                 Diagnostic(
@@ -108,7 +109,9 @@ def _read(override: Override) -> tuple[Path, str]:
     return path, value_text
 
 
-def _apply(doc: Document, override: Override, schema: Schema, path: Path, value_text: str) -> None:
+def _apply(
+    doc: Document, override: Override, schema: Schema, path: Path, value_text: str, written_again: bool = False
+) -> None:
     path_text = override.text.partition("=")[0]
     if override.python and any(isinstance(part, int) for part in path):
         raise _Refused(
@@ -120,7 +123,15 @@ def _apply(doc: Document, override: Override, schema: Schema, path: Path, value_
     _refuse_scalars_on_the_way(doc.data, path, path_text)
     parent = schema.node_at(path[:-1], doc.data) or {}
     optional = path[-1] not in schema.required(parent, get(doc.data, path[:-1])) and not schema.has_default(node)
-    value, remove = _typed_value(value_text, node, schema, path_text, optional, override.python)
+    try:
+        value, remove = _typed_value(value_text, node, schema, path_text, optional, override.python)
+    except _Refused as refused:
+        # The last write wins: a loader that keeps a scalar's text as written (SpecForge) never reads the text
+        # of a value a later override replaces. A list or table it parses at once, so that stays an error.
+        scalar = not schema.types(node) & {"array", "object"}
+        if written_again and scalar and not override.python and refused.rule == OVERRIDE_INVALID_VALUE.id:
+            return
+        raise
     doc.mark_origin(_set(doc.data, path, value, remove), override.origin)
 
 
