@@ -219,7 +219,9 @@ def test_without_torch_the_error_names_the_extra_to_install(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "torch", None)  # what an environment without torch answers
     monkeypatch.delitem(sys.modules, "torch.distributed", raising=False)
-    for call in (lambda: tsd.torch_dtype("bfloat16"), lambda: master_dtype("bf16")):
-        with pytest.raises(ModuleNotFoundError, match=r"pip install 'trainspec\[torch\]'") as caught:
-            call()
-        assert isinstance(caught.value, tsd.TorchMissing) and caught.value.name == "torch"
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'trainspec\[torch\]'") as caught:
+        tsd.torch_dtype("bfloat16")
+    assert isinstance(caught.value, tsd.TorchMissing) and isinstance(caught.value, trainspec.TrainspecError)
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'trainspec\[torch\]'") as missing:
+        master_dtype("bf16")
+    assert missing.value.name == "torch"

@@ -20,7 +20,6 @@ Nobody edits docs/reference/ by hand; change the schema or the rules and rerun.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import os
 import shlex
@@ -28,11 +27,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from trainspec.cli import main as trainspec
+from trainspec.engine.runner import Options, check_files
 from trainspec.families import Family, every_version
 from trainspec.installed import IGNORE
+from trainspec.layouts.declared import parse_size
+from trainspec.read.overrides import from_command_line
+from trainspec.report.reporters import get_reporter
 from trainspec.resources import schema_dir
 from trainspec.rules.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
+from trainspec.rules.device import target
 from trainspec.rules.examples import Example
 from trainspec.validate.fields import fields
 from trainspec.validate.schema import Schema
@@ -91,19 +94,31 @@ def page_argv(example: Example, fixed: bool, family: Family | None) -> list[str]
 
 
 def printed(example: Example, fixed: bool, family: Family | None) -> list[str]:
-    """Everything `trainspec check` prints for an example (its findings, notes and summary line), run as the
-    page shows it: the file written in an empty folder, the command run there."""
+    """Everything `trainspec check` prints for an example (its findings, notes and summary line), checked as
+    the page shows it: the file written in an empty folder, with the options of its command, reported as the
+    text reporter writes for a pipe (tests/test_docs_console.py runs the command itself)."""
     text = example.good if fixed else example.bad
-    argv = page_argv(example, fixed, family)
+    run = example.options(fixed)
+    name = example.file(fixed)
+    sizes = run.world_sizes
+    options = Options(
+        family=run.family or (family.id if family is not None and family.other_versions() else None),
+        overrides=from_command_line(run.overrides, ()),
+        world_sizes=sizes,
+        sizes_given=bool(sizes),
+        fallback_sizes=not sizes,
+        gpu_memory=parse_size(run.gpu_memory) if run.gpu_memory else None,
+        gpu=target(run.gpu) if run.gpu else None,
+        use_project=True,
+    )
     out = io.StringIO()
     here = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="trainspec-docs-") as tmp:
         if text is not None:
-            Path(tmp, example.file(fixed)).write_text(text, encoding="utf-8")
-        os.chdir(tmp)
+            Path(tmp, name).write_text(text, encoding="utf-8")
+        os.chdir(tmp)  # the file is named as the command names it
         try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                trainspec(["check", *argv])  # not a terminal: one line per finding, as when piped
+            get_reporter("text")(check_files([name], options), out)  # not a terminal: one line per finding
         finally:
             os.chdir(here)
     return out.getvalue().splitlines()
