@@ -281,12 +281,13 @@ def main() -> int:
         print(f"| {fmt.upper()} | {count:,} | {check:.3f} | {parse:.3f} | {check / parse:.1f}x |")
     first_load, warm_load = loads(str(example), 9)
     tool = shutil.which("trainspec") or "trainspec"
-    sweep = {
-        sizes_arg: statistics.median(
-            run([tool, "check", str(example), "--world-size", sizes_arg])[0] for _ in range(15)
-        )
-        for sizes_arg in ("12", "1..1024")
-    }
+    sweep = {}
+    for sizes_arg in ("12", "1..1024"):
+        argv = [tool, "check", "--isolated", str(example), "--world-size", sizes_arg]
+        said = subprocess.run(argv, capture_output=True, text=True, check=False).stdout.strip().splitlines()[-1]
+        if not said.endswith(f"world size{'s' * ('..' in sizes_arg)} {sizes_arg}"):  # checked at what it claims
+            raise SystemExit(f"{' '.join(argv)} did not check at world size {sizes_arg}: {said}")
+        sweep[sizes_arg] = statistics.median(run(argv)[0] for _ in range(15))
     print("\n| measure | trainspec | other | ratio |\n|---|---|---|---|")
     for name, times in cold.items():
         t, c = statistics.median(times["trainspec"]), statistics.median(times["check-jsonschema"])

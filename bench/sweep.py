@@ -28,7 +28,9 @@ AXES = {
     "train.batch_size": ["1", "2", "3", "4", "6", "8", "12", "16", "24", "32"],
     "distributed.tp": ["1", "2", "3", "4", "5", "6", "8", "12", "16", "32"],
 }
-TRAINSPEC = [sys.executable, "-m", "trainspec", "check", str(EXAMPLE)]
+# --isolated: the repository's pyproject.toml gives the example a world size, which the sizes below replace
+# anyway; without the project configuration the run depends on nothing but these arguments.
+TRAINSPEC = [sys.executable, "-m", "trainspec", "check", "--isolated", str(EXAMPLE)]
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:
@@ -51,6 +53,8 @@ def main() -> None:
         sweep += ["--sweep", f"{path}={','.join(values)}"]
     runs = [timed(sweep) for _ in range(args.repeat)]
     summary = runs[0][1].strip().splitlines()[-1]
+    if not summary.endswith("world sizes 12, 16, 64)"):  # the sizes claimed are the sizes checked
+        raise SystemExit(f"the sweep did not check at world sizes 12, 16, 64: {summary}")
 
     variants = list(itertools.product(*AXES.values()))
     sample = random.Random(0).sample(variants, args.sample)

@@ -74,7 +74,31 @@ def test_family_page_documents_every_field_and_rule():
             assert f"`{path}`" in page, path
     for info in family_rules(family):
         assert f"### `{info.id}`" in page
-    assert "$ trainspec check example.toml\nexample.toml:6:1: error[tp-divides-heads] distributed.tp = 3" in page
+    assert (
+        "$ trainspec check example.toml --family kempnerforge@5666d0d\n"
+        "example.toml:6:1: error[tp-divides-heads] distributed.tp = 3"
+    ) in page
+
+
+def test_a_page_shows_all_a_command_prints_and_names_its_version():
+    """The summary line and the notes are on the page, and a page of an older version runs that version."""
+    from trainspec.families import get_family
+
+    tool = load_tool()
+    old = tool.family_page(get_family("kempnerforge@089fbbd"))
+    commands = [line for line in old.splitlines() if line.startswith("$ trainspec check")]
+    assert commands and all("--family kempnerforge@089fbbd" in line for line in commands)
+    block = old.split("### `tp-divides-heads`", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
+    assert block.splitlines()[1:] == [
+        "example.toml:6:1: error[tp-divides-heads] distributed.tp = 3 must divide model.n_heads = 32 and "
+        "model.n_kv_heads = 8 (tensor parallelism splits the heads across ranks); distributed.tp values that "
+        "pass: 1, 2, 4 or 8",
+        "example.toml: note[world-size-unknown] world-size rules not checked (world-size-auto-shard-divisible, "
+        "world-size-product, cp-mesh-smaller-than-world): no world size known; pass --world-size N",
+        "1 error(s), 0 warning(s) in 1 file; no world size, world-size rules not checked",
+    ]
+    single = tool.family_page(get_family("axolotl"))  # one version: nothing to name
+    assert "--family" not in "".join(line for line in single.splitlines() if line.startswith("$ "))
 
 
 @pytest.mark.parametrize("name", ["kempnerforge", "specforge"])

@@ -55,7 +55,7 @@ def test_github_annotations(capsys, configs):
         "KempnerForge accepts it but the run will misbehave\n"
         f"::notice file=job.toml,title=trainspec [world-size-unknown]::{NOTE}\n"
         f"::notice file=ok%2C1%3A2.toml,title=trainspec [world-size-unknown]::{NOTE}\n"
-        "2 error(s), 1 warning(s) in 2 files\n"
+        "2 error(s), 1 warning(s) in 2 files; no world size, world-size rules not checked\n"
     )
 
 

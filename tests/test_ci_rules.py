@@ -109,7 +109,7 @@ def test_yaml_suppression_with_several_ids(capsys, write):
     assert out.replace(path, "run.yaml").splitlines() == [
         "run.yaml:6:23: warning[unused-suppression] the suppression of `training-usp-batch-size-1` matches no "
         "diagnostic on line 6; remove it",
-        "0 error(s), 1 warning(s) in 1 file",
+        "0 error(s), 1 warning(s) in 1 file; world size 1",
     ]
 
 

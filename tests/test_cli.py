@@ -25,12 +25,13 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("path", KF_TRAIN + KF_MODEL, ids=lambda p: p.name)
 def test_corpus_is_clean_at_its_world_size(capsys, path):
-    code, out, _ = run(capsys, "check", str(path), "--world-size", str(corpus_world_size(path)))
+    size = corpus_world_size(path)
+    code, out, _ = run(capsys, "check", str(path), "--world-size", str(size))
     if path.name in FAILS_WHEN_BUILT:
         assert code == 1 and f"error[{FAILS_WHEN_BUILT[path.name]}]" in out and "1 error(s)" in out, out
         return
     assert code == 0, out
-    assert out.strip().endswith("no problems"), out
+    assert out.strip().endswith(f"no problems; world size {size}"), out
 
 
 @pytest.mark.parametrize("path", KF_TRAIN, ids=lambda p: p.name)
@@ -52,7 +53,7 @@ def test_text_lines_are_sorted_and_summarised(capsys, write):
     assert lines[0] == f"{path}:2:1: error[seq-len-within-max] train.seq_len = 4096 exceeds model.max_seq_len = 2048"
     assert lines[1].startswith(f"{path}:3:14: error[out-of-range] `train.batch_size` = 0 must be >= 1")
     assert lines[2].startswith(f"{path}:5:1: error[unknown-key] unknown key `dimm` in model; did you mean `dim`?")
-    assert lines[-1] == "3 error(s), 0 warning(s) in 1 file"
+    assert lines[-1] == "3 error(s), 0 warning(s) in 1 file; no world size, world-size rules not checked"
 
 
 def test_json_format_has_every_field(capsys, write):

@@ -212,3 +212,16 @@ def test_verify_finds_the_version_a_config_was_loaded_as() -> None:
         assert tsd.verify(config) is config
     finally:
         dist.destroy_process_group()
+
+
+def test_without_torch_the_error_names_the_extra_to_install(monkeypatch):
+    import trainspec.distributed as tsd
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # what an environment without torch answers
+    monkeypatch.delitem(sys.modules, "torch.distributed", raising=False)
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'trainspec\[torch\]'") as caught:
+        tsd.torch_dtype("bfloat16")
+    assert isinstance(caught.value, tsd.TorchMissing) and isinstance(caught.value, trainspec.TrainspecError)
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'trainspec\[torch\]'") as missing:
+        master_dtype("bf16")
+    assert missing.value.name == "torch"

@@ -45,7 +45,7 @@ from trainspec.report.github import format_command
 from trainspec.report.junit import report as junit_report
 from trainspec.result import Result
 
-from .conftest import CORPUS
+from .conftest import CORPUS, ROOT
 
 CASES = int(os.environ.get("TRAINSPEC_FUZZ_CASES", "300"))
 SEED = int(os.environ.get("TRAINSPEC_FUZZ_SEED", "0"))
@@ -381,3 +381,26 @@ def test_random_overrides_end_in_diagnostics(tmp_path):
         if found:
             failures.append(f"{path}: {'; '.join(found)} <- {[o.origin[:120] for o in overrides]}")
     assert not failures, report(failures)
+
+
+def test_a_world_size_too_long_to_write_is_a_diagnostic_not_a_crash(tmp_path):
+    """nnodes × nproc_per_node of thousands of digits: the layout search's budget message cannot print it."""
+    text = (ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml").read_text()
+    path = tmp_path / "run.yaml"
+    path.write_text(
+        text.replace("nnodes: 1", "nnodes: " + "9" * 4299, 1).replace(
+            "nproc_per_node: 4", "nproc_per_node: " + "9" * 99, 1
+        )
+    )
+    found = problems(path, partial(check_file, str(path), Options(world_sizes=(12, 64))))
+    assert not found, found
+
+
+def test_show_of_a_huge_number_explains_why_nothing_is_derived(tmp_path):
+    from trainspec.layouts.provenance import show
+
+    text = (ROOT / "examples" / "kempnerforge_7b_12gpu.toml").read_text()
+    path = tmp_path / "job.toml"
+    path.write_text(re.sub(r"^batch_size = \d+", "batch_size = " + "9" * 4299, text, count=1, flags=re.M))
+    shown = show(path, world_size=12)
+    assert shown.note == "derived quantities are not computed: `train.batch_size` is beyond a 64-bit integer"

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tomllib
 import venv
 import zipfile
 from pathlib import Path
@@ -80,6 +81,7 @@ def test_wheel_carries_schemas_and_generated_models(wheel):
     assert "trainspec/generated/kempnerforge.py" in names
     assert "trainspec/generated/specforge.py" in names
     assert "trainspec/py.typed" in names
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)  # pyproject says MIT: the text ships
     assert not any("__pycache__" in name for name in names)
 
 
@@ -119,6 +121,14 @@ def test_installed_wheel_checks_and_loads_outside_the_repo(installed, tmp_path):
     )
     assert load.returncode == 0, load.stderr
     assert load.stdout.split() == ["trainspec.generated.kempnerforge_5666d0d", "8", "4", "False"]
+    without_torch = subprocess.run(  # the wheel alone has no torch: asking for it names the extra
+        [str(python), "-c", "import trainspec.distributed as d; d.torch_dtype('bfloat16')"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    assert without_torch.returncode == 1
+    assert "needs torch, which is not installed here: pip install 'trainspec[torch]'" in without_torch.stderr
 
 
 @pytest.mark.external
@@ -141,3 +151,10 @@ def test_a_type_checker_sees_the_family_model_of_a_loaded_config(installed, tmp_
     assert 'Revealed type is "trainspec.generated.kempnerforge.JobConfig"' in found.stdout, found.stdout
     assert 'Revealed type is "int"' in found.stdout, found.stdout
     assert '"ModelConfig" has no attribute "no_such_field"' in found.stdout, found.stdout
+
+
+def test_the_license_pyproject_names_is_in_the_repository_and_the_sdist():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["license"] == "MIT" and project["project"]["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
+    assert "LICENSE" in project["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]

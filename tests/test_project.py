@@ -98,7 +98,8 @@ def test_check_with_no_paths_checks_every_configured_glob(repo, capsys):
     ]
     assert "but the world size is 12" in out
     assert out.splitlines()[-1] == (
-        "2 error(s), 0 warning(s) in 4 files; 1 skipped, no known family: configs/runs/lightning.yaml"
+        "2 error(s), 0 warning(s) in 4 files; world sizes 1, 2, 12; "
+        "1 skipped, no known family: configs/runs/lightning.yaml"
     )
 
 
@@ -128,23 +129,29 @@ def test_a_directory_walk_skips_excluded_folders_and_lists_unknown_files(repo, c
     assert code == 1
 
 
-def test_command_line_world_size_is_the_fallback_below_a_glob(repo, capsys):
+def test_the_command_line_world_size_wins_over_the_glob_and_says_what_it_replaced(repo, capsys):
     code, out, _ = run(capsys, "check", "configs/kf/7b.toml", "configs/kf-small/moe.toml", "--world-size", "8")
-    assert code == 0, out  # 7b.toml keeps its glob's 12, moe.toml its 1 and 2
+    assert code == 1, out  # 7b.toml is checked at the 8 given, not its glob's 12
+    assert "but the world size is 8" in out
     assert (
-        "configs/kf/7b.toml: note[world-size-from-project] checked at world size 12, from the entry for "
-        "configs/kf/**/*.toml in pyproject.toml; --world-size 8 is for files that state none"
+        "configs/kf/7b.toml: note[world-size-from-project] the entry for configs/kf/**/*.toml in pyproject.toml "
+        "states world size 12, set aside for the --world-size given"
     ) in out
-    code, out, _ = run(capsys, "check", "configs/kf/7b.toml", "--world-size", "8", "--isolated")
-    assert code == 1 and "world-size-product" in out  # without the project configuration: 8
+    assert out.splitlines()[-1].endswith("in 2 files; world size 8")
+    code, out, _ = run(capsys, "check", "configs/kf/7b.toml")
+    assert code == 0 and out.splitlines()[-1] == "1 file checked, no problems; world size 12"  # without it: the glob's
 
 
-def test_a_file_directive_outranks_the_glob(repo, capsys):
+def test_a_file_directive_outranks_the_glob_but_not_the_command_line(repo, capsys):
     path = repo / "configs" / "kf" / "7b.toml"
     path.write_text("# trainspec: world-size=16\n" + path.read_text())
-    code, out, _ = run(capsys, "check", str(path), "--world-size", "12")
+    code, out, _ = run(capsys, "check", str(path))
     assert code == 1
     assert "but the world size is 16" in out
+    code, out, _ = run(capsys, "check", str(path), "--world-size", "12")
+    assert code == 0, out
+    assert "note[world-size-from-project] the file's directive states world size 16, set aside" in out
+    assert out.splitlines()[-1] == "1 file checked, no problems; world size 12"
 
 
 def test_an_excluded_file_named_explicitly_is_checked_unless_forced(repo, capsys):
@@ -285,7 +292,8 @@ def test_every_file_of_a_model_folder_is_accounted_for(capsys, tmp_path):
     code, out, _ = run(capsys, "check", str(tmp_path), "--isolated", "--world-size", "1")
     assert code == 1
     assert f"{tmp_path}/headerless.toml:2:1: error[" in out  # claimed: its keys are a family's section
-    assert out.splitlines()[-1].endswith(f"in 3 files; 1 skipped, no known family: {tmp_path}/lightning.yaml")
+    last = out.splitlines()[-1]
+    assert last.endswith(f"in 3 files; world size 1; 1 skipped, no known family: {tmp_path}/lightning.yaml")
 
 
 # -- the bundled examples -----------------------------------------------------------------------
@@ -295,18 +303,24 @@ def test_the_examples_pass_the_documented_ci_command(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, _ = run(capsys, "check", "examples/")
     assert code == 0, out
-    assert out.splitlines()[-1] == "3 files checked, no problems"
+    assert out.splitlines()[-1] == "4 files checked, no problems; world sizes 1, 2, 4, 8, 12"
+    code, out, _ = run(capsys, "check", "examples/axolotl_llama3_8b_lora.yaml", "--format", "json")
+    assert code == 0 and json.loads(out)["world_sizes"] == {"examples/axolotl_llama3_8b_lora.yaml": [8]}
+    code, out, _ = run(capsys, "show", "examples/axolotl_llama3_8b_lora.yaml")
+    assert code == 0 and "examples/axolotl_llama3_8b_lora.yaml (axolotl@0.18.0)" in out
     code, out, _ = run(capsys, "check")
     assert code == 0, out
 
 
-def test_a_command_line_size_does_not_override_a_config_that_fixes_its_own(capsys, monkeypatch):
+def test_a_command_line_size_is_checked_against_a_config_that_fixes_its_own(capsys, monkeypatch):
     monkeypatch.chdir(ROOT / "examples")
-    code, out, _ = run(capsys, "check", ".", "--world-size", "8,16")
-    assert code == 0, out
-    assert (
-        "world size 4 from deployment.trainer.nnodes × nproc_per_node = 1 × 4; the world sizes 8, 16 given are" in out
-    )
+    code, out, _ = run(capsys, "check", "specforge_qwen3_8b_dflash.yaml", "--world-size", "8,16")
+    assert code == 1, out  # the sizes typed are checked: the trainer's 1 × 4 topology cannot run at them
+    errors = [line for line in out.splitlines() if "error[" in line]
+    assert len(errors) == 1 and "world size 8 does not match the trainer topology" in errors[0]
+    assert "(the same at world size 16)" in errors[0]
+    code, out, _ = run(capsys, "check", "specforge_qwen3_8b_dflash.yaml", "--world-size", "4")
+    assert code == 0 and out.splitlines()[-1] == "1 file checked, no problems; world size 4"
 
 
 def test_a_size_given_for_the_file_that_disagrees_with_its_topology_is_one_error(capsys, tmp_path):
@@ -358,7 +372,7 @@ def test_the_first_results_print_before_the_run_ends(tmp_path):
         rest = proc.stdout.read()
     assert "0000.toml" in first and "error[" in first
     assert still_running, "the first file's diagnostics appeared only when the run ended"
-    assert rest.splitlines()[-1].endswith("in 1500 files")
+    assert rest.splitlines()[-1].endswith("in 1500 files; world size 12")
 
 
 # -- what a project configuration cannot do ------------------------------------------------------
@@ -377,7 +391,7 @@ def test_an_overlay_named_by_the_project_works_in_parallel_runs(capsys, tmp_path
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "check", "--jobs", "2", "--world-size", "2")
     assert (code, err) == (0, ""), out + err
-    assert out.splitlines()[-1] == "30 files checked, no problems"
+    assert out.splitlines()[-1] == "30 files checked, no problems; world size 2"
 
 
 @pytest.mark.parametrize(
@@ -459,7 +473,8 @@ def test_globs_with_brackets_and_folders_with_glob_characters(capsys, tmp_path, 
     monkeypatch.chdir(root)
     code, out, _ = run(capsys, "check")
     assert code == 0, out
-    assert out.splitlines()[-1] == "1 file checked, no problems"  # README.md and the excluded folder left out
+    # README.md and the excluded folder left out
+    assert out.splitlines()[-1] == "1 file checked, no problems; world size 12"
 
 
 def test_junit_lists_skipped_files(capsys, tmp_path):

@@ -234,9 +234,37 @@ def test_one_override_string_is_one_override():
 def test_specforge_shows_the_size_it_runs_at_and_names_a_disagreeing_one(capsys):
     config = str(ROOT / "examples" / "specforge_qwen3_8b_dflash.yaml")  # 1 node × 4 processes
     code, out = show_json(capsys, config, "--world-size", "8")
-    assert code == 0 and out["world_size"] == 4
+    assert code == 1 and out["world_size"] == 4  # the size typed is checked, as `check` does: the topology refuses it
+    assert [d["rule"] for d in out["diagnostics"] if d["severity"] == "error"] == [
+        "world-size-matches-trainer-topology"
+    ]
     assert out["derived"]["world_size"]["value"] == 4 and out["derived"]["data_parallel"]["value"] == 4
     assert "world size 8 given disagrees with the 4" in out["note"]
+    assert out["world_size_from"] == "the config's own topology, not the --world-size given"
     code, out = show_json(capsys, config, "--world-size", "4")
-    assert code == 0 and out["note"] is None
+    assert code == 0 and out["note"] is None and out["world_size_from"] == "--world-size"
     assert out["derived"]["world_size"]["how"] == "deployment.trainer.nnodes × nproc_per_node"
+
+
+def test_show_says_where_its_world_size_came_from(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    first = {
+        "examples/kempnerforge_7b_12gpu.toml": "at world size 12 (from the entry for "
+        "examples/kempnerforge_7b_12gpu.toml in pyproject.toml)",
+        "examples/specforge_qwen3_8b_dflash.yaml": "at world size 4 (from the config's "
+        "deployment.trainer.nnodes × nproc_per_node = 1 × 4)",
+        "examples/broken_kempnerforge.toml": "at no world size (none given)",
+    }
+    for file, said in first.items():
+        main(["show", file])
+        assert said in capsys.readouterr().out, file
+    main(["show", "examples/kempnerforge_7b_12gpu.toml", "--world-size", "8"])
+    assert "at world size 8 (from --world-size)" in capsys.readouterr().out
+    main(["show", "examples/kempnerforge_7b_12gpu.toml", "--isolated"])
+    assert "at no world size (none given)" in capsys.readouterr().out
+    directive = tmp_path / "job.toml"
+    directive.write_text(
+        "# trainspec: world-size=12\n" + (ROOT / "examples" / "kempnerforge_7b_12gpu.toml").read_text()
+    )
+    main(["show", str(directive)])
+    assert "at world size 12 (from the file's directive)" in capsys.readouterr().out

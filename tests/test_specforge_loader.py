@@ -67,3 +67,21 @@ def test_each_stage_of_the_loading_path(tmp_path, text, name, overrides, world_s
     verdict = load(path, overrides, world_size)
     assert verdict.stage == stage, verdict.message
     assert phrase in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("overrides", "loader_accepts"),
+    [
+        (["model.sglang_enable_symm_mem=[a", "model.sglang_enable_symm_mem=false"], True),  # a scalar's text, replaced
+        (["model.sglang_enable_symm_mem=[a"], False),  # ... or kept, and refused
+        (["data.max_length=[a", "data.max_length=8192"], True),
+    ],
+)
+def test_an_unreadable_value_a_later_override_replaces_is_judged_as_the_loader_does(overrides, loader_accepts):
+    """SpecForge keeps a scalar override's text as written and validates the result, so the last write wins."""
+    from trainspec.api import check
+
+    path = CORPUS / "specforge" / "qwen3.5-35b-a3b-eagle3-online.yaml"
+    assert load(path, overrides).accepted is loader_accepts
+    errors = [d for d in check(path, family="specforge@0.2.0", overrides=overrides) if d.is_error]
+    assert (not errors) is loader_accepts, errors

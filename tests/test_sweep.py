@@ -79,7 +79,7 @@ def test_text_lists_the_failing_variants_and_a_summary(capsys):
                  "train.batch_size=2,4"])  # fmt: skip
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert out[-1] == "4 of 6 variants fail"
+    assert out[-1] == "4 of 6 variants fail (at world size 12)"
     failing = [line for line in out if not line.startswith("  ")][:-1]
     assert failing == [
         f"{EXAMPLE_7B} [distributed.tp={tp} train.batch_size={b}]" for tp in (1, 5) for b in (2, 4)
@@ -98,7 +98,19 @@ def test_json_lists_every_variant(capsys):
 
 def test_a_clean_sweep_exits_0(capsys):
     assert main(["check", str(EXAMPLE_7B), "--world-size", "12", "--sweep", "optimizer.lr=1e-4,2e-4"]) == 0
-    assert capsys.readouterr().out.strip() == "0 of 2 variants fail"
+    assert capsys.readouterr().out.strip() == "0 of 2 variants fail (at world size 12)"
+
+
+def test_a_sweep_checks_the_command_line_sizes_not_the_project_ones(capsys, monkeypatch):
+    monkeypatch.chdir(EXAMPLE_7B.parent.parent)  # the repository's pyproject.toml gives the example 12
+    file = "examples/kempnerforge_7b_12gpu.toml"
+    assert main(["check", file, "--world-size", "8,16,64", "--sweep", "optimizer.lr=1e-4,3e-4"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "2 of 2 variants fail (a variant fails if it fails at any of the world sizes 8, 16, 64)"
+    main(["check", file, "--world-size", "8,16,64", "--sweep", "optimizer.lr=1e-4", "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["world_sizes"] == [8, 16, 64]
+    assert main(["check", file, "--sweep", "optimizer.lr=1e-4"]) == 0
+    assert capsys.readouterr().out.strip() == "0 of 1 variant fails (at world size 12)"
 
 
 @pytest.mark.parametrize(

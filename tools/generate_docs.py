@@ -6,7 +6,10 @@
 One page per built-in family (every field: path, type, default, bounds,
 description; every rule: id, severity, paths, explanation, example and fix)
 and one for the ids every family can report (engine.md). Examples are run
-while generating, so the output shown under each is what trainspec says. A
+while generating, as the page shows them (the file in an empty folder, the
+command as written: a page of an older version names it with --family), so
+the output shown under each is all `trainspec check` prints, notes and
+summary line included; tests/test_docs_console.py runs them again. A
 version compared with its trainer's released classes (tests/data/drift/<id>.json)
 shows what tools/family_drift.py found (<id>.md beside it, which
 tests/test_family_drift.py keeps in step with the tool); a family whose example configs are
@@ -17,15 +20,24 @@ Nobody edits docs/reference/ by hand; change the schema or the rules and rerun.
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import shlex
 import sys
+import tempfile
 from pathlib import Path
 
-from trainspec.engine.runner import run_example
+from trainspec.engine.runner import Options, check_files
 from trainspec.families import Family, every_version
-from trainspec.report.text import format_line
+from trainspec.installed import IGNORE
+from trainspec.layouts.declared import parse_size
+from trainspec.read.overrides import from_command_line
+from trainspec.report.reporters import get_reporter
 from trainspec.resources import schema_dir
 from trainspec.rules import mirrored
 from trainspec.rules.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
+from trainspec.rules.device import target
+from trainspec.rules.examples import Example
 from trainspec.validate.fields import fields
 from trainspec.validate.schema import Schema
 
@@ -73,7 +85,47 @@ def render_fields(schema: Schema) -> list[str]:
     return out
 
 
-def render_rule(info: RuleInfo, family: str | None = None) -> list[str]:
+def page_argv(example: Example, fixed: bool, family: Family | None) -> list[str]:
+    """The arguments of an example's command as its page shows it: a page of a family with several versions
+    names its own (`--family kempnerforge@089fbbd`), so the command checks at that version as written."""
+    argv = [example.file(fixed), *example.options(fixed).argv()]
+    if family is not None and example.options(fixed).family is None and family.other_versions():
+        argv[1:1] = ["--family", family.id]
+    return argv
+
+
+def printed(example: Example, fixed: bool, family: Family | None) -> list[str]:
+    """Everything `trainspec check` prints for an example (its findings, notes and summary line), checked as
+    the page shows it: the file written in an empty folder, with the options of its command, reported as the
+    text reporter writes for a pipe (tests/test_docs_console.py runs the command itself)."""
+    text = example.good if fixed else example.bad
+    run = example.options(fixed)
+    name = example.file(fixed)
+    sizes = run.world_sizes
+    options = Options(
+        family=run.family or (family.id if family is not None and family.other_versions() else None),
+        overrides=from_command_line(run.overrides, ()),
+        world_sizes=sizes,
+        sizes_given=bool(sizes),
+        fallback_sizes=not sizes,
+        gpu_memory=parse_size(run.gpu_memory) if run.gpu_memory else None,
+        gpu=target(run.gpu) if run.gpu else None,
+        use_project=True,
+    )
+    out = io.StringIO()
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="trainspec-docs-") as tmp:
+        if text is not None:
+            Path(tmp, name).write_text(text, encoding="utf-8")
+        os.chdir(tmp)  # the file is named as the command names it
+        try:
+            get_reporter("text")(check_files([name], options), out)  # not a terminal: one line per finding
+        finally:
+            os.chdir(here)
+    return out.getvalue().splitlines()
+
+
+def render_rule(info: RuleInfo, family: Family | None = None) -> list[str]:
     out = [
         "",
         f"### `{info.id}`",
@@ -88,11 +140,12 @@ def render_rule(info: RuleInfo, family: str | None = None) -> list[str]:
     lang = "yaml" if example.fmt == "yaml" else example.fmt
     if example.bad is not None:
         out += ["", f"Breaks it (`{example.file(False)}`):", "", f"```{lang}", example.bad.rstrip("\n"), "```"]
-    shown = [format_line(d) for d in run_example(example, fixed=False, family=family) if d.rule == info.id]
-    out += ["", "```console", f"$ {example.command(False)}", *shown, "```"]
+    out += ["", "```console", f"$ trainspec check {shlex.join(page_argv(example, False, family))}"]
+    out += [*printed(example, False, family), "```"]
     out += ["", f"Fixed (`{example.file(True)}`):", "", f"```{lang}", example.good.rstrip("\n"), "```"]
     if example.options(True) != example.options(False):
-        out += ["", "```console", f"$ {example.command(True)}", "```"]
+        out += ["", "```console", f"$ trainspec check {shlex.join(page_argv(example, True, family))}"]
+        out += [*printed(example, True, family), "```"]
     return out
 
 
@@ -143,7 +196,7 @@ def family_page(family: Family) -> str:
         "## Rules",
     ]
     for info in family_rules(family):
-        lines += render_rule(info, family.id)
+        lines += render_rule(info, family)
     lines += render_inventory(family)
     drift = DRIFT_DIR / f"{family.id}.md"
     if drift.is_file():
@@ -184,6 +237,8 @@ def pages() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # the pages say what trainspec says of a file, whatever trainer release is installed where they are built
+    os.environ[IGNORE] = "1"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/reference/ is stale")
     parser.add_argument("--out", type=Path, default=OUT_DIR, help=argparse.SUPPRESS)

@@ -458,12 +458,12 @@ WORLD_SIZE_FROM_PROJECT = Code(
     Severity.NOTE,
     Category.WORLD_SIZE,
     Flag.NONE,
-    """The file's entry in the project configuration states its world sizes, so the ones given with
-`--world-size` do not apply to it.
+    """The project configuration or a file directive states world sizes for the file, and the ones
+given with `--world-size` replace them.
 
-World sizes belong to the job that runs a file: a file directive wins, then the file's
-`[[configs]]` entry, then `--world-size`, which is for files that state none (see
-`docs/project.md`). `--isolated` ignores the project configuration.""",
+The command line wins, as it does in other linters: a size typed for this run is the size checked,
+never left aside. Without `--world-size`, a file directive wins, then the file's `[[configs]]`
+entry, then the project's `world-size` (see `docs/project.md`).""",
 )
 
 WORLD_SIZE_DERIVED = Code(

@@ -156,6 +156,8 @@ class Diagnostic:
     end_column: int | None = None
     suggestion: Suggestion | None = field(default=None, compare=False)  # what the message says, as data
     clauses: tuple[Clause, ...] = ()
+    world_sizes: tuple[int, ...] = ()
+    """Every size a finding holds at, when a check at many sizes reports it once (`world_size` is the first)."""
 
     @property
     def message(self) -> str:
@@ -223,4 +225,6 @@ class Diagnostic:
         }
         if self.world_size is not None:
             out["world_size"] = self.world_size
+        if self.world_sizes:
+            out["world_sizes"] = list(self.world_sizes)
         return out

@@ -40,6 +40,27 @@ LOAD_TIMEOUT = timedelta(minutes=5)
 stuck or gone; the process group's own timeout (10-30 minutes by default) is sized for training steps instead."""
 
 
+class TorchMissing(TrainspecError, ModuleNotFoundError):
+    """torch is not installed where `trainspec.distributed` was asked for something only torch knows."""
+
+
+def needs_torch(module: str = "torch") -> Any:
+    """`module` of torch, imported; TorchMissing naming the extra to install when torch is not there, since a
+    bare `No module named 'torch'` does not say that trainspec installs it only on request."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        raise TorchMissing(
+            "trainspec.distributed needs torch, which is not installed here: pip install 'trainspec[torch]' "
+            "(or install torch as your trainer does); trainspec.check and trainspec.load work without it",
+            name="torch",
+        ) from None
+
+
 class RanksNotReady(TrainspecError, RuntimeError):
     """The ranks could not run trainspec's check together (no process group, or a rank never arrived)."""
 
@@ -64,7 +85,7 @@ def world_size(environ: Mapping[str, str] | None = None) -> WorldSize:
     A launcher variable that is set but not a positive integer raises ValueError.
     """
     if "torch.distributed" in sys.modules:
-        import torch.distributed as dist
+        dist = needs_torch("torch.distributed")
 
         if dist.is_available() and dist.is_initialized():
             return WorldSize(dist.get_world_size(), "torch.distributed process group")
@@ -87,7 +108,7 @@ def _positive(env: Mapping[str, str], name: str) -> int:
 
 def torch_dtype(name: str) -> torch.dtype:
     """The torch dtype a config names by its torch name (e.g. `checkpoint.export_dtype` = "bfloat16")."""
-    import torch
+    torch = needs_torch()
 
     found = getattr(torch, name, None) if name.isidentifier() else None
     if not isinstance(found, torch.dtype):
@@ -114,7 +135,7 @@ def device_diagnostics(
     `SLURM_NTASKS_PER_NODE`) than GPUs visible to torch. CPU takes any number
     of processes.
     """
-    import torch
+    torch = needs_torch()
 
     dev = torch.device(device) if device is not None else _default_device()
     fam = _family_of(config, family)
@@ -143,7 +164,7 @@ def device_diagnostics(
 
 def _described(dev: torch.device) -> Device:
     """The device as a family's `device_checks` reads it."""
-    import torch
+    torch = needs_torch()
 
     if dev.type != "cuda":
         return Device(dev.type, dev.type)
@@ -152,7 +173,7 @@ def _described(dev: torch.device) -> Device:
 
 
 def _default_device() -> torch.device:
-    import torch
+    torch = needs_torch()
 
     return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
 
@@ -191,7 +212,7 @@ def verify(
     raise RanksNotReady rather than wait out the group's own timeout; that
     takes a fresh gloo group of every rank, so it excludes `group`.
     """
-    import torch.distributed as dist
+    dist = needs_torch("torch.distributed")
 
     if not (dist.is_available() and dist.is_initialized()):
         raise RanksNotReady("trainspec.distributed.verify needs an initialized torch.distributed process group")
@@ -287,7 +308,7 @@ def _exchange_group(group: ProcessGroup | None, timeout: timedelta | None) -> It
     if timeout is None:
         yield group
         return
-    import torch.distributed as dist
+    dist = needs_torch("torch.distributed")
 
     bounded = None
     try:
@@ -323,8 +344,8 @@ def _all_gather_bytes(data: bytes, group: ProcessGroup | None, *, sized: bool = 
     Without `sized` every rank must send the same length; with it, lengths are
     gathered first and the payloads padded to the longest.
     """
-    import torch
-    import torch.distributed as dist
+    torch = needs_torch()
+    dist = needs_torch("torch.distributed")
 
     dev = _collective_device(group)
     size = dist.get_world_size(group)
@@ -343,8 +364,8 @@ def _all_gather_bytes(data: bytes, group: ProcessGroup | None, *, sized: bool = 
 
 def _collective_device(group: ProcessGroup | None) -> torch.device:
     """CPU when the group's backend takes CPU tensors (gloo), else the current CUDA device (nccl)."""
-    import torch
-    import torch.distributed as dist
+    torch = needs_torch()
+    dist = needs_torch("torch.distributed")
 
     backend = str(dist.get_backend(group))
     capability = dist.Backend.backend_capability

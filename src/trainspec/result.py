@@ -104,6 +104,8 @@ class Result:
     outcome: Outcome = Outcome.CHECKED
     reason: str = ""
     device: Device | None = None
+    world_sizes: tuple[int, ...] = ()
+    """Every size the world-size rules ran at (none when they did not run), for the summary a report prints."""
 
     @property
     def ok(self) -> bool:

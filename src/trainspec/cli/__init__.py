@@ -9,12 +9,13 @@ line; TRAINSPEC_TRACEBACK=1 shows the traceback), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from trainspec.errors import TrainspecError
 from trainspec.limits import ALL as ALL_LIMITS
@@ -43,13 +44,47 @@ class _Versions(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors name the closest option or command to one it does not know."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(message + did_you_mean(message, self))
+
+
+def _known_words(parser: argparse.ArgumentParser) -> list[str]:
+    """The options of `parser`, its subcommands' names, and the options of each subcommand it holds."""
+    words = list(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            words += list(action.choices)
+            for sub in action.choices.values():
+                words += list(sub._option_string_actions)
+    return words
+
+
+def did_you_mean(message: str, parser: argparse.ArgumentParser) -> str:
+    """`; did you mean --world-size?` for a mistyped option or command in an argparse error, else nothing."""
+    found = re.search(r"unrecognized arguments?: (.*)$|invalid choice: '([^']*)'", message)
+    if found is None:
+        return ""
+    typed = (found.group(1) or "").split() or [found.group(2)]
+    words = _known_words(parser)
+    guesses = []
+    for word in typed:
+        name = word.split("=", 1)[0]
+        close = difflib.get_close_matches(name, [w for w in words if w.startswith("-") == name.startswith("-")], 1)
+        if close and close[0] != name:
+            guesses.append(close[0])
+    return f"; did you mean {' / '.join(dict.fromkeys(guesses))}?" if guesses else ""
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of `command` alone when it names one.
 
     A command line that names its command needs no other: registering them all imports
     every command's dependencies, about 15 ms of a one-file check.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="trainspec",
         description="Validate ML training-run configs.",
         epilog="`trainspec --version` lists the family versions and the upstream trainers they follow.",
@@ -102,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         extras = held + extras
         if extras and not getattr(args, "accepts_extras", False):
             parser.error("unrecognized arguments: " + " ".join(extras))
+        if extras:  # a flag neither the command nor KempnerForge's --section.key form reads: a typo
+            unread = [a for a in extras if a.startswith("--") and "=" not in a and "." not in a]
+            if unread:
+                parser.error("unrecognized arguments: " + " ".join(unread))
         for limit in ALL_LIMITS:  # a budget set to nonsense is a usage error before any work
             limit.value  # noqa: B018
         return int(args.run(args, extras, parser))

@@ -108,7 +108,7 @@ def register(sub: Any) -> None:
         default=(),
         metavar="N[,N|A..B...]",
         help="number of ranks the job runs on; several sizes (or ranges A..B) are each checked, "
-        "the file itself only once",
+        "the file itself only once; replaces the sizes a project configuration or file directive states",
     )
     p.add_argument(
         "--set",
@@ -254,7 +254,8 @@ def collect(
         expanded=inputs.expanded,
         texts=inputs.texts,
         use_project=not args.isolated,
-        fallback_sizes=True,
+        sizes_given=bool(args.world_size),
+        fallback_sizes=not args.world_size,
         outside_links=args.allow_outside_links,
     )
     if args.jobs is not None and args.jobs > available_cpus():

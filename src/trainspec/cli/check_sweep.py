@@ -51,7 +51,8 @@ def run_sweep(
             ignore=tuple(selection[1]),
             warnings_as_errors=args.warnings_as_errors,
             use_project=not args.isolated,
-            fallback_sizes=True,
+            sizes_given=bool(args.world_size),
+            fallback_sizes=not args.world_size,
             gpu=args.gpu,
         ).for_file(file)
         found = sweep(
@@ -65,6 +66,7 @@ def run_sweep(
             warnings_as_errors=options.warnings_as_errors,
             fallback_sizes=options.fallback_sizes,
             gpu=options.gpu,
+            sizes_given=options.sizes_given,
         )
     except (SweepError, OverlayError, UnknownFamily, ProjectError) as exc:
         complain(exc)
@@ -95,11 +97,17 @@ def report_text(found: Sweep, out: TextIO) -> None:
     summary = f"{failing:,} of {total:,} variant{'s' if total != 1 else ''} fail{'s' if total == 1 else ''}"
     if len(found.world_sizes) > 1:
         summary += f" (a variant fails if it fails at any of the world sizes {_sizes(found.world_sizes)})"
+    elif found.world_sizes:
+        summary += f" (at world size {found.world_sizes[0]})"
+    else:
+        summary += " (no world size given: world-size rules not checked)"
     out.write(summary + "\n")
 
 
 def _sizes(sizes: Sequence[int]) -> str:
-    return ", ".join(map(str, sizes))
+    from trainspec.read.world_sizes import sizes_text
+
+    return sizes_text(list(sizes))
 
 
 def report_json(found: Sweep, out: TextIO) -> None:

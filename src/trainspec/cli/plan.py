@@ -54,6 +54,9 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
 
     if args.apply is not None and len(args.gpus) != 1:
         parser.error("--apply writes the layout of one world size: give --gpus a single number")
+    from trainspec.engine.progress import Progress
+
+    shown = Progress.for_stream(len(args.gpus), sys.stderr, "planned {done}/{total} world sizes")
     try:
         plans = plan(
             args.file,
@@ -63,12 +66,17 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             gpus_per_node=args.gpus_per_node,
             gpu_memory=args.gpu_memory,
             gpu=args.gpu,
+            progress=None if shown is None else lambda done, total: shown.advance(),
         )
     except PlanError as exc:
+        if shown is not None:
+            shown.close()
         for d in exc.diagnostics:  # a config that cannot be checked: its errors as `check` reports them
             print(d.one_line(), file=sys.stderr)
         complain(exc)
         return exc.exit_status
+    if shown is not None:
+        shown.close()
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
     if args.format == "json":
@@ -79,7 +87,20 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     else:
         for found in plans:
             sys.stdout.write(as_text(found, args.gpus_per_node))
+        if len(plans) > 1:
+            sys.stdout.write(by_size(plans) + "\n")
     return 0 if all(p.layouts for p in plans) else 1
+
+
+def by_size(plans: Sequence[Plan]) -> str:
+    """The last line of a plan at several sizes: where a layout passes and where none does, at a glance."""
+    from trainspec.read.world_sizes import sizes_text
+
+    some = [p.world_size for p in plans if p.layouts]
+    none = [p.world_size for p in plans if not p.layouts]
+    parts = [f"a layout passes at {sizes_text(some)}"] if some else []
+    parts += [f"none passes at {sizes_text(none)}"] if none else []
+    return f"{len(plans):,} world sizes planned: " + "; ".join(parts)
 
 
 def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:

@@ -36,13 +36,30 @@ def register(sub: Any) -> None:
         "--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", help="override a value first"
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--isolated",
+        action="store_true",
+        help="ignore project configurations (pyproject.toml [tool.trainspec], .trainspec.toml)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     from trainspec.layouts.provenance import show
+    from trainspec.read.project import ProjectError
 
-    shown = show(args.file, family=args.family, overrides=args.overrides, world_size=args.world_size, gpu=args.gpu)
+    try:
+        shown = show(
+            args.file,
+            family=args.family,
+            overrides=args.overrides,
+            world_size=args.world_size,
+            gpu=args.gpu,
+            use_project=not args.isolated,
+        )
+    except ProjectError as exc:
+        print(f"trainspec: {exc}", file=sys.stderr)
+        return 2
     if args.format == "json":
         # a TOML date is shown as written; a non-finite number as "NaN" or "Infinity" (strict JSON)
         sys.stdout.write(json_text(as_json(shown), indent=2, default=str) + "\n")
@@ -57,6 +74,7 @@ def as_json(shown: Shown) -> dict[str, Any]:
         "file": shown.file,
         "family": shown.family.id if shown.family else None,
         "world_size": shown.world_size,
+        "world_size_from": shown.world_size_from or None,
         "values": [{"path": leaf.path, "value": leaf.value, "origin": leaf.origin} for leaf in shown.leaves],
         "derived": {q.name: {"value": q.value, "unit": q.unit, "how": q.how} for q in shown.quantities},
         "note": shown.note or None,
@@ -67,7 +85,8 @@ def as_json(shown: Shown) -> dict[str, Any]:
 def as_text(shown: Shown) -> str:
     lines = [d.one_line() for d in shown.diagnostics if d.is_error]
     if shown.family is not None:
-        size = f" at world size {shown.world_size}" if shown.world_size else ""
+        size = f" at world size {shown.world_size}" if shown.world_size else " at no world size (none given)"
+        size += f" (from {terminal(shown.world_size_from)})" if shown.world_size_from else ""
         lines.append(f"{terminal(shown.file)} ({shown.family.id}){size}")
     shown_leaves = [(terminal(f"{leaf.path} = {_value(leaf.value)}"), leaf) for leaf in shown.leaves]
     width = min(max((len(text) for text, _ in shown_leaves), default=0), 60)

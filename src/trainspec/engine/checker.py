@@ -140,7 +140,8 @@ def check_document(
     if device is not None and family.device_checks is not None:
         out.extend(_device_checks(doc, family, config, device))
     world_size = sizes[0] if len(sizes) == 1 else None
-    return Result(doc.file, family, out, config, world_size, doc, device=device)
+    ran = sizes if plan.per_world_size else ()
+    return Result(doc.file, family, out, config, world_size, doc, device=device, world_sizes=ran)
 
 
 class _RulePlan(NamedTuple):

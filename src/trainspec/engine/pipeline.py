@@ -29,6 +29,7 @@ from trainspec.codes import (
     OVERRIDE_REPAIRS_FILE,
     SYNTAX_ERROR,
     UNKNOWN_FAMILY,
+    WORLD_SIZE_FROM_PROJECT,
     WRONG_FORMAT,
     WRONG_TYPE,
 )
@@ -42,6 +43,7 @@ from trainspec.read.directives import directives_of
 from trainspec.read.document import Document
 from trainspec.read.files import ReadError, parse, read_text, within_limit
 from trainspec.read.overrides import Override
+from trainspec.read.world_sizes import sizes_text
 from trainspec.report.wording import show
 from trainspec.result import Outcome, Result
 from trainspec.rules import Rule
@@ -77,23 +79,34 @@ def check_path(
     fallback_sizes: bool = False,
     family_from: Selection = "flag",
     device: Device | None = None,
+    sizes_given: bool = False,
 ) -> Result:
     """Check one file (or `text` as if read from it); problems come back as diagnostics, never raised.
 
     Raises ValueError for a world size below 1 (a caller's mistake, not the config's).
     `fallback_sizes`: the world sizes are for files that state none (see `checker.check_document`);
-    a file directive's sizes never are. `family_from`: what chose `family` (the flag or the project).
+    a file directive's sizes never are. `sizes_given`: the sizes are the command line's, which a file
+    directive does not replace (a note says what it stated). `family_from`: what chose `family` (the flag
+    or the project).
     `device`: the target GPU (`device.target`), unless the file's directive names another.
     """
     sizes = world_sizes_of(world_size)
     file = str(path)
     try:
-        return _check(file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from, device)
+        return _check(
+            file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from, device, sizes_given
+        )
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
         return Result.not_checked(Outcome.SYNTAX, Diagnostic(file, 1, 1, (), SYNTAX_ERROR.id, Severity.ERROR, message))
     except Exception as exc:
         return Result.not_checked(Outcome.CRASHED, internal_error(file, exc))
+
+
+def given_over_directive(file: str, stated: tuple[int, ...]) -> Diagnostic:
+    """The note that the command line's world sizes replace the ones a file directive states."""
+    message = f"the file's directive states world size {sizes_text(stated)}, set aside for the --world-size given"
+    return Diagnostic(file, None, None, (), WORLD_SIZE_FROM_PROJECT.id, Severity.NOTE, message)
 
 
 def internal_error(file: str, exc: BaseException) -> Diagnostic:
@@ -116,6 +129,7 @@ def _check(
     fallback_sizes: bool = False,
     family_from: Selection = "flag",
     device: Device | None = None,
+    sizes_given: bool = False,
 ) -> Result:
     lines: dict[int, str] = {}
     try:
@@ -134,7 +148,10 @@ def _check(
         if unusable is not None:
             return Result.not_checked(Outcome.UNUSABLE_DIRECTIVE, unusable, doc.problems, doc)
         family, family_from = directives.family, "directive"
-    if directives.world_sizes:
+    if directives.world_sizes and sizes_given and sizes:
+        if set(directives.world_sizes) != set(sizes):
+            doc.problems.append(given_over_directive(file, directives.world_sizes))
+    elif directives.world_sizes:
         sizes, fallback_sizes = directives.world_sizes, False
     device = directives.device or device
     if isinstance(family, str):

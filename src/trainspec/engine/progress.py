@@ -10,7 +10,9 @@ DELAY = 1.0
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO) -> None:
+    def __init__(self, total: int, stream: TextIO, what: str = "checked {done}/{total} files") -> None:
+        self.what = what
+        """The line, with `{done}` and `{total}` filled in (a plan counts world sizes, not files)."""
         self.total = total
         self.stream = stream
         self.done = 0
@@ -19,10 +21,10 @@ class Progress:
         self.shown = False
 
     @classmethod
-    def for_stream(cls, total: int, stream: TextIO) -> Progress | None:
+    def for_stream(cls, total: int, stream: TextIO, what: str = "checked {done}/{total} files") -> Progress | None:
         """A progress line, or None when `stream` is not a terminal."""
         isatty = getattr(stream, "isatty", None)
-        return cls(total, stream) if isatty is not None and isatty() else None
+        return cls(total, stream, what) if isatty is not None and isatty() else None
 
     def advance(self) -> None:
         self.done += 1
@@ -30,7 +32,7 @@ class Progress:
         if now - self.start >= DELAY and now - self.last >= 0.1:
             self.last = now
             self.shown = True
-            self.stream.write(f"\rtrainspec: checked {self.done}/{self.total} files")
+            self.stream.write("\rtrainspec: " + self.what.format(done=f"{self.done:,}", total=f"{self.total:,}"))
             self.stream.flush()
 
     def clear(self) -> None:

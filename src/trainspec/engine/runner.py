@@ -45,6 +45,7 @@ from trainspec.read.formats import FORMATS, JSON
 from trainspec.read.overlay import OverlayError, load_overlay
 from trainspec.read.overrides import Override
 from trainspec.read.project import Project, ProjectError, find_project, inside, problem_at
+from trainspec.read.world_sizes import sizes_text
 from trainspec.result import Outcome, Result
 from trainspec.rules.catalogue import family_rules, names_a_rule
 from trainspec.rules.device import Device, target
@@ -91,7 +92,10 @@ class Options:
     """Keep the diagnostics as the check found them, without `as_reported` (`show` and `plan` have always
     read them so: a suppression comment neither hides an error from them nor is reported by them)."""
     set_aside: str = ""
-    """Why the command line's world sizes do not apply to this file (its project entry states its own)."""
+    """The world sizes the project configuration states for this file, which the command line's replace."""
+    sizes_given: bool = False
+    """`world_sizes` were given for this run (`--world-size`): they win over the project configuration's and
+    a file directive's, as a command-line setting does in other linters; what they replace gets a note."""
     fallback_sizes: bool = False
     """`world_sizes` are for files that state none (the command line's): a config that fixes its own
     world size (a SpecForge trainer topology) keeps it, instead of failing at sizes meant for others."""
@@ -101,8 +105,9 @@ class Options:
     def for_file(self, file: str) -> Options:
         """These options with the project configuration of `file` merged in (see `docs/project.md`).
 
-        World sizes and the target GPU: the file's glob, else the command line, else the project
-        default (a file directive, read later, outranks all three). Family: the command line, else
+        World sizes: the command line's when given (`sizes_given`), else the file's directive (read
+        later), else the file's glob, else the project default. The target GPU: the file's glob, else
+        the command line, else the project default (a file directive outranks all three). Family: the command line, else
         the glob, else the project default. Overrides: the project's, then the glob's, then the
         command line's.
         `--select` replaces the project's; every `ignore` adds up.
@@ -119,18 +124,17 @@ class Options:
         source = project.source.name
         own = entry.settings.world_sizes if entry else ()
         aside = ""
-        if own and self.world_sizes and set(own) != set(self.world_sizes):
-            sizes = ", ".join(map(str, own))
-            given = ", ".join(map(str, self.world_sizes))
+        given = self.world_sizes if self.sizes_given else ()
+        if given and own and set(own) != set(given):
             where = f"the entry for {', '.join(entry.paths)} in {project.source.name}" if entry else ""
-            aside = f"checked at world size {sizes}, from {where}; --world-size {given} is for files that state none"
+            aside = f"{where} states world size {sizes_text(own)}, set aside for the --world-size given"
         return replace(
             self,
             set_aside=aside,
             family=family or mine.family,
             family_from="flag" if self.family else "project",
-            world_sizes=own or self.world_sizes or mine.world_sizes,
-            fallback_sizes=self.fallback_sizes and not own,
+            world_sizes=given or own or self.world_sizes or mine.world_sizes,
+            fallback_sizes=self.fallback_sizes and not own and not given,
             overrides=(*(Override(0, text, source=source) for text in mine.overrides), *self.overrides),
             select=self.select or mine.select or (),
             ignore=(*mine.ignore, *self.ignore),
@@ -203,6 +207,7 @@ def check_file(file: str, options: Options) -> Result:
         world_size=options.world_sizes,
         text=options.texts.get(file),
         fallback_sizes=options.fallback_sizes,
+        sizes_given=options.sizes_given,
         family_from=options.family_from,
         device=options.gpu,
     )
@@ -239,6 +244,8 @@ def _unclaimed(result: Result, options: Options) -> Result:
     if not any(d.rule == UNCLAIMED_CONFIG.id for d in reported.diagnostics):
         return result.skip(result.reason)
     return reported
+
+
 def _linked_outside(file: str, use_project: bool) -> Diagnostic | None:
     """`file-not-readable` for a config that is a symbolic link, inside its project (the folder of the
     project configuration that governs it, else the working directory), to an existing file outside it:

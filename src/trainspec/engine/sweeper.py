@@ -77,7 +77,7 @@ class Sweep:
 
     def passes_at(self, variant: Variant) -> tuple[int, ...]:
         """The world sizes at which the variant has no error (an error of no particular size fails them all)."""
-        failed = {d.world_size for d in variant.result.diagnostics if d.is_error}
+        failed = {s for d in variant.result.diagnostics if d.is_error for s in d.world_sizes or (d.world_size,)}
         return () if None in failed else tuple(s for s in self.world_sizes if s not in failed)
 
 
@@ -117,11 +117,13 @@ def sweep(
     warnings_as_errors: bool = False,
     fallback_sizes: bool = False,
     gpu: Device | None = None,
+    sizes_given: bool = False,
 ) -> Sweep:
     """Check every combination of the axes' values on top of `overrides`, the file read once.
 
     The keywords mean what they mean to `runner.Options` (`fallback_sizes`: the world
-    sizes are for files that state none). One string is one axis, and one override. Raises
+    sizes are for files that state none; `sizes_given`: they are the command line's, which a file directive
+    does not replace). One string is one axis, and one override. Raises
     SweepError for an unusable axis or more variants × world sizes than `limits.SWEEP_RUNS`, ValueError for a world
     size below 1.
     """
@@ -146,13 +148,14 @@ def sweep(
         layout_hints=False,  # a sweep leaves layouts to `plan`
         fallback_sizes=fallback_sizes,
         gpu=gpu,
+        sizes_given=sizes_given,
     )
     base = check_file(str(path), options)
     found = Sweep(str(path), parsed, base.for_report())
     if base.family is None or base.document is None:
         return found
-    own = directives_of(base.document)[0].world_sizes  # the file's own directive wins
-    if own:
+    own = directives_of(base.document)[0].world_sizes  # the file's own directive, unless the command line gave sizes
+    if own and not (sizes_given and sizes):
         options = replace(options, world_sizes=own, fallback_sizes=False)
         _within_budget(count, own)
     found.world_sizes = options.world_sizes

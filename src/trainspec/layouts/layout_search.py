@@ -141,7 +141,9 @@ class Budget:
     def candidates(self, space: LayoutSpace, config: dict[str, Any], world_size: int) -> Iterator[tuple[Any, ...]]:
         """The family's candidates at `world_size`, each one spent; OverBudget past the budget."""
         if world_size > LAYOUT_WORLD_SIZE.value:
-            raise OverBudget(LAYOUT_WORLD_SIZE.exceeded(f"no layout is searched at {world_size:,} GPUs"))
+            # a size past the limit may have more digits than Python writes out (a config's nnodes × nproc_per_node)
+            many = f"{world_size:,}" if world_size < 10**18 else "more than 10^18"
+            raise OverBudget(LAYOUT_WORLD_SIZE.exceeded(f"no layout is searched at {many} GPUs"))
         for values in space.candidates(config, world_size):
             self.left -= 1
             if self.left < 0:

@@ -10,7 +10,7 @@ that select it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -33,6 +33,7 @@ from trainspec.layouts.layout_search import (
 )
 from trainspec.paths import format_path, parse_path
 from trainspec.read.directives import directives_of
+from trainspec.read.world_sizes import sizes_text
 from trainspec.result import Outcome, Result, exit_status
 from trainspec.rules.device import Device
 from trainspec.rules.gpu_memory import RULE, fitting
@@ -86,6 +87,7 @@ def plan(
     gpus_per_node: int | None = None,
     gpu_memory: int | None = None,
     gpu: Device | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Plan]:
     """The passing layouts of one config at each world size in `gpus`, ranked.
 
@@ -93,7 +95,8 @@ def plan(
     out and the rest ranked by headroom first. `gpu`: the target GPU (`device.target`), for the rules
     that read it; its memory is the budget when `gpu_memory` is not given. Raises PlanError when the
     file's family declares no layout or the file cannot be checked at all; ValueError for a world size
-    below 1. One string is one override.
+    below 1. One string is one override. `progress(done, total)` is called after each world size (a long
+    plan shows how far it got).
     """
     sizes = world_sizes_of(gpus)
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
@@ -106,10 +109,17 @@ def plan(
     written = _file_values(base, space, family, bool(given))
     pinned = _pinned(base)
     budget = Budget()
+    plans: list[Plan] = []
     try:
-        plans = [plan_result(base, space, size, gpus_per_node, budget, gpu_memory) for size in sizes]
+        for size in sizes:
+            plans.append(plan_result(base, space, size, gpus_per_node, budget, gpu_memory))
+            if progress is not None:
+                progress(len(plans), len(sizes))
     except OverBudget as exc:
-        raise PlanError(str(exc)) from None
+        done = f"world sizes {sizes_text([p.world_size for p in plans])}" if plans else "no world size"
+        raise PlanError(
+            f"{exc}; planned {done} of the {len(sizes):,} given before it ran out: plan fewer sizes at once"
+        ) from None
     for found in plans:
         found.written, found.pinned = written, pinned
     return plans

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any
 
-from trainspec.codes import UNKNOWN_KEY
+from trainspec.codes import UNKNOWN_KEY, WORLD_SIZE_DERIVED
 from trainspec.diagnostics import Diagnostic
 from trainspec.engine.pipeline import as_overrides, world_sizes_of
 from trainspec.engine.runner import Options, check_file
 from trainspec.families import Family
 from trainspec.layouts.declared import Quantity
 from trainspec.paths import Path, format_path, is_prefix, parse_path
+from trainspec.read.directives import directives_of
+from trainspec.read.project import find_project
 from trainspec.result import Outcome, Result, exit_status
 from trainspec.rules import ABSENT
 from trainspec.rules.device import Device
@@ -49,6 +51,9 @@ class Shown:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     note: str = ""
     outcome: Outcome = Outcome.CHECKED
+    world_size_from: str = ""
+    """Where `world_size` came from, in words (`--world-size`, the file's directive, the project
+    configuration, the config's own topology): a size shown without its source reads as a guess."""
 
     @property
     def ok(self) -> bool:
@@ -66,6 +71,7 @@ def show(
     overrides: str | Iterable[str] = (),
     world_size: int | None = None,
     gpu: Device | None = None,
+    use_project: bool = False,
 ) -> Shown:
     """The resolved config of one file with every leaf's origin and the family's derived quantities.
 
@@ -74,17 +80,20 @@ def show(
     that size, and `note` says when `world_size` disagrees with it. `gpu`: the target GPU, for the rules
     that read it (`device.target`).
     """
-    # as `trainspec check` takes --world-size: for a config that states none (the config's own size wins)
+    # as `trainspec check` takes --world-size (`use_project`: with the project configuration, as `check` reads it)
     options = Options(
         family=family,
         overrides=tuple(as_overrides(overrides)),
         world_sizes=world_sizes_of(world_size),
-        fallback_sizes=True,
+        fallback_sizes=world_size is None,
+        sizes_given=world_size is not None,
         as_found=True,
         gpu=gpu,
+        use_project=use_project,
     )
     result = check_file(str(path), options)
     shown = Shown(result.file, result.family, result.world_size, diagnostics=result.diagnostics, outcome=result.outcome)
+    shown.world_size_from = _world_size_from(result, world_size, options if use_project else None)
     if result.family is None or result.config is None or result.document is None:
         return shown
     shown.leaves = list(leaves(result))
@@ -96,6 +105,26 @@ def show(
         )
         shown.note = f"{shown.note}\n{disagrees}" if shown.note else disagrees
     return shown
+
+
+def _world_size_from(result: Result, given: int | None, options: Options | None) -> str:
+    """Where the size `result` was checked at came from, in the order a check takes it (docs/project.md)."""
+    if result.world_size is None:
+        return ""
+    derived = [d.message for d in result.diagnostics if d.rule == WORLD_SIZE_DERIVED.id]
+    if derived:
+        return "the config's " + derived[0].partition(" from ")[2].split(";")[0]
+    if given is not None:
+        return "--world-size" if given == result.world_size else "the config's own topology, not the --world-size given"
+    if result.document is not None and directives_of(result.document)[0].world_sizes:
+        return "the file's directive"
+    project = find_project(result.file) if options is not None else None
+    if project is not None:
+        entry = project.entry_for(result.file)
+        if entry is not None and entry.settings.world_sizes:
+            return f"the entry for {', '.join(entry.paths)} in {project.source.name}"
+        return f"`world-size` in {project.source.name}"
+    return ""
 
 
 def leaves(result: Result) -> Iterator[Leaf]:
@@ -127,6 +156,9 @@ def quantities(result: Result) -> tuple[list[Quantity], str]:
     withheld = "derived quantities are shown for a config without errors (world-size errors aside)"
     if () in failing:
         return [], withheld
+    huge = next((p for p, v in _walk(result.config, ()) if type(v) is int and abs(v) >= 2**63), None)
+    if huge is not None:  # products of such numbers overflow floats and have more digits than Python writes
+        return [], f"derived quantities are not computed: `{format_path(huge)}` is beyond a 64-bit integer"
     try:
         found = fam.derive(result.config, result.world_size)
     except Exception as exc:  # a family hook must not take the command down

@@ -70,11 +70,12 @@ class _Refused(Exception):
 def apply_overrides(doc: Document, overrides: list[Override], schema: Schema) -> list[Diagnostic]:
     """Apply each override in order to `doc.data`; problems come back as diagnostics."""
     problems = []
-    for override in overrides:
+    for n, override in enumerate(overrides):
         path: Path = ()  # a refusal after the path is read is about that path
         try:
             path, value_text = _read(override)
-            _apply(doc, override, schema, path, value_text)
+            written_again = any(o.text.partition("=")[0] == override.text.partition("=")[0] for o in overrides[n + 1 :])
+            _apply(doc, override, schema, path, value_text, written_again)
         except _Refused as refused:
             problems.append(
                 Diagnostic(
@@ -112,7 +113,9 @@ def _read(override: Override) -> tuple[Path, str]:
     return path, value_text
 
 
-def _apply(doc: Document, override: Override, schema: Schema, path: Path, value_text: str) -> None:
+def _apply(
+    doc: Document, override: Override, schema: Schema, path: Path, value_text: str, written_again: bool = False
+) -> None:
     path_text = override.text.partition("=")[0]
     if override.python and any(isinstance(part, int) for part in path):
         raise _Refused(
@@ -124,7 +127,15 @@ def _apply(doc: Document, override: Override, schema: Schema, path: Path, value_
     _refuse_scalars_on_the_way(doc.data, path, path_text)
     parent = schema.node_at(path[:-1], doc.data) or {}
     optional = path[-1] not in schema.required(parent, get(doc.data, path[:-1])) and not schema.has_default(node)
-    value, remove = _typed_value(value_text, node, schema, path_text, optional, override.python)
+    try:
+        value, remove = _typed_value(value_text, node, schema, path_text, optional, override.python)
+    except _Refused as refused:
+        # The last write wins: a loader that keeps a scalar's text as written (SpecForge) never reads the text
+        # of a value a later override replaces. A list or table it parses at once, so that stays an error.
+        scalar = not schema.types(node) & {"array", "object"}
+        if written_again and scalar and not override.python and refused.rule == OVERRIDE_INVALID_VALUE.id:
+            return
+        raise
     doc.mark_origin(_set(doc.data, path, value, remove), override.origin)
 
 
@@ -162,8 +173,11 @@ def _unknown(path_text: str, schema: Schema) -> str:
     siblings = {p.rpartition(".")[2]: p for p in known if p.rpartition(".")[0] == parent}
     key = closest(last, sorted(siblings))  # a typo in the key (`model.n_head`)
     close = siblings[key] if key is not None else None
+    if close is None:  # an abbreviation one way or the other (`learning_rate` for `lr`, `tp` for `tensor_parallel`)
+        short = [k for k in sorted(siblings) if _initials(k) == last or _initials(last) == k]
+        close = siblings[short[0]] if len(short) == 1 else None
+    homes = [p for p in known if p.rpartition(".")[2] == last]
     if close is None:  # the same key in another section (`train.lr` for `optimizer.lr`)
-        homes = [p for p in known if p.rpartition(".")[2] == last]
         close = homes[0] if len(homes) == 1 else None
     if close is None:  # the whole path misread, sections and all (`training.deployment_mode`)
         others = [p for p in known if not plain.startswith(p + ".") and p not in siblings.values()]
@@ -175,8 +189,29 @@ def _unknown(path_text: str, schema: Schema) -> str:
                 scores[p] = matcher.ratio()
         best = max(scores, key=lambda p: scores[p], default=None)
         close = best if best is not None and scores[best] >= PATH_SIMILAR else None
-    hint = f"; did you mean `{close}`?" if close else ""
+    if close is not None:
+        hint = f"; did you mean `{close}`?"
+    elif 1 < len(homes) <= KEYS_LISTED:  # the key in several sections: name them all
+        hint = "; did you mean one of " + ", ".join(f"`{p}`" for p in homes) + "?"
+    else:  # nothing alike (`optimizer.learning_rate` for `optimizer.lr`): what the section does hold
+        section = parent if siblings else ""
+        keys = sorted(siblings) if siblings else sorted({p.split(".")[0].split("[")[0] for p in known})
+        shown = ", ".join(f"`{k}`" for k in keys[:KEYS_LISTED]) + (
+            f" and {len(keys) - KEYS_LISTED} more" * (len(keys) > KEYS_LISTED)
+        )
+        where = f"the keys of `{section}` are" if section else "the top-level sections are"
+        hint = f"; {where} {shown} (`trainspec show` lists every path)" if keys else ""
     return f"`{path_text}` is not a config path{hint}"
+
+
+KEYS_LISTED = 12
+"""Keys an unknown path's message lists when nothing is close enough to suggest."""
+
+
+def _initials(key: str) -> str:
+    """`tensor_parallel` -> `tp`: what a key of several words is abbreviated to ("" for a key of one word)."""
+    words = [w for w in key.split("_") if w]
+    return "".join(w[0] for w in words) if len(words) > 1 else ""
 
 
 PATH_SIMILAR = 0.7

@@ -18,6 +18,7 @@ def report(results: Iterable[Result], out: TextIO) -> None:
         "version": 1,
         "diagnostics": [diagnostic_json(d) for d in sorted_diagnostics(checked(results))],
         "skipped": [{"file": r.file, "reason": r.skipped} for r in results if r.skipped],
+        "world_sizes": {r.file: list(r.world_sizes) for r in checked(results) if r.world_sizes},
         "summary": counts(results),
     }
     out.write(json_text(doc, indent=2) + "\n")

@@ -17,7 +17,9 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
+from trainspec.codes import WORLD_SIZE_UNKNOWN
 from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.read.world_sizes import sizes_text
 from trainspec.report.escaping import terminal
 from trainspec.result import Result
 
@@ -37,6 +39,9 @@ class Tally:
     def __init__(self) -> None:
         self.files = self.errors = self.warnings = self.files_with_errors = 0
         self.skipped: list[tuple[str, str]] = []
+        self.world_sizes: set[int] = set()
+        self.sizeless = 0
+        """Files whose world-size rules did not run for want of a size."""
 
     def add(self, result: Result) -> Result:
         if result.skipped:
@@ -46,6 +51,8 @@ class Tally:
         self.errors += sum(d.severity is Severity.ERROR for d in result.diagnostics)
         self.warnings += sum(d.severity is Severity.WARNING for d in result.diagnostics)
         self.files_with_errors += not result.ok
+        self.world_sizes.update(result.world_sizes)
+        self.sizeless += any(d.rule == WORLD_SIZE_UNKNOWN.id for d in result.diagnostics)
         return result
 
     def counts(self) -> dict[str, int]:
@@ -64,6 +71,12 @@ class Tally:
             if self.errors or self.warnings
             else f"{files} checked, no problems"
         )
+        if self.world_sizes:
+            many = len(self.world_sizes) > 1
+            line += f"; world size{'s' * many} {sizes_text(sorted(self.world_sizes))}"
+            line += f" ({self.sizeless} file{'s' * (self.sizeless > 1)} without one)" if self.sizeless else ""
+        elif self.sizeless:
+            line += "; no world size, world-size rules not checked"
         if self.skipped:
             paths = ", ".join(terminal(relative_path(file)) for file, _ in self.skipped[:SKIPS_LISTED])
             more = f" and {len(self.skipped) - SKIPS_LISTED} more" if len(self.skipped) > SKIPS_LISTED else ""

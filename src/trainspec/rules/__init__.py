@@ -160,7 +160,7 @@ def rule(
             needs_device="device" in params,
             raw=raw,
             at_launch=at_launch or "world_size" in params or "device" in params,
-            summary=doc.splitlines()[0],
+            summary=first_paragraph(doc),
             doc=doc,
             parsed_paths=tuple(parse_path(p) for p in paths),
             optional=frozenset(parse_path(p) for p in optional),
@@ -182,3 +182,9 @@ def passing_divisors(*numbers: int) -> str:
     if len(shown) > 8:
         shown = [*shown[:6], "…", shown[-1]]
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def first_paragraph(doc: str) -> str:
+    """A docstring's first paragraph on one line: `trainspec rules` lists it, and a summary wrapped over two
+    lines of the docstring is one sentence, not its first line."""
+    return " ".join(doc.strip().split("\n\n")[0].split())

@@ -14,10 +14,11 @@ from dataclasses import replace
 from typing import Any
 
 from trainspec.codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
-from trainspec.diagnostics import Clause, Diagnostic, Severity, at_world_size
+from trainspec.diagnostics import Clause, Diagnostic, Join, Severity, at_world_size
 from trainspec.engine.placement import first_written, place, related_place
 from trainspec.paths import Path, format_path
 from trainspec.read.document import Document
+from trainspec.read.world_sizes import sizes_text
 from trainspec.report.wording import show
 from trainspec.rules import ABSENT, Context, Rule, Violation
 from trainspec.validate.schema import get
@@ -42,6 +43,9 @@ def world_size_rules(
     if len(sizes) == 1:
         yield from run_rules(doc, rules, config, broken, context)
         return
+    if len(sizes) > GROUPED_ABOVE:
+        yield from _grouped(doc, rules, config, broken, context)
+        return
     for size in sizes:
         found = [
             replace(d, world_size=size, clauses=(*d.clauses, at_world_size(size)))
@@ -60,6 +64,44 @@ def world_size_rules(
                 clauses=(at_world_size(size),),
             )
         ]
+
+
+GROUPED_ABOVE = 16
+"""Sizes above which a finding is reported once for all the sizes it holds at, with one note saying which
+sizes pass: `--world-size 1..1024` is a summary, not a thousand lines."""
+
+
+def _grouped(
+    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context
+) -> Iterator[Diagnostic]:
+    """World-size rules at many sizes: each finding (a rule at a path) once, at the first size it holds at,
+    naming every size it holds at; then a note with the sizes where every rule passes and where one fails."""
+    sizes = context.world_sizes
+    first: dict[tuple[str, Path, Severity], Diagnostic] = {}
+    where: dict[tuple[str, Path, Severity], list[int]] = {}
+    failing: set[int] = set()
+    for size in sizes:
+        for d in run_rules(doc, rules, config, broken, context.at(size)):
+            key = (d.rule, d.path, d.severity)
+            first.setdefault(key, d)
+            where.setdefault(key, []).append(size)
+            if d.is_error:
+                failing.add(size)
+    for key, d in first.items():
+        held = where[key]
+        clause = Clause(
+            f"at {len(held):,} of the {len(sizes):,} world sizes ({sizes_text(held)}), first at {held[0]}", Join.BEFORE
+        )
+        yield replace(d, world_size=held[0], world_sizes=tuple(held), clauses=(*d.clauses, clause))
+    passing = [s for s in sizes if s not in failing]
+    if not failing:
+        verdict = "every world-size rule passes at each"
+    elif passing:
+        verdict = f"passes at {sizes_text(passing)}; fails at {sizes_text(sorted(failing))}"
+    else:
+        verdict = "fails at every one of them"
+    message = f"world-size rules checked at {len(sizes):,} world sizes ({sizes_text(sizes)}): {verdict}"
+    yield Diagnostic(doc.file, None, None, (), WORLD_SIZE_CHECKED.id, Severity.NOTE, message)
 
 
 def no_target(doc: Document, rules: Sequence[Rule]) -> list[Diagnostic]:

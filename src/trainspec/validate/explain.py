@@ -274,7 +274,7 @@ def _explain(schema: Schema, error: Error | ValidationError, data: Any) -> Itera
         return
     if keyword == "pattern":
         yield Finding(
-            path, rule, f"`{where}` = {show(value)} does not match the pattern {error.validator_value}", at_key=False
+            path, rule, f"`{where}` = {show(value)} {pattern_words(error.validator_value, value)}", at_key=False
         )
         return
     if keyword in ("minItems", "maxItems"):
@@ -609,3 +609,34 @@ def _default_disc(schema: Schema, node: Node, prop: str) -> Any:
         if spec and "default" in spec:
             return spec["default"]
     return None
+
+
+_SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+"""The characters Python's `str.strip()` removes, as the schemas' patterns write them (pydantic's own
+checks of SpecForge's identifiers and paths strip with it)."""
+
+_PATTERNS = {
+    f"^[^{_SPACE}]+$": "non-empty, with no whitespace anywhere",
+    f"^[^{_SPACE}]([\\s\\S]*[^{_SPACE}])?$": "non-empty, with no whitespace at either end",
+    f"^[^{_SPACE},]([^,]*[^{_SPACE},])?$": "non-empty, with no comma and no whitespace at either end",
+}
+"""The patterns the built-in schemas use, in words: a regular expression is no message for a person."""
+
+
+def pattern_words(pattern: str, value: Any) -> str:
+    """What is wrong with a text `value` that does not match `pattern`, in words where the pattern is a known
+    one ("must not be empty"), else the pattern itself."""
+    said = _PATTERNS.get(pattern)
+    if said is None or not isinstance(value, str):
+        return f"does not match the pattern {pattern}"
+    if value == "":
+        problem = "must not be empty"
+    elif "," in value and "comma" in said:
+        problem = "must not contain a comma"
+    elif value != value.strip():
+        problem = "must not start or end with whitespace"
+    elif value.strip() == "":
+        problem = "must not be only whitespace"
+    else:
+        problem = "must not contain whitespace"
+    return f"{problem} (it must be {said})"

@@ -30,7 +30,7 @@ SAGE_CAPABILITIES = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_120")
 LORA_KERNELS = ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "lora_embedding_kernel")
 
 
-@rule("bf16-unsupported-gpu", "warning", "bf16", "bfloat16", "merge_lora", "is_preprocess")
+@rule("bf16-unsupported-gpu", "error", "bf16", "bfloat16", "merge_lora", "is_preprocess")
 def bf16_unsupported_gpu(bf16: Any, bfloat16: Any, merge: Any, preprocess: Any, *, device: Device) -> Iterator[str]:
     """bf16 training needs an Ampere (8.0) or newer NVIDIA GPU, or an AMD one.
 

@@ -52,7 +52,13 @@ def master_dtype(mixed_precision: str) -> torch.dtype:
     """The dtype master weights are kept in for a `train.mixed_precision` value."""
     if mixed_precision not in MASTER_DTYPES:
         raise ValueError(f"unknown mixed precision {mixed_precision!r}; known: {', '.join(MASTER_DTYPES)}")
-    import torch
+    try:
+        import torch
+    except ModuleNotFoundError as exc:  # say which extra brings it, not a bare "No module named 'torch'"
+        if exc.name != "torch":
+            raise
+        message = "master_dtype returns a torch dtype; torch is not installed here: pip install 'trainspec[torch]'"
+        raise ModuleNotFoundError(message, name="torch") from None
 
     dtype: torch.dtype = getattr(torch, MASTER_DTYPES[mixed_precision])
     return dtype
