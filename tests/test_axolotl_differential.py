@@ -44,7 +44,7 @@ import trainspec
 from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import get_family
 
-from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, target
+from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, load, target
 from .conftest import CORPUS, REPORTS, ROOT
 from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, seeded, set_path, set_raw, undocumented
 
@@ -293,6 +293,15 @@ class Outcome:
         errors = "; ".join(f"{d.rule}: {d.message}" for d in self.errors or ()) or "no error"
         loader = self.loader.refused or "accepts"
         return f"{self.case.describe()}\n  trainspec: {errors}\n  loader: {loader}\n---\n{self.case.text()}"
+
+
+def run(case: Case, directory: Path) -> Outcome:
+    """One case through trainspec at `VERSION` and through that release's loader in this process."""
+    path = directory / "config.yaml"
+    path.write_text(case.text(), encoding="utf-8")
+    found = trainspec.check(path, family=VERSION, world_size=case.world_size, gpu=case.gpu)
+    errors = [d for d in found if d.severity is Severity.ERROR]
+    return Outcome(case, errors, load(path, target(case.gpu, case.world_size)))
 
 
 def run_all(served: Served, version: str, cases: list[Case], directory: Path) -> list[Outcome]:

@@ -486,3 +486,29 @@ def test_a_value_the_message_names_is_one_fix_away(client, tmp_path, source, cod
     assert fix["isPreferred"] is True and fix["diagnostics"][0]["code"] == code
     text, after = apply_action(client, uri, source, fix)
     assert fixed in text and by_code(after, code) == []
+
+
+def test_a_notification_leaves_no_future_behind():
+    """pygls files the future of a generator-run notification (`didChange`) under an id no response
+    removes; the server's protocol drops it once done, so memory does not grow with each keystroke
+    (bench/lsp_soak.py measures the whole server)."""
+    from pygls.protocol import LanguageServerProtocol
+
+    from trainspec.editor.lsp.server import TrainspecServer
+
+    def a_generator_handler(params: Any) -> Iterator[None]:
+        yield from ()
+
+    def left_behind(server: Any) -> int:
+        protocol = server.protocol
+        protocol.fm.builtin_features["test/notify"] = a_generator_handler
+        for _ in range(50):
+            protocol._handle_notification("test/notify", None)
+        return len(protocol._request_futures)
+
+    class Plain(TrainspecServer):
+        def __init__(self) -> None:
+            super(TrainspecServer, self).__init__("plain", "0", protocol_cls=LanguageServerProtocol)
+
+    assert left_behind(Plain()) == 50  # what pygls alone keeps
+    assert left_behind(TrainspecServer()) == 0
