@@ -87,6 +87,7 @@ CLASSES: Classes = {
     "lax coercion": ("A2 lax coercion", lambda d: "'s loader itself reads it as" in d.message),
     "non-finite numbers": ("A3 NaN and infinity", lambda d: "non-finite-number" in d.rule + d.message),
     "the device mesh": ("A4 the device mesh", lambda d: d.rule == "mesh-fits-world-size"),
+    "bf16 on a GPU without it": ("A5 bf16 on a GPU without it", lambda d: d.rule == "bf16-unsupported-gpu"),
 }
 """Each way trainspec may be stricter than the loader, with the documented row it falls under."""
 

@@ -35,6 +35,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "loader-differences.md"
 STRICTER: dict[str, str] = {
     # rule id -> the row of docs/loader-differences.md under which trainspec refuses what the loader loads
     "mesh-fits-world-size": "A4 the device mesh",  # validation passes; the job stops building its mesh
+    "bf16-unsupported-gpu": "A5 bf16 on a GPU without it",  # the loader warns; training fails on the GPU
 }
 QUIET: dict[str, str] = {
     # warning rule id -> why the loader says nothing about its broken config

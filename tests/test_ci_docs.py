@@ -94,11 +94,13 @@ def test_a_page_shows_all_a_command_prints_and_names_its_version():
         "model.n_kv_heads = 8 (tensor parallelism splits the heads across ranks); distributed.tp values that "
         "pass: 1, 2, 4 or 8",
         "example.toml: note[world-size-unknown] world-size rules not checked (world-size-auto-shard-divisible, "
-        "world-size-product, cp-mesh-smaller-than-world): no world size known; pass --world-size N",
+        "world-size-product, cp-mesh-smaller-than-world, pp-stage-fsdp-auto-shard): no world size known; "
+        "pass --world-size N",
         "1 error(s), 0 warning(s) in 1 file; no world size, world-size rules not checked",
     ]
-    single = tool.family_page(get_family("axolotl"))  # one version: nothing to name
-    assert "--family" not in "".join(line for line in single.splitlines() if line.startswith("$ "))
+    older = tool.family_page(get_family("axolotl@0.18.0"))
+    runs = [line for line in older.splitlines() if line.startswith("$ trainspec check")]
+    assert runs and all("--family axolotl@0.18.0" in line for line in runs)
 
 
 @pytest.mark.parametrize("name", ["kempnerforge", "specforge"])

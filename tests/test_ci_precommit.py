@@ -132,7 +132,7 @@ def _head() -> str:
 
 
 def test_the_documented_install_line_installs_from_the_repository(tmp_path):
-    line = _docs_block("bash", "pip install").strip()
+    line = _docs_block("bash", "python -m pip install").strip()
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {

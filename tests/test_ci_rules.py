@@ -15,6 +15,7 @@ from trainspec.families import Family, all_families, every_version
 from trainspec.rules.catalogue import catalogue, engine_rules, family_rules
 
 TESTED_ELSEWHERE = {
+    "unclaimed-config": "tests/test_unclaimed.py (a directory walk meets a config no family claims)",
     "pattern-mismatch": "test_pattern_mismatch_without_a_rule_id",
     "invalid-family-schema": "tests/test_third_party_family.py::test_an_invalid_family_schema_is_a_usage_error",
     "internal-error": "tests/test_pipeline.py::test_an_unexpected_exception_is_an_internal_error_and_the_run_goes_on",

@@ -113,8 +113,8 @@ def test_the_pieces_of_the_repository_run(repo, capsys):
     assert report["skipped"] == [
         {
             "file": "configs/runs/lightning.yaml",
-            "reason": "only 1 of its 5 keys are specforge's (unknown top-level keys: `seed_everything`, `trainer`): "
-            "not a config of a known family; pass --family specforge to check it as one",
+            "reason": "only 1 of its 3 keys are axolotl's (unknown top-level keys: `seed_everything`, `model`): "
+            "not a config of a known family; pass --family axolotl to check it as one",
         }
     ]
     assert report["summary"]["files"] == 4 and report["summary"]["skipped"] == 1
@@ -242,7 +242,7 @@ def test_globs_are_relative_to_the_configuration(pattern, path, matches):
 @pytest.mark.parametrize(
     ("name", "text", "why"),
     [
-        ("lightning.yaml", LIGHTNING, "unknown top-level keys: `seed_everything`, `trainer`"),
+        ("lightning.yaml", LIGHTNING, "unknown top-level keys: `seed_everything`, `model`"),
         ("hydra.yaml", HYDRA, "unknown top-level keys: `optimizer`"),
         ("other.toml", OTHER_TOML, "only 2 of its 6 keys are kempnerforge's"),
         ("kf.json", '{"model": {"dim": 4096}, "train": {"batch_size": 8}}', "kempnerforge reads TOML files, not JSON"),
@@ -270,7 +270,7 @@ def test_a_directory_lists_what_it_skips(capsys, tmp_path):
     assert code == 0
     assert f"{tmp_path}/kf.json:1:1: warning[unclaimed-config] " in out  # kempnerforge's keys, in JSON
     assert out.splitlines()[-1] == (
-        f"0 error(s), 1 warning(s) in 2 files; 1 skipped, no known family: {tmp_path}/lightning.yaml"
+        f"0 error(s), 1 warning(s) in 2 files; world size 12; 1 skipped, no known family: {tmp_path}/lightning.yaml"
     )
 
 

@@ -43,7 +43,7 @@ def wait_until(condition, timeout: float = 30.0) -> None:
 @pytest.mark.parametrize("delay", [0.0, 0.3])
 def test_ctrl_c_during_a_parallel_run_is_one_line_and_exit_130(tmp_path, delay):
     example = (ROOT / "examples" / "kempnerforge_7b_12gpu.toml").read_bytes()
-    for n in range(1000):
+    for n in range(5000):  # enough work that the run is still going when the signal comes
         (tmp_path / f"c{n}.toml").write_bytes(example)
     proc = subprocess.Popen(
         [sys.executable, "-m", "trainspec", "check", "--jobs", "2", str(tmp_path)],

@@ -57,7 +57,7 @@ def test_rule_summaries_are_whole_sentences(capsys):
 
     for info in catalogue(all_families()):
         assert info.summary.rstrip().endswith((".", ")", "?", "`")), (info.id, info.summary)
-    main(["rules", "axolotl"])
+    main(["rules", "axolotl@0.18.0"])
     line = next(x for x in capsys.readouterr().out.splitlines() if "batch-size-two-of-three" in x)
     assert "batch_size from the other two, so at least two must be written" in line
 

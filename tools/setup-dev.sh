@@ -63,6 +63,7 @@ echo "==> .venv: the released loaders, without their dependencies: specforge 0.2
 # come from .venv. Installed once: a folder holding that release is kept.
 ORACLE_019=.oracles/axolotl-0.19.0
 if [ ! -f "$ORACLE_019/axolotl-0.19.0.dist-info/METADATA" ]; then
+  echo "==> $ORACLE_019: axolotl 0.19.0 with the transformers, peft, huggingface_hub and tokenizers it pins"
   rm -rf "$ORACLE_019"
   .venv/bin/python -m pip install -q --no-deps --target "$ORACLE_019" axolotl==0.19.0 \
     transformers==5.16.1 peft==0.20.0 huggingface_hub==1.17.0 tokenizers==0.23.1
@@ -76,7 +77,7 @@ npm ci --no-audit --no-fund
 # cache first (@vscode/ripgrep 1.15.11 asks for ripgrep v13.0.0-10).
 CODE_SERVER=.tools/code-server
 if [ ! -x "$CODE_SERVER/node_modules/.bin/code-server" ]; then
-  echo "setup-dev: installing code-server 4.100.3 into $CODE_SERVER (a few minutes: it builds native modules)"
+  echo "==> $CODE_SERVER: code-server 4.100.3 (a few minutes, the first time: it builds native modules)"
   cache="$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-1.15.11"
   mkdir -p "$cache"
   tar czf "$cache/ripgrep-v13.0.0-10-$(uname -m)-unknown-linux-musl.tar.gz" -C "$(dirname "$(command -v rg)")" rg
