@@ -2,7 +2,7 @@
 // (default: editors/vscode/dist/trainspec.vsix). The extension and its language client are
 // bundled by esbuild into one file, so the package holds five files instead of a node_modules tree;
 // `vscode` itself is provided by the editor.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -14,6 +14,7 @@ const { createVSIX } = require("@vscode/vsce");
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = resolve(process.argv[2] || join(here, "dist", "trainspec.vsix"));
+mkdirSync(dirname(out), { recursive: true });
 const stage = mkdtempSync(join(tmpdir(), "trainspec-vsix-"));
 try {
   await build({
