@@ -45,7 +45,7 @@ from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import get_family
 
 from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, load, target
-from .conftest import CORPUS, REPORTS, ROOT
+from .conftest import AXOLOTL_EXAMPLES, REPORTS, ROOT
 from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, seeded, set_path, set_raw, undocumented
 
 pytestmark = pytest.mark.external  # the loader imports torch and transformers
@@ -60,10 +60,7 @@ CASES = int(os.environ.get("TRAINSPEC_AXOLOTL_CASES", str(DEFAULT_CASES)))
 SEED = int(os.environ.get("TRAINSPEC_DIFFERENTIAL_SEED", "0"))
 DOC = ROOT / "docs" / "loader-differences.md"
 TABLE = ROOT / "docs" / "axolotl-corpus.md"
-EXAMPLES_DIR = next(
-    (p for p in (CORPUS / "axolotl-0.18.0", ROOT.parent / "shared" / "corpus" / "axolotl-0.18.0") if p.is_dir()),
-    CORPUS / "axolotl-0.18.0",
-)
+EXAMPLES_DIR = AXOLOTL_EXAMPLES  # Axolotl 0.18.0's example configs, carried by the repository
 EXAMPLES = sorted(p for p in EXAMPLES_DIR.rglob("*") if p.suffix in (".yml", ".yaml"))
 
 KNOWN_LENIENT: dict[str, dict[str, str]] = {
@@ -324,6 +321,29 @@ def corpus_cases() -> list[Case]:
     return [Case(copy.deepcopy(example_config(p)), {}, [str(p.relative_to(EXAMPLES_DIR))]) for p in EXAMPLES]
 
 
+RL_BASE = "llama-3/qlora-1b.yml"
+"""The example each RL mode is set on, so every mode's validators run whatever the random draw picks."""
+
+
+def rl_mode_cases(modes: list[str]) -> list[Case]:
+    """One case per RL mode of the release, with and without what the mode is usually written with."""
+    base = example_config(EXAMPLES_DIR / RL_BASE)
+    found = []
+    for mode in modes:
+        for settings in ({}, RL_SETTINGS.get(mode)) if mode in RL_SETTINGS else ({},):
+            config = copy.deepcopy(base)
+            config["rl"] = mode
+            config.update(copy.deepcopy(settings or {}))
+            found.append(
+                Case(
+                    config,
+                    {},
+                    [RL_BASE, f"rl = {mode!r}" + "".join(f", {k} = {v!r}" for k, v in (settings or {}).items())],
+                )
+            )
+    return found
+
+
 @pytest.fixture(scope="module", params=sorted(RELEASES))
 def oracle(request: pytest.FixtureRequest) -> Iterator[Served]:
     """The release's own loader in a subprocess (tools/setup-dev.sh installs both)."""
@@ -376,22 +396,12 @@ def test_every_class_is_a_documented_row():
     assert "TRAINSPEC_AXOLOTL_CASES" in text
 
 
-def test_the_mutations_reach_every_rl_mode_of_the_release(oracle):
-    """`rl` takes each value of the release's own RLType in the cases the agreement test draws, so every RL
+def test_the_cases_reach_every_rl_mode_of_the_release(oracle):
+    """`rl` takes each value of the release's own RLType in the cases the agreement test runs, so every RL
     mode's validators run."""
     modes = oracle.fields()["enums"]["rl"]
     assert {"dpo", "ipo", "kto", "orpo", "simpo", "grpo", "gdpo", "ebft"} <= set(modes)
-    drawn: set[Any] = set()
-
-    @seeded(SEED, CASES)
-    @given(cases(oracle.fields()))
-    def draw(case: Case) -> None:
-        mode = case.config.get("rl") if isinstance(case.config, dict) else None
-        if isinstance(mode, str):  # a wrong-type mutation may put a list or a mapping there
-            drawn.add(mode)
-
-    draw()
-    assert set(modes) <= drawn, f"not drawn: {set(modes) - drawn}"
+    assert {c.config["rl"] for c in rl_mode_cases(modes)} == set(modes)
 
 
 def test_trainspec_and_axolotl_agree(tmp_path, oracle):
@@ -408,14 +418,16 @@ def test_trainspec_and_axolotl_agree(tmp_path, oracle):
 
     started = time.perf_counter()
     collect()
-    for outcome in run_all(oracle, version, [*corpus_cases(), *drawn], tmp_path):
+    for outcome in run_all(
+        oracle, version, [*corpus_cases(), *rl_mode_cases(oracle.fields()["enums"]["rl"]), *drawn], tmp_path
+    ):
         judged(judge, outcome, lenient, version)
     took = time.perf_counter() - started
     targets = ", ".join(f"{gpu} x {size}" for gpu, size in TARGETS)
     REPORTS.append(
         f"Axolotl {release} differential ({version} at {targets}; seed {SEED}): {judge.counts['cases']} cases "
-        f"(the corpus and {len(drawn)} mutations) in {took:.0f} s; a stricter case counts once per class of its "
-        "errors; " + judge.summary()
+        f"(the corpus, each RL mode and {len(drawn)} mutations) in {took:.0f} s; a stricter case counts once per "
+        "class of its errors; " + judge.summary()
     )
     judge.finish()
     assert judge.counts["cases"] >= CASES

@@ -18,8 +18,9 @@ from trainspec.rules.device import Device
 from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, VARLEN, attention
 from .capabilities import capabilities, sm_number
 from .phrases import named
-from .rules_config import CANONICAL_ATTENTION, SHORT_ATTENTION, fsdp_version
+from .rules_config import CANONICAL_ATTENTION, attention_name_problems, fsdp_version
 from .rules_data_training import before_rule
+from .rules_peft_rl_optim import flattening_problems
 from .rules_system_model import CP_PATHS, context_parallel
 
 CANONICAL_ATTENTION_019 = (
@@ -69,16 +70,7 @@ def attn_implementation_name(impl: Any) -> Iterator[str]:
     0.19.0 adds flash_attention_4 and flash_attention_torch to the names.
 
     Mirrors `AxolotlInputConfig.validate_attn_implementation`."""
-    if not isinstance(impl, str) or impl in CANONICAL_ATTENTION_019 or "/" in impl:
-        return
-    if impl in SHORT_ATTENTION:
-        canonical = show(SHORT_ATTENTION[impl])
-        yield f"attn_implementation = {show(impl)} is a short form the loader refuses; write {canonical}"
-    else:
-        yield (
-            f"attn_implementation = {show(impl)} is not a known backend; use one of "
-            f'{", ".join(CANONICAL_ATTENTION_019)}, or a hub kernel path such as "kernels-community/flash-attn3"'
-        )
+    yield from attention_name_problems(impl, CANONICAL_ATTENTION_019)
 
 
 @rule(
@@ -134,21 +126,8 @@ def batch_flattening_setup(flattening: Any, packing: Any, *choice: Any) -> Itera
     kernel without its `@revision` or `:kernel` suffix.
 
     Mirrors `OptimizationValidationMixin.check_batch_flattening_fa`."""
-    if not flattening or flattening == "auto":
-        return
     backend = attention(*choice)
-    if attn_impl_base(backend) not in VARLEN_019:
-        yield Violation(
-            f"batch_flattening = true needs an attention backend that takes packed batches, but "
-            f"attn_implementation = {show(backend)}; use attn_implementation: flash_attention_2 "
-            "(or batch_flattening: auto)",
-            at=("batch_flattening",),
-        )
-    if packing:
-        yield Violation(
-            "batch_flattening = true cannot be used with sample_packing = true; remove one of them",
-            at=("batch_flattening",),
-        )
+    yield from flattening_problems(flattening, backend, attn_impl_base(backend) in VARLEN_019, packing)
 
 
 @rule("sample-packing-attention-not-isolating", "warning", "sample_packing", *ATTENTION_PATHS)

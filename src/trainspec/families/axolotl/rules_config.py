@@ -12,7 +12,7 @@ Axolotl 0.18.0 supports has it), and the conversions of `datasets` that only fil
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from trainspec.report.wording import show
@@ -127,16 +127,7 @@ def attn_implementation_name(impl: Any) -> Iterator[str]:
     """`attn_implementation` takes a canonical backend name or a hub kernel path (`org/name`).
 
     Mirrors `AxolotlInputConfig.validate_attn_implementation`."""
-    if not isinstance(impl, str) or impl in CANONICAL_ATTENTION or "/" in impl:
-        return
-    if impl in SHORT_ATTENTION:
-        canonical = show(SHORT_ATTENTION[impl])
-        yield f"attn_implementation = {show(impl)} is a short form the loader refuses; write {canonical}"
-    else:
-        yield (
-            f"attn_implementation = {show(impl)} is not a known backend; use one of "
-            f'{", ".join(CANONICAL_ATTENTION)}, or a hub kernel path such as "kernels-community/flash-attn3"'
-        )
+    yield from attention_name_problems(impl, CANONICAL_ATTENTION)
 
 
 @rule("large-head-attention-policy", "error", "large_head_attention")
@@ -290,3 +281,18 @@ RULES: list[Rule] = [
     *CAPABILITY_RULES,
     *SECTION_RULES,
 ]
+
+
+def attention_name_problems(impl: Any, canonical: Sequence[str]) -> Iterator[str]:
+    """What the loader says of an `attn_implementation` that is neither in `canonical` (the release's
+    backend names) nor a hub kernel path."""
+    if not isinstance(impl, str) or impl in canonical or "/" in impl:
+        return
+    if impl in SHORT_ATTENTION:
+        written = show(SHORT_ATTENTION[impl])
+        yield f"attn_implementation = {show(impl)} is a short form the loader refuses; write {written}"
+    else:
+        yield (
+            f"attn_implementation = {show(impl)} is not a known backend; use one of "
+            f'{", ".join(canonical)}, or a hub kernel path such as "kernels-community/flash-attn3"'
+        )

@@ -535,21 +535,8 @@ def batch_flattening_setup(flattening: Any, packing: Any, *choice: Any) -> Itera
 
     Mirrors `OptimizationValidationMixin.check_batch_flattening_fa`.
     """
-    if not flattening or flattening == "auto":
-        return
     backend = attention(*choice)
-    if backend not in VARLEN:
-        yield Violation(
-            f"batch_flattening = true needs an attention backend that takes packed batches, but "
-            f"attn_implementation = {show(backend)}; use attn_implementation: flash_attention_2 "
-            "(or batch_flattening: auto)",
-            at=("batch_flattening",),
-        )
-    if packing:
-        yield Violation(
-            "batch_flattening = true cannot be used with sample_packing = true; remove one of them",
-            at=("batch_flattening",),
-        )
+    yield from flattening_problems(flattening, backend, backend in VARLEN, packing)
 
 
 @rule("batch-flattening-no-effect", "warning", "batch_flattening", "micro_batch_size", "trl.use_liger_loss")
@@ -727,3 +714,22 @@ RULES: list[Rule] = [
     fsdp2_with_bnb_8bit_optimizer,
     deepcompile_needs_deepspeed,
 ]
+
+
+def flattening_problems(flattening: Any, backend: Any, varlen: bool, packing: Any) -> Iterator[Violation]:
+    """What the loader refuses of `batch_flattening: true`: a backend that does not take packed batches
+    (`varlen` says whether the release's backend takes them), or sample packing beside it."""
+    if not flattening or flattening == "auto":
+        return
+    if not varlen:
+        yield Violation(
+            f"batch_flattening = true needs an attention backend that takes packed batches, but "
+            f"attn_implementation = {show(backend)}; use attn_implementation: flash_attention_2 "
+            "(or batch_flattening: auto)",
+            at=("batch_flattening",),
+        )
+    if packing:
+        yield Violation(
+            "batch_flattening = true cannot be used with sample_packing = true; remove one of them",
+            at=("batch_flattening",),
+        )
