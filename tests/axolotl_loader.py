@@ -112,7 +112,7 @@ def target(gpu: str = GPU, world_size: int = WORLD_SIZE, release: str = RELEASE)
     """What `axolotl.cli.config.gpu_capabilities` reports on `world_size` GPUs of kind `gpu` (trainspec's
     `--gpu` catalogue, read through the family's own mapping), as `validate_config` receives it."""
     from trainspec.families.axolotl.capabilities import capabilities
-    from trainspec.rules.device import target as device
+    from trainspec.spec.device import target as device
 
     found = capabilities(device(gpu))
     return {

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, seed, settings
 
-from trainspec.diagnostics import Diagnostic
+from trainspec.spec.diagnostics import Diagnostic
 
 YAML_1_1 = [
     *("yes", "no", "on", "off", "Yes", "OFF", "y", "n", "017", "0o17", "0x1F", "0b101", "1:30", "1_000"),

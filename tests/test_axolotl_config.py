@@ -17,10 +17,10 @@ from trainspec.families.axolotl.attention import attention
 from trainspec.families.axolotl.capabilities import Capabilities, capabilities, sm_number
 from trainspec.families.axolotl.examples_config import EXAMPLES
 from trainspec.families.axolotl.rules_config import RULES, fsdp_version
-from trainspec.paths import Path
-from trainspec.rules import ABSENT, Rule, Violation
-from trainspec.rules.device import Device, target
-from trainspec.validate.schema import get
+from trainspec.spec.device import Device, target
+from trainspec.spec.paths import Path
+from trainspec.spec.rules import ABSENT, Rule, Violation
+from trainspec.spec.schema import get
 
 DEFAULTS: dict[Path, Any] = {("bf16",): "auto", ("tf32",): "auto", ("save_safetensors",): True, ("lora_dropout",): 0.0}
 """The schema defaults these rules read that are not null (the engine fills them before rules run)."""

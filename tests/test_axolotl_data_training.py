@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 import trainspec
-from trainspec.diagnostics import Severity
 from trainspec.families.axolotl.examples_data_training import EXAMPLES, run
 from trainspec.families.axolotl.rules_data_training import RULES
-from trainspec.rules import ABSENT, Rule
-from trainspec.validate.schema import get
+from trainspec.spec.diagnostics import Severity
+from trainspec.spec.rules import ABSENT, Rule
+from trainspec.spec.schema import get
 
 BY_ID = {r.id: r for r in RULES}
 MODEL_DEFAULTS = {"bf16": "auto"}

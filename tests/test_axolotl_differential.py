@@ -41,8 +41,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import trainspec
-from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import get_family
+from trainspec.spec.diagnostics import Diagnostic, Severity
 
 from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, load, target
 from .conftest import AXOLOTL_EXAMPLES, REPORTS, ROOT

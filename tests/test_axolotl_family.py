@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import trainspec
-from trainspec.diagnostics import Severity
 from trainspec.engine.pipeline import check_path
 from trainspec.families import get_family
+from trainspec.spec.diagnostics import Severity
 
 from .conftest import CORPUS, ROOT
 

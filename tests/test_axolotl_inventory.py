@@ -13,7 +13,7 @@ import pytest
 
 from trainspec.families import get_family
 from trainspec.families.axolotl.unmirrored import PLUGIN_SETTINGS, REASONS, UNMIRRORED
-from trainspec.rules import mirrored
+from trainspec.spec.rules import mirrored
 
 from .axolotl_loader import RELEASE
 from .test_axolotl_rules_upstream import Validator, upstream_inventory

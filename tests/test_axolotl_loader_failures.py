@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 import trainspec
-from trainspec.diagnostics import Severity
 from trainspec.families import get_family
+from trainspec.spec.diagnostics import Severity
 
 from .axolotl_loader import GPU, RELEASE, WORLD_SIZE, load, require
 from .conftest import ROOT

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import trainspec
-from trainspec.diagnostics import Severity
+from trainspec.spec.diagnostics import Severity
 
 BASE = """
 base_model: NousResearch/Llama-3.2-1B

@@ -11,13 +11,13 @@ import re
 
 import pytest
 
-from trainspec.diagnostics import Severity
 from trainspec.families.axolotl.examples_peft_rl_optim import BASE, EXAMPLES
 from trainspec.families.axolotl.fsdp_prefix import NOTICES, migrate_fsdp_prefix
 from trainspec.families.axolotl.rules_peft_rl_optim import RULES
 from trainspec.read.files import parse
-from trainspec.rules import Context
 from trainspec.rules.evaluate import run_rules
+from trainspec.spec.diagnostics import Severity
+from trainspec.spec.rules import Context
 
 DEFAULTS = {"optimizer": "adamw_torch_fused", "micro_batch_size": 1, "gradient_accumulation_steps": 1, "bf16": "auto"}
 """The schema defaults the rules that read filled-in values see (those the loader's model has)."""
@@ -205,7 +205,7 @@ def test_of_two_keys_the_loader_reads_as_one_the_later_wins(keys, kept):
 
 
 def test_trainspec_migrate_renames_the_keys_in_place(tmp_path):
-    from trainspec.families import Family
+    from trainspec.spec.family import Family
     from trainspec.write.migrate import migrate
 
     family = Family(name="fsdp-only", schema_file=tmp_path / "s.json", model="x:X", migrations=(migrate_fsdp_prefix,))

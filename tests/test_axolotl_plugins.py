@@ -23,7 +23,6 @@ import yaml
 
 import trainspec
 from trainspec.cli import main
-from trainspec.diagnostics import Severity
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.completion import complete
 from trainspec.editor.lsp.hover import hover
@@ -33,6 +32,7 @@ from trainspec.families.axolotl.examples_plugins import EXAMPLES
 from trainspec.families.axolotl.plugins import PLUGINS, listed, names, usual
 from trainspec.families.axolotl.rules_plugins import RULES as PLUGIN_RULES
 from trainspec.families.axolotl.rules_plugins_kernels import RULES as KERNEL_RULES
+from trainspec.spec.diagnostics import Severity
 
 from .conftest import REPORTS, ROOT
 from .differential import WRONG, YAML_1_1, Judge, render, set_raw

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 import trainspec
-from trainspec.diagnostics import Severity
 from trainspec.families import get_family
 from trainspec.families.axolotl.capabilities import capabilities
-from trainspec.rules.device import target
-from trainspec.rules.examples import Example
+from trainspec.spec.device import target
+from trainspec.spec.diagnostics import Severity
+from trainspec.spec.examples import Example
 
 from .axolotl_loader import RELEASE, TARGET, Verdict, load, require
 

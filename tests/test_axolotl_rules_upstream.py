@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from trainspec.families import get_family
-from trainspec.rules import mirrored
+from trainspec.spec.rules import mirrored
 
 from .axolotl_loader import RELEASE, require
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainspec.diagnostics import Severity
+from trainspec.spec.diagnostics import Severity
 
 from .axolotl_loader import require
 from .differential import Judge, classify

@@ -62,8 +62,8 @@ def test_drift_check_fails_on_stale_missing_and_extra_pages(tmp_path, capsys):
 def test_family_page_documents_every_field_and_rule():
     tool = load_tool()
     from trainspec.families import get_family
-    from trainspec.paths import format_path
     from trainspec.rules.catalogue import family_rules
+    from trainspec.spec.paths import format_path
 
     family = get_family("kempnerforge")
     page = tool.family_page(family)
@@ -106,7 +106,7 @@ def test_a_page_shows_all_a_command_prints_and_names_its_version():
 @pytest.mark.parametrize("name", ["kempnerforge", "specforge"])
 def test_every_field_of_every_family_is_documented(name):
     from trainspec.families import get_family
-    from trainspec.paths import format_path
+    from trainspec.spec.paths import format_path
 
     family = get_family(name)
     page = load_tool().family_page(family)

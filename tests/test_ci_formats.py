@@ -11,11 +11,11 @@ import pytest
 from jsonschema.validators import validator_for
 
 from trainspec.cli import main
-from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.engine.runner import Options, check_file
 from trainspec.report.github import escape_data, escape_property, format_command
 from trainspec.report.reporters import get_reporter
-from trainspec.result import Result
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.result import Result
 
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 

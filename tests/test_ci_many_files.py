@@ -13,7 +13,7 @@ import pytest
 from trainspec.cli import main
 from trainspec.engine import progress
 from trainspec.read.discovery import expand
-from trainspec.read.formats import extensions as config_extensions
+from trainspec.spec.formats import extensions as config_extensions
 
 from .conftest import CORPUS
 

@@ -8,11 +8,12 @@ import pytest
 
 from trainspec.api import check
 from trainspec.cli import main
-from trainspec.diagnostics import Severity
 from trainspec.engine.runner import run_example
-from trainspec.engine.suppressions import find
-from trainspec.families import Family, all_families, every_version
+from trainspec.families import all_families, every_version
+from trainspec.read.suppressions import find
 from trainspec.rules.catalogue import catalogue, engine_rules, family_rules
+from trainspec.spec.diagnostics import Severity
+from trainspec.spec.family import Family
 
 TESTED_ELSEWHERE = {
     "unclaimed-config": "tests/test_unclaimed.py (a directory walk meets a config no family claims)",
@@ -155,7 +156,9 @@ def test_suppressions_apply_before_select(capsys, write):
 
 
 def test_suppression_parsing():
-    found = find('a = "# trainspec: ignore[x]"\nb = 1 #trainspec:ignore[ y ,z ]\n# trainspec: ignore[w]\n#\nc = 2\n')
+    found = find(
+        'a = "# trainspec: ignore[x]"\nb = 1 #trainspec:ignore[ y ,z ]\n# trainspec: ignore[w]\n#\nc = 2\n', "#"
+    )
     assert [(s.comment_line, s.target_line, s.ids) for s in found] == [(2, 2, ("y", "z")), (3, 5, ("w",))]
 
 
@@ -314,7 +317,7 @@ def test_a_directive_inside_a_string_is_not_a_suppression_and_blank_lines_are_sk
         "# trainspec: ignore[tp-divides-heads]\n\n"
         "n_heads = 30\n"
     )
-    (only,) = find(text)
+    (only,) = find(text, "#")
     assert (only.comment_line, only.target_line, only.ids) == (2, 4, ("tp-divides-heads",))
-    (plain,) = find("note: don't panic  # trainspec: ignore[unknown-key]\n")
+    (plain,) = find("note: don't panic  # trainspec: ignore[unknown-key]\n", "#")
     assert plain.ids == ("unknown-key",)

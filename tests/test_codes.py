@@ -1,4 +1,4 @@
-"""The engine's ids live in one registry (`trainspec.codes`); the rest of the code asks it.
+"""The engine's ids live in one registry (`trainspec.spec.codes`); the rest of the code asks it.
 
 An id written out as text elsewhere is a second place to change when it is
 renamed and a place the flags do not reach, so the source is scanned for it.
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from trainspec import codes
-from trainspec.diagnostics import Severity
+from trainspec.spec import codes
+from trainspec.spec.diagnostics import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
-REGISTRY_MODULE = ROOT / "src" / "trainspec" / "codes.py"
+REGISTRY_MODULE = ROOT / "src" / "trainspec" / "spec" / "codes.py"
 
 
 def id_literals(source: str) -> list[tuple[int, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import trainspec
-from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
+from trainspec.spec.diagnostics import Clause, Diagnostic, Join, Severity
 
 DATA = Path(__file__).parent / "data" / "diagnostics"
 

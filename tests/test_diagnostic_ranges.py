@@ -7,13 +7,13 @@ import io
 import pytest
 
 import trainspec
-from trainspec.diagnostics import Diagnostic, Related, Severity
 from trainspec.engine.runner import Options, check_file
-from trainspec.engine.suppressions import apply
+from trainspec.read.suppressions import apply
 from trainspec.report.reporters import get_reporter
-from trainspec.report.wording import closest
-from trainspec.result import Result
-from trainspec.rules import passing_divisors, rule
+from trainspec.spec.diagnostics import Diagnostic, Related, Severity
+from trainspec.spec.result import Result
+from trainspec.spec.rules import passing_divisors, rule
+from trainspec.spec.wording import closest
 
 
 def _errors(path, **kwargs):
@@ -95,7 +95,7 @@ def test_a_suppression_on_a_related_line_suppresses_the_diagnostic():
     d = Diagnostic("job.toml", 7, 1, ("distributed", "tp"), "tp-divides-heads", Severity.ERROR, "m")
     d = Diagnostic(**{**d.__dict__, "related": (Related(("model", "n_heads"), 3, 1),)})
     text = "\n\nn_heads = 40  # trainspec: ignore[tp-divides-heads]\n\n\n\ntp = 3\n"
-    assert apply([d], text, "job.toml", known=lambda i: True, checked=lambda i: True) == []
+    assert apply([d], text, "job.toml", comment="#", known=lambda i: True, checked=lambda i: True) == []
 
 
 def test_a_value_from_an_override_says_so_in_the_message(write):

@@ -15,7 +15,7 @@ import pytest
 
 from trainspec.cli import main
 from trainspec.families import every_version, get_family
-from trainspec.validate.schema_diff import as_dict, diff
+from trainspec.report.schema_diff import as_dict, diff
 
 from .conftest import ROOT
 

@@ -132,9 +132,9 @@ def test_very_deep_yaml_is_refused_before_parsing(write):
 def test_boolean_subschemas_of_a_family_schema_are_explained_not_crashed_on():
     """JSON Schema's `true` and `false` (a third team's schema may use them): a key given `true` is
     known, a map whose values may only be null explains the one that is not."""
+    from trainspec.spec.schema import Schema
+    from trainspec.spec.schema_walk import build_validator
     from trainspec.validate.explain import findings
-    from trainspec.validate.schema import Schema
-    from trainspec.validate.schema_walk import build_validator
 
     free = Schema({"properties": {"a": True, "b": {"type": "integer"}}, "additionalProperties": False})
     found = findings(free, build_validator(free), {"a": [1], "zz": 2})

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from trainspec.families import every_version
 from trainspec.read.files import parse
 from trainspec.read.toml import _loads
+from trainspec.spec.schema import Schema
+from trainspec.spec.schema_walk import Where, build_validator
 from trainspec.validate.explain import explain, findings
 from trainspec.validate.fast import COMPILE_AFTER, fast_validator, is_plain, where_invalid
-from trainspec.validate.schema import Schema
-from trainspec.validate.schema_walk import Where, build_validator
 
 from .conftest import AXOLOTL_EXAMPLES, CORPUS
 

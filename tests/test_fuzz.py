@@ -38,12 +38,12 @@ import yaml
 from trainspec.api import check_path
 from trainspec.engine.runner import Options, check_file
 from trainspec.families import get_family
-from trainspec.paths import format_path
-from trainspec.read.overrides import Override
-from trainspec.report.escaping import terminal
 from trainspec.report.github import format_command
 from trainspec.report.junit import report as junit_report
-from trainspec.result import Result
+from trainspec.spec.escaping import terminal
+from trainspec.spec.overrides import Override
+from trainspec.spec.paths import format_path
+from trainspec.spec.result import Result
 
 from .conftest import CORPUS, ROOT
 

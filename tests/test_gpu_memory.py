@@ -7,8 +7,8 @@ import json
 import pytest
 
 from trainspec.cli import main
-from trainspec.layouts.declared import parse_size
 from trainspec.layouts.planner import plan
+from trainspec.spec.layout_space import parse_size
 
 from .conftest import ROOT
 

@@ -13,12 +13,12 @@ import pytest
 import trainspec
 from trainspec.api import check_config
 from trainspec.cli import main
-from trainspec.read.document import Document
-from trainspec.read.overrides import Override, apply_overrides
-from trainspec.report.wording import show
+from trainspec.spec.document import Document
+from trainspec.spec.overrides import Override, apply_overrides
+from trainspec.spec.schema import Schema
+from trainspec.spec.schema_walk import build_validator
+from trainspec.spec.wording import show
 from trainspec.validate.explain import findings
-from trainspec.validate.schema import Schema
-from trainspec.validate.schema_walk import build_validator
 
 from .conftest import ROOT
 
@@ -247,7 +247,7 @@ def test_a_section_whose_tag_names_no_variant_still_reports_what_every_variant_r
 
 @pytest.mark.parametrize("key", ["", "a.b", "x[0]", 'q"uote', "[", "plain"])
 def test_a_map_key_of_any_text_is_a_path_that_reads_back(capsys, write, key):
-    from trainspec.paths import format_path, parse_path
+    from trainspec.spec.paths import format_path, parse_path
 
     path = ("data", "anneal_weights", key)
     assert parse_path(format_path(path)) == path

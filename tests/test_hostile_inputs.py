@@ -171,8 +171,8 @@ def test_walks_and_globs_treat_a_linked_directory_alike(tmp_path):
 
 
 def test_a_folder_that_cannot_be_listed_is_reported_even_as_root(tmp_path, monkeypatch):
-    from trainspec.read.formats import FORMATS, extensions
-    from trainspec.read.inputs import gather
+    from trainspec.engine.inputs import gather
+    from trainspec.spec.formats import FORMATS, extensions
 
     (tmp_path / "configs" / "locked").mkdir(parents=True)
     (tmp_path / "configs" / "ok.toml").write_text(KF)
@@ -255,8 +255,9 @@ def test_an_overlay_may_name_its_familys_own_model(tmp_path):
 
 
 def test_every_reader_refuses_a_fifo_without_waiting_for_a_writer(tmp_path):
-    from trainspec.read.files import ReadError, read_text
+    from trainspec.read.files import read_text
     from trainspec.read.project import ProjectError, find_project, forget_projects
+    from trainspec.spec.document import ReadError
 
     os.mkfifo(tmp_path / "run.toml")
     os.mkfifo(tmp_path / "overlay.json")
@@ -293,7 +294,8 @@ def test_a_nearest_layout_hint_past_the_budget_says_why_it_names_none(tmp_path, 
 
 
 def test_a_long_dotted_key_is_refused_in_process(tmp_path):
-    from trainspec.read.files import ReadError, read
+    from trainspec.read.files import read
+    from trainspec.spec.document import ReadError
 
     (tmp_path / "deep.toml").write_text(".".join(["a"] * 20000) + " = 1\n")
     start = time.monotonic()

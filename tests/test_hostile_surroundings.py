@@ -21,9 +21,9 @@ from trainspec.cli import main
 from trainspec.engine.runner import Options, check_file
 from trainspec.read.globs import Glob, GlobSet
 from trainspec.read.overlay import OverlayError, load_overlay
-from trainspec.read.overrides import Override
 from trainspec.read.project import ProjectError, forget_projects, load_project
-from trainspec.report.escaping import terminal
+from trainspec.spec.escaping import terminal
+from trainspec.spec.overrides import Override
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 PAYLOAD = "x\n::error file=a,line=1::forged\x1b]0;title\x07\x1b[2J\u202e\u200b"
@@ -197,7 +197,8 @@ def test_patterns_are_matched_in_linear_time_by_both_validators(tmp_path, monkey
     import jsonschema._keywords
     import jsonschema._utils
 
-    from trainspec.validate import fast, schema_walk
+    from trainspec.spec import schema_walk
+    from trainspec.validate import fast
 
     class NoBacktracking:
         def __getattr__(self, name: str):

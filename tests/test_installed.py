@@ -11,11 +11,10 @@ from importlib import metadata
 import pytest
 
 import trainspec
-from trainspec import installed
-from trainspec.diagnostics import Severity
 from trainspec.engine.pipeline import check_path
-from trainspec.entry_points import installed_version
-from trainspec.families import every_version, get_family
+from trainspec.families import every_version, get_family, installed
+from trainspec.families.entry_points import installed_version
+from trainspec.spec.diagnostics import Severity
 
 from .specforge_loader import require
 

@@ -7,7 +7,7 @@ import pytest
 import trainspec
 from trainspec.api import check_config
 from trainspec.families.kempnerforge.precision import device_checks
-from trainspec.rules.device import Device
+from trainspec.spec.device import Device
 
 VLM = """
 [vision_encoder]

@@ -10,7 +10,7 @@ import sys
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from trainspec.validate.dialect import pydantic_lax
+from trainspec.spec.dialect import pydantic_lax
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 PYTHON = {

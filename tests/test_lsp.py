@@ -19,7 +19,6 @@ import pytest
 from lsprotocol import types as lsp
 
 from trainspec.cli import main
-from trainspec.diagnostics import Diagnostic, Related, Severity, at_world_size
 from trainspec.editor.lsp.actions import _candidates, code_actions
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.completion import complete
@@ -33,7 +32,8 @@ from trainspec.editor.lsp.framing import (
 from trainspec.editor.lsp.hover import hover
 from trainspec.editor.lsp.text import Edit, Source, apply, line_edits
 from trainspec.families import get_family
-from trainspec.limits import LSP_MESSAGE_BYTES
+from trainspec.spec.diagnostics import Diagnostic, Related, Severity, at_world_size
+from trainspec.spec.limits import LSP_MESSAGE_BYTES
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "trainspec"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from trainspec.cli import main
-from trainspec.write.safe_write import line_ending
+from trainspec.read.text_lines import line_ending
 
 HEAD = "model:\n  target_model_path: m\ndata:\n  train_data_path: /d.jsonl\n"
 

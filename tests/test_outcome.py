@@ -6,7 +6,7 @@ import pytest
 
 from trainspec.engine.pipeline import check_path
 from trainspec.engine.runner import Options, check_file
-from trainspec.result import Outcome, exit_status
+from trainspec.spec.result import Outcome, exit_status
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"

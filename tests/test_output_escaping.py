@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from trainspec.cli import main
-from trainspec.report.escaping import json_text, terminal
+from trainspec.spec.escaping import json_text, terminal
 
 from .conftest import ROOT
 

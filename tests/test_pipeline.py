@@ -11,14 +11,15 @@ import pytest
 
 import trainspec
 from trainspec import ConfigError, Family, Severity, TrainspecError, rule
-from trainspec.diagnostics import Diagnostic
 from trainspec.engine.checker import check_document
 from trainspec.engine.pipeline import check_path
 from trainspec.engine.runner import Options, check_file, check_files, report_file
 from trainspec.families import all_families, get_family
 from trainspec.read.detect import detect
-from trainspec.read.files import ReadError, parse
-from trainspec.read.overrides import Override, apply_overrides
+from trainspec.read.files import parse
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.document import ReadError
+from trainspec.spec.overrides import Override, apply_overrides
 from trainspec.validate.explain import findings
 
 from .conftest import CORPUS
@@ -85,7 +86,7 @@ def test_every_exception_trainspec_raises_shares_one_base():
     from trainspec.editor.schema import NotEditorSafe
     from trainspec.editor.workspace import EditorError
     from trainspec.families import UnknownFamily
-    from trainspec.validate.schema import SchemaError
+    from trainspec.spec.schema import SchemaError
     from trainspec.write.migrate import MigrateError
 
     for cls in (ConfigError, UnknownFamily, ReadError, SchemaError, NotEditorSafe, EditorError, MigrateError):

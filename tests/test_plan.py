@@ -16,7 +16,7 @@ from trainspec.engine.pipeline import check_path
 from trainspec.families import get_family
 from trainspec.layouts.planner import PlanError, nearest, plan
 from trainspec.read.files import parse
-from trainspec.read.overrides import Override
+from trainspec.spec.overrides import Override
 
 from .conftest import ROOT
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from trainspec.read.document import Pos
-from trainspec.read.files import ReadError, parse
+from trainspec.read.files import parse
+from trainspec.spec.document import Pos, ReadError
 
 
 def test_yaml_reads_numbers_and_booleans_by_yaml_1_2():

@@ -247,7 +247,7 @@ class InterruptImport(importlib.abc.MetaPathFinder):
             raise KeyboardInterrupt
 
 
-@pytest.mark.parametrize("module", ["trainspec.cli.migrate", "trainspec.write.yaml_roundtrip"])
+@pytest.mark.parametrize("module", ["trainspec.cli.migrate", "trainspec.read.yaml_roundtrip"])
 def test_ctrl_c_during_an_import_is_exit_130_without_a_traceback(module, tmp_path, capsys, monkeypatch):
     """`main` imports the command it runs, and `migrate` imports ruamel.yaml's round trip lazily."""
     path = tmp_path / "run.yaml"

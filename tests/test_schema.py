@@ -7,8 +7,8 @@ import json
 import pytest
 
 from trainspec.families import get_family
-from trainspec.paths import format_path
-from trainspec.validate.schema import Schema, SchemaError
+from trainspec.spec.paths import format_path
+from trainspec.spec.schema import Schema, SchemaError
 
 
 def test_remote_ref_is_refused_with_a_clear_message():
@@ -62,7 +62,7 @@ def test_builtin_schemas_are_valid_draft_2020_12(name):
 
 def test_inlined_schema_validates_like_the_original_even_when_recursive(tmp_path):
     import trainspec
-    from trainspec.families import Family
+    from trainspec.spec.family import Family
 
     schema = tmp_path / "tree.schema.json"
     schema.write_text(

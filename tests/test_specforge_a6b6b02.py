@@ -17,8 +17,8 @@ from trainspec.families import get_family
 from trainspec.families.specforge import FAMILIES
 from trainspec.families.specforge.model import RunConfigA6b6b02
 from trainspec.families.specforge.rules import RULES
-from trainspec.paths import parse_path
 from trainspec.read.files import read
+from trainspec.spec.paths import parse_path
 
 from .conftest import CORPUS
 

@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 import trainspec
-from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import get_family
+from trainspec.spec.diagnostics import Diagnostic, Severity
 
 from .conftest import CORPUS, REPORTS, ROOT
 from .differential import WRONG, YAML_1_1, Classes, Judge, remove_path, render, seeded, set_path, set_raw, undocumented

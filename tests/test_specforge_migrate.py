@@ -13,8 +13,9 @@ from ruamel.yaml import YAML
 import trainspec
 from trainspec.api import check_path
 from trainspec.cli import main
-from trainspec.families import Family, every_version, get_family
+from trainspec.families import every_version, get_family
 from trainspec.families.specforge.migrations import migrate_mapping
+from trainspec.spec.family import Family
 
 HEAD = "model:\n  target_model_path: m\ndata:\n  train_data_path: /d.jsonl\n"
 DIS = "    control_dir: /ctl\n    backend: mooncake\n"

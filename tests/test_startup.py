@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.entry_points import entry_points
+from trainspec.families.entry_points import entry_points
 
 from .conftest import ROOT
 

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from trainspec.cli import main
-from trainspec.diagnostics import Diagnostic
 from trainspec.engine.runner import Options, check_file
 from trainspec.engine.sweeper import Axis, SweepError, parse_axis, sweep
+from trainspec.spec.diagnostics import Diagnostic
 
 from .conftest import ROOT
 

@@ -11,13 +11,13 @@ import pytest
 
 from trainspec import Family, rule
 from trainspec.cli import main
-from trainspec.codes import GPU_UNKNOWN, INVALID_DIRECTIVE
-from trainspec.diagnostics import Severity
 from trainspec.engine.pipeline import check_path
 from trainspec.engine.runner import run_example
-from trainspec.rules import Context
-from trainspec.rules.device import GPUS, Device, target
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.codes import GPU_UNKNOWN, INVALID_DIRECTIVE
+from trainspec.spec.device import GPUS, Device, target
+from trainspec.spec.diagnostics import Severity
+from trainspec.spec.examples import Example, Run
+from trainspec.spec.rules import Context
 
 from .conftest import ROOT
 

@@ -129,7 +129,7 @@ def test_a_family_that_fails_to_import_does_not_stop_the_others(tmp_path):
 def test_an_invalid_family_schema_is_a_usage_error(tmp_path):
     import trainspec
     from trainspec.cli import main
-    from trainspec.families import Family
+    from trainspec.spec.family import Family
 
     bad = tmp_path / "bad.schema.json"
     bad.write_text(json.dumps({"type": "object", "properties": {"steps": {"type": "integer", "minimum": "one"}}}))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trainspec.cli import main
-from trainspec.codes import UNCLAIMED_CONFIG
+from trainspec.spec.codes import UNCLAIMED_CONFIG
 
 NO_BASE_MODEL = textwrap.dedent(
     """\

@@ -17,7 +17,16 @@ import pytest
 from trainspec import Family, families, rule
 from trainspec.cli import main
 from trainspec.families import every_version, get_family
-from trainspec.versions import Changes, Delta, VersionError, by_id, fold, fold_version, fold_versions, read_releases
+from trainspec.spec.versions import (
+    Changes,
+    Delta,
+    VersionError,
+    by_id,
+    fold,
+    fold_version,
+    fold_versions,
+    read_releases,
+)
 
 from .conftest import ROOT
 
@@ -191,7 +200,9 @@ def test_a_changes_name_that_is_no_changes_object_and_an_unlisted_oldest_are_ref
             "changes": f"{__name__}:NOT_CHANGES",
         },
     ]
-    with pytest.raises(VersionError, match=f"version v2: {__name__}:NOT_CHANGES is not a trainspec.versions.Changes"):
+    with pytest.raises(
+        VersionError, match=f"version v2: {__name__}:NOT_CHANGES is not a trainspec.spec.versions.Changes"
+    ):
         fold_versions(_tiny(tmp_path, entries), tmp_path)
     with pytest.raises(VersionError, match="tiny@v0 is not the oldest version listed in"):
         fold_versions(replace(_tiny(tmp_path, entries), version="v0"), tmp_path)

@@ -10,7 +10,7 @@ import pytest
 from trainspec.cli import main
 from trainspec.engine import progress
 from trainspec.layouts.planner import PlanError, plan
-from trainspec.read.world_sizes import sizes_text
+from trainspec.spec.world_sizes import sizes_text
 
 from .conftest import ROOT
 

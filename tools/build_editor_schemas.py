@@ -33,8 +33,8 @@ def build(base_url: str) -> dict[str, str]:
     """
     from trainspec.editor.schema import editor_schema, render
     from trainspec.editor.workspace import default_globs
-    from trainspec.families import every_version
-    from trainspec.resources import schema_dir
+    from trainspec.families import every_version, stem
+    from trainspec.spec.resources import schema_dir
 
     files: dict[str, str] = {}
     entries = []
@@ -44,7 +44,7 @@ def build(base_url: str) -> dict[str, str]:
         text = render(editor_schema(canonical, family.formats, dict(family.legacy_keys)))
         if family.version:
             files[f"schemas/{family.id}.schema.json"] = text
-        if family.stem() == family.name:  # the newest version
+        if stem(family) == family.name:  # the newest version
             name = f"schemas/{family.name}.schema.json"
             files[name] = text
             entries.append(

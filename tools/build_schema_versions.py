@@ -4,7 +4,7 @@
     python tools/build_schema_versions.py --check  # fail (exit 1) when one is stale
 
 A family with versions keeps `schema/<family>/versions.json` (read through
-`trainspec.versions`, as the run time reads it): its versions, oldest first.
+`trainspec.spec.versions`, as the run time reads it): its versions, oldest first.
 The first names the hand-written base schema; every later one names its base
 version, a JSON Patch (RFC 6902, applied with the `jsonpatch` library) against
 that base, and the complete schema this tool writes from them. Each version is thus a whole,
@@ -23,7 +23,7 @@ from typing import Any
 
 import jsonpatch
 
-from trainspec.versions import VersionError, read_releases
+from trainspec.spec.versions import VersionError, read_releases
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"

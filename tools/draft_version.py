@@ -313,7 +313,7 @@ Drafted by tools/draft_version.py; docs/releases/{family}@{release}.md lists the
 
 from __future__ import annotations
 
-from trainspec.versions import Changes, Delta
+from trainspec.spec.versions import Changes, Delta
 
 CHANGES = Changes(
     rules=Delta(),
@@ -332,7 +332,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when the patch or the report is stale")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
-    from trainspec.versions import read_releases
+    from trainspec.spec.versions import read_releases
 
     family_dir = ROOT / "schema" / args.family
     releases = read_releases(family_dir)

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from trainspec.families import get_family
-from trainspec.validate.schema import json_type
+from trainspec.spec.schema import json_type
 
 ROOT = Path(__file__).resolve().parent.parent
 

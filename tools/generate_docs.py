@@ -28,18 +28,19 @@ import tempfile
 from pathlib import Path
 
 from trainspec.engine.runner import Options, check_files
-from trainspec.families import Family, every_version
-from trainspec.installed import IGNORE
-from trainspec.layouts.declared import parse_size
-from trainspec.read.overrides import from_command_line
+from trainspec.families import every_version, other_versions, stem
+from trainspec.families.installed import IGNORE
 from trainspec.report.reporters import get_reporter
-from trainspec.resources import schema_dir
-from trainspec.rules import mirrored
 from trainspec.rules.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
-from trainspec.rules.device import target
-from trainspec.rules.examples import Example
+from trainspec.spec.device import target
+from trainspec.spec.examples import Example
+from trainspec.spec.family import Family
+from trainspec.spec.layout_space import parse_size
+from trainspec.spec.overrides import from_command_line
+from trainspec.spec.resources import schema_dir
+from trainspec.spec.rules import mirrored
+from trainspec.spec.schema import Schema
 from trainspec.validate.fields import fields
-from trainspec.validate.schema import Schema
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "docs" / "reference"
@@ -55,7 +56,7 @@ def builtin_families() -> list[Family]:
 
 def page_name(family: Family) -> str:
     """`<family>.md` for the newest version (what the plain name means), `<family>@<version>.md` for others."""
-    return f"{family.stem()}.md"
+    return f"{stem(family)}.md"
 
 
 def _cell(text: str) -> str:
@@ -89,7 +90,7 @@ def page_argv(example: Example, fixed: bool, family: Family | None) -> list[str]
     """The arguments of an example's command as its page shows it: a page of a family with several versions
     names its own (`--family kempnerforge@089fbbd`), so the command checks at that version as written."""
     argv = [example.file(fixed), *example.options(fixed).argv()]
-    if family is not None and example.options(fixed).family is None and family.other_versions():
+    if family is not None and example.options(fixed).family is None and other_versions(family):
         argv[1:1] = ["--family", family.id]
     return argv
 
@@ -103,7 +104,7 @@ def printed(example: Example, fixed: bool, family: Family | None) -> list[str]:
     name = example.file(fixed)
     sizes = run.world_sizes
     options = Options(
-        family=run.family or (family.id if family is not None and family.other_versions() else None),
+        family=run.family or (family.id if family is not None and other_versions(family) else None),
         overrides=from_command_line(run.overrides, ()),
         world_sizes=sizes,
         sizes_given=bool(sizes),
@@ -185,7 +186,7 @@ def family_page(family: Family) -> str:
         "",
         f"Follows {family.follows}. " * bool(family.follows)
         + "Other versions: "
-        + (", ".join(f"[{o.id}]({page_name(o)})" for o in family.other_versions()) or "none")
+        + (", ".join(f"[{o.id}]({page_name(o)})" for o in other_versions(family)) or "none")
         + ".",
         "",
         "Ids every family can report (syntax errors, unknown keys, wrong types, ...) are in [engine.md](engine.md).",

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trainspec.engine.runner import Options, check_files
-from trainspec.engine.suppressions import split_ids
-from trainspec.installed import IGNORE
-from trainspec.read.overrides import from_command_line
-from trainspec.read.world_sizes import parse_world_sizes
+from trainspec.families.installed import IGNORE
+from trainspec.read.suppressions import split_ids
 from trainspec.report.reporters import get_reporter
+from trainspec.spec.overrides import from_command_line
+from trainspec.spec.world_sizes import parse_world_sizes
 
 CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "diagnostics"
 PROMPT = "$ trainspec check "

@@ -13,10 +13,11 @@ trainspec.show("job.toml", world_size=8).quantities                 # parameter 
 
 from typing import TYPE_CHECKING, Any
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.errors import ConfigError, ConfigWarning, TrainspecError
-from trainspec.families import Family
-from trainspec.rules import Violation, rule
+from trainspec.spec import __version__ as __version__
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.errors import ConfigError, ConfigWarning, TrainspecError
+from trainspec.spec.family import Family
+from trainspec.spec.rules import Violation, rule
 
 if TYPE_CHECKING:
     from trainspec.api import check, load
@@ -38,7 +39,6 @@ __all__ = [
     "show",
     "sweep",
 ]
-__version__ = "0.1.0"
 _ENTRY_POINTS = {
     "check": "api",
     "load": "api",

@@ -15,16 +15,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from trainspec.codes import MODEL_MISMATCH
-from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.engine.checker import check_document
 from trainspec.engine.pipeline import check_path, world_sizes_of
-from trainspec.errors import ConfigError, ConfigWarning
-from trainspec.families import Family, every_version, get_family
-from trainspec.read.document import Document
+from trainspec.families import building, every_version, get_family
 from trainspec.read.plain_data import as_data
-from trainspec.result import Result
-from trainspec.rules.device import Device, target
+from trainspec.spec.codes import MODEL_MISMATCH
+from trainspec.spec.device import Device, target
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document
+from trainspec.spec.errors import ConfigError, ConfigWarning, InvalidType
+from trainspec.spec.family import Family
+from trainspec.spec.result import Result
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -75,9 +76,9 @@ def check_config(
     Raises TypeError when `config` is not a mapping or `family` not a name or a Family.
     """
     if not isinstance(config, Mapping):
-        raise TypeError(f"check_config() takes the config as a mapping (a dict), not {type(config).__name__}")
+        raise InvalidType(f"check_config() takes the config as a mapping (a dict), not {type(config).__name__}")
     if not isinstance(family, str | Family):
-        raise TypeError(f"check_config() takes the family as a name or a Family, not {type(family).__name__}")
+        raise InvalidType(f"check_config() takes the family as a name or a Family, not {type(family).__name__}")
     sizes = world_sizes_of(world_size)
     fam = get_family(family) if isinstance(family, str) else family
     data, problems = as_data(config, source)
@@ -133,7 +134,9 @@ def load(
         raise ConfigError(sorted(result.diagnostics, key=Diagnostic.sort_key))
     loaded = to_model(result)
     if model is not None and not isinstance(loaded, model):
-        raise TypeError(f"{path} loads as {type(loaded).__name__} (family {result.family.name}), not {model.__name__}")
+        raise InvalidType(
+            f"{path} loads as {type(loaded).__name__} (family {result.family.name}), not {model.__name__}"
+        )
     for d in sorted(result.diagnostics, key=Diagnostic.sort_key):
         if d.severity is Severity.WARNING:
             warnings.warn(ConfigWarning(d), stacklevel=2)
@@ -143,15 +146,19 @@ def load(
 def _need_path(path: object, caller: str) -> None:
     """A TypeError for what is not a path (`None` is not the current directory, nor a file named "None")."""
     if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"{caller}() takes a path (a str or os.PathLike), not {type(path).__name__}")
+        raise InvalidType(f"{caller}() takes a path (a str or os.PathLike), not {type(path).__name__}")
 
 
 def family_of_model(model: type[Any]) -> Family:
-    """The registered family whose typed model is `model` (or a subclass of it)."""
+    """The registered family whose typed model is `model` (or a subclass of it), newest first. A family that
+    names `model` itself is found without importing any other family's models."""
+    named = building(f"{model.__module__}:{model.__qualname__}")
+    if named is not None:
+        return named
     for family in sorted(every_version().values(), key=lambda f: f.released, reverse=True):
         if issubclass(family.model_class(), model):
             return family
-    raise TypeError(f"no registered family builds {model.__module__}.{model.__qualname__}")
+    raise InvalidType(f"no registered family builds {model.__module__}.{model.__qualname__}")
 
 
 def to_model(result: Result) -> BaseModel:

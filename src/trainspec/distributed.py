@@ -22,12 +22,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from trainspec.api import check_config, check_path, family_of_model, to_model
-from trainspec.codes import CONFIG_DIFFERS_ACROSS_RANKS, DEVICE_COUNT_PER_NODE, VERIFY_FAILED
-from trainspec.diagnostics import Clause, Diagnostic, Join, Related, Severity, read_shown_path
-from trainspec.errors import ConfigError, TrainspecError
-from trainspec.families import Family, get_family
-from trainspec.paths import Path, format_path
-from trainspec.rules.device import Device
+from trainspec.families import get_family
+from trainspec.spec.codes import CONFIG_DIFFERS_ACROSS_RANKS, DEVICE_COUNT_PER_NODE, VERIFY_FAILED
+from trainspec.spec.device import Device
+from trainspec.spec.diagnostics import Clause, Diagnostic, Join, Related, Severity, read_shown_path
+from trainspec.spec.errors import ConfigError, InvalidType, InvalidValue, TrainspecError
+from trainspec.spec.family import Family
+from trainspec.spec.paths import Path, format_path
 
 if TYPE_CHECKING:
     import torch
@@ -102,7 +103,7 @@ def world_size(environ: Mapping[str, str] | None = None) -> WorldSize:
 def _positive(env: Mapping[str, str], name: str) -> int:
     text = env[name].strip()
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise ValueError(f"{name}={env[name]!r} is not a positive integer")
+        raise InvalidValue(f"{name}={env[name]!r} is not a positive integer")
     return int(text)
 
 
@@ -112,7 +113,7 @@ def torch_dtype(name: str) -> torch.dtype:
 
     found = getattr(torch, name, None) if name.isidentifier() else None
     if not isinstance(found, torch.dtype):
-        raise ValueError(f"{name!r} is not a torch dtype name (e.g. float32, bfloat16, float16)")
+        raise InvalidValue(f"{name!r} is not a torch dtype name (e.g. float32, bfloat16, float16)")
     return found
 
 
@@ -217,7 +218,7 @@ def verify(
     if not (dist.is_available() and dist.is_initialized()):
         raise RanksNotReady("trainspec.distributed.verify needs an initialized torch.distributed process group")
     if group is not None and timeout is not None:
-        raise ValueError("pass group or timeout, not both: a timeout needs a new gloo group of every rank")
+        raise InvalidValue("pass group or timeout, not both: a timeout needs a new gloo group of every rank")
     ranks = dist.get_process_group_ranks(group) if group is not None else list(range(dist.get_world_size()))
     model, source, errors = _check_locally(config, family, overrides, device, len(ranks), source or "<config>")
     canonical = _canonical(model) if model is not None else b""
@@ -279,7 +280,7 @@ def _check_locally(
                 model, errors = None, errors or [d for d in exc.diagnostics if d.is_error]
         else:
             if overrides:
-                raise TypeError("overrides apply when verify is given a path; this config is already loaded")
+                raise InvalidType("overrides apply when verify is given a path; this config is already loaded")
             fam = _family_of(config, family)
             # None marks an absent optional section or key; the schema wants those left out
             dump = config.model_dump(mode="json", exclude_none=True)

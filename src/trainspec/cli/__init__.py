@@ -17,9 +17,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from trainspec.errors import TrainspecError
-from trainspec.limits import ALL as ALL_LIMITS
-from trainspec.report.escaping import terminal
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.escaping import terminal
+from trainspec.spec.limits import ALL as ALL_LIMITS
 
 COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "editor", "lsp", "completion")
 

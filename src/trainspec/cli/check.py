@@ -13,14 +13,14 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trainspec.cli import complain
-from trainspec.read.world_sizes import parse_world_size, parse_world_sizes
 from trainspec.report.reporters import NAMES as REPORT_FORMATS
+from trainspec.spec.world_sizes import parse_world_size, parse_world_sizes
 
 if TYPE_CHECKING:
     from trainspec.engine.progress import Progress
-    from trainspec.read.overrides import Override
-    from trainspec.result import Result
-    from trainspec.rules.device import Device
+    from trainspec.spec.device import Device
+    from trainspec.spec.overrides import Override
+    from trainspec.spec.result import Result
 
 
 def world_size_arg(text: str) -> int:
@@ -40,7 +40,7 @@ def world_sizes_arg(text: str) -> tuple[int, ...]:
 
 def gpu_memory_arg(text: str) -> int:
     """`80GiB`, `141GB` or a number of bytes."""
-    from trainspec.layouts.declared import parse_size
+    from trainspec.spec.layout_space import parse_size
 
     try:
         return parse_size(text)
@@ -56,7 +56,7 @@ def add_gpu_memory(p: argparse.ArgumentParser, does: str) -> None:
 
 def gpu_arg(text: str) -> Device:
     """A GPU name (`h100`) or a compute capability (`sm_90`, `9.0`), as `device.target` reads it."""
-    from trainspec.rules.device import target
+    from trainspec.spec.device import target
 
     try:
         return target(text)
@@ -191,7 +191,7 @@ def overrides_from(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[Override, ...]:
     """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
-    from trainspec.read.overrides import from_command_line
+    from trainspec.spec.overrides import from_command_line
 
     try:
         return from_command_line(args.overrides, extras)
@@ -204,14 +204,14 @@ def collect(
 ) -> tuple[Iterator[Result], Progress | None] | str | Exception:
     """The results for the files the arguments name (streamed, in order), or a usage problem (a sentence, or
     the error that says it, line by line)."""
+    from trainspec.engine.inputs import InputError, gather, results_after
     from trainspec.engine.progress import Progress
     from trainspec.engine.runner import Options, available_cpus, iter_check_files
-    from trainspec.engine.suppressions import split_ids
     from trainspec.families import UnknownFamily, get_family
-    from trainspec.read.formats import FORMATS
-    from trainspec.read.formats import extensions as config_extensions
-    from trainspec.read.inputs import InputError, gather, results_after
+    from trainspec.read.suppressions import split_ids
     from trainspec.rules.catalogue import names_a_rule
+    from trainspec.spec.formats import FORMATS
+    from trainspec.spec.formats import extensions as config_extensions
 
     if args.overlay is not None:
         from trainspec.read.overlay import OverlayError, load_overlay
@@ -267,7 +267,7 @@ def collect(
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
     if args.sweep:
         from trainspec.cli.check_sweep import run_sweep
-        from trainspec.engine.suppressions import split_ids
+        from trainspec.read.suppressions import split_ids
 
         selection = (split_ids(args.select), split_ids(args.ignore))
         return run_sweep(args, overrides_from(args, extras, parser), selection, parser)

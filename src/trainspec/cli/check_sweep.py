@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from trainspec.cli import complain
-from trainspec.diagnostics import Diagnostic
-from trainspec.report.escaping import json_text, terminal
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.escaping import json_text, terminal
 
 if TYPE_CHECKING:
     from trainspec.engine.sweeper import Sweep
-    from trainspec.read.overrides import Override
+    from trainspec.spec.overrides import Override
 
 FORMATS = ("text", "json")
 
@@ -105,7 +105,7 @@ def report_text(found: Sweep, out: TextIO) -> None:
 
 
 def _sizes(sizes: Sequence[int]) -> str:
-    from trainspec.read.world_sizes import sizes_text
+    from trainspec.spec.world_sizes import sizes_text
 
     return sizes_text(list(sizes))
 

@@ -14,12 +14,12 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from trainspec.cli import complain
-from trainspec.codes import UNKNOWN_KEY
-from trainspec.diagnostics import Diagnostic
 from trainspec.families import UnknownFamily
-from trainspec.read.files import ReadError
-from trainspec.report.escaping import terminal
-from trainspec.result import exit_status
+from trainspec.spec.codes import UNKNOWN_KEY
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.document import ReadError
+from trainspec.spec.escaping import terminal
+from trainspec.spec.result import exit_status
 from trainspec.write.migrate import MigrateError, Migration, migrate, unified_diff
 from trainspec.write.safe_write import WriteRefused, write_text
 

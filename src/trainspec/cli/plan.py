@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
     if args.apply is not None:
         return apply(plans[0], args.apply, args.overrides)
     if args.format == "json":
-        from trainspec.report.escaping import json_text
+        from trainspec.spec.escaping import json_text
 
         sys.stdout.write(json_text({"version": 1, "plans": [as_json(p, args.gpus_per_node) for p in plans]}, indent=2))
         sys.stdout.write("\n")
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
 
 def by_size(plans: Sequence[Plan]) -> str:
     """The last line of a plan at several sizes: where a layout passes and where none does, at a glance."""
-    from trainspec.read.world_sizes import sizes_text
+    from trainspec.spec.world_sizes import sizes_text
 
     some = [p.world_size for p in plans if p.layouts]
     none = [p.world_size for p in plans if not p.layouts]
@@ -129,8 +129,8 @@ def as_json(found: Plan, gpus_per_node: int | None) -> dict[str, Any]:
 
 
 def as_text(found: Plan, gpus_per_node: int | None) -> str:
-    from trainspec.report.escaping import terminal
     from trainspec.rules.gpu_memory import gib
+    from trainspec.spec.escaping import terminal
 
     assert found.family.layout is not None
     per_node = f", {gpus_per_node} per node" if gpus_per_node else ""
@@ -186,8 +186,8 @@ def _nearest_rank(found: Plan) -> int | None:
 def apply(found: Plan, rank: int, overrides: Sequence[str]) -> int:
     """Write the `rank`-th layout into the file (see `plan_apply`); say what was written, or why not."""
     from trainspec.layouts.apply import NotWritten, write_layout
-    from trainspec.report.escaping import terminal
-    from trainspec.report.wording import show
+    from trainspec.spec.escaping import terminal
+    from trainspec.spec.wording import show
 
     if found.blocking or not found.layouts:
         sys.stderr.write(as_text(found, None))

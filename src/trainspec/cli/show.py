@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from trainspec.cli.check import add_gpu, world_size_arg
-from trainspec.report.escaping import json_text, terminal
+from trainspec.spec.escaping import json_text, terminal
 
 if TYPE_CHECKING:
-    from trainspec.layouts.declared import Quantity
     from trainspec.layouts.provenance import Shown
+    from trainspec.spec.layout_space import Quantity
 
 
 def register(sub: Any) -> None:

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainspec.read.digits import too_many_digits
-from trainspec.write.safe_write import line_ending
+from trainspec.read.text_lines import line_ending
+from trainspec.spec.digits import too_many_digits
 
 MAX_DEPTH = 200
 """Deeper nesting is refused: no settings file needs it, and it would exhaust the parser's stack."""

@@ -18,8 +18,8 @@ import copy
 import json
 from typing import Any
 
-from trainspec.errors import TrainspecError
-from trainspec.read.formats import FORMATS
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.formats import FORMATS
 
 NEWER_THAN_DRAFT_07 = frozenset(
     {

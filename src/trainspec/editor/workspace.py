@@ -23,10 +23,12 @@ from typing import Any
 
 from trainspec.editor import jsonc
 from trainspec.editor.schema import NotEditorSafe, editor_schema_text
-from trainspec.errors import TrainspecError
-from trainspec.read.formats import BY_EXTENSION, FORMATS, InputFormat, in_words, known_format
-from trainspec.report.escaping import terminal
-from trainspec.write.safe_write import WriteRefused, line_ending, read_text, write_text
+from trainspec.families import all_families, stem
+from trainspec.read.text_lines import line_ending
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.escaping import terminal
+from trainspec.spec.formats import BY_EXTENSION, FORMATS, InputFormat, in_words, known_format
+from trainspec.write.safe_write import WriteRefused, read_text, write_text
 
 SCHEMA_DIR = Path(".trainspec") / "schemas"
 
@@ -194,7 +196,7 @@ def init(root: Path, families: Sequence[Any], globs: Sequence[str], schema_dir: 
         raise EditorError(f"{settings_path} does not hold a JSON object; nothing was written")
     planned = []
     for family in families:
-        schema = plan_schema(root, schema_dir, family.stem())
+        schema = plan_schema(root, schema_dir, stem(family))
         inside = _under(schema.path, root)
         ref = "./" + inside.as_posix() if inside is not None else schema.path.resolve().as_uri()
         merge_settings(settings, ref, schema.path.resolve().as_uri(), list(globs) or default_globs(family))
@@ -220,11 +222,11 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
     there) or from anywhere, where the format's language server reads it on any comment line
     (`Syntax.DIRECTIVE_ANYWHERE`; YAML's modeline).
     """
-    assert fmt.schema_directive is not None and fmt.directive is not None
+    assert fmt.schema_directive is not None and fmt.directive is not None and fmt.comment is not None
     newline = line_ending(text)
     lines = text.splitlines(keepends=True)
     head = len(lines) if fmt.syntax().DIRECTIVE_ANYWHERE else 0
-    while head < len(lines) and lines[head].lstrip().startswith("#"):
+    while head < len(lines) and lines[head].lstrip().startswith(fmt.comment):
         head += 1
     directive = fmt.directive
     kept = [ln for ln in lines[:head] if not directive.fullmatch(ln.rstrip("\r\n").rstrip())] + lines[head:]
@@ -232,9 +234,9 @@ def annotated(text: str, fmt: InputFormat, reference: str) -> str:
 
 
 def family_of(path: Path, family: str | None) -> str:
-    from trainspec.families import all_families
     from trainspec.read.detect import detect
-    from trainspec.read.files import ReadError, read
+    from trainspec.read.files import read
+    from trainspec.spec.document import ReadError
 
     if family is not None:
         return family
@@ -245,7 +247,7 @@ def family_of(path: Path, family: str | None) -> str:
     found, why = detect(doc, all_families(), by_reference=False)
     if found is None:
         raise EditorError(f"{path}: {why}")
-    return found.stem()
+    return stem(found)
 
 
 WORKSPACE_MARKERS = (".trainspec", ".git", ".hg", ".vscode")

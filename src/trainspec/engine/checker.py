@@ -12,24 +12,24 @@ from dataclasses import replace
 from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
-from trainspec.codes import HOOK_FAILED, NON_FINITE_NUMBER, NOT_A_MAPPING, OUT_OF_RANGE, WORLD_SIZE_DERIVED
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.engine.placement import place
-from trainspec.families import Family
-from trainspec.paths import Path, format_path
-from trainspec.read.digits import in_digit_limit, too_many_digits
-from trainspec.read.document import Document
-from trainspec.read.overrides import Override, apply_overrides
-from trainspec.report.wording import show
-from trainspec.result import Outcome, Result
-from trainspec.rules import Context, Rule
-from trainspec.rules.device import Device
 from trainspec.rules.evaluate import disagreeing_sizes, no_target, run_rules, world_size_rules
-from trainspec.validate.dialect import adopt_loader_readings, loader_conversions, loader_readings
+from trainspec.rules.placement import place
+from trainspec.spec.codes import HOOK_FAILED, NON_FINITE_NUMBER, NOT_A_MAPPING, OUT_OF_RANGE, WORLD_SIZE_DERIVED
+from trainspec.spec.device import Device
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.dialect import adopt_loader_readings, loader_conversions, loader_readings
+from trainspec.spec.digits import in_digit_limit, too_many_digits
+from trainspec.spec.document import Document
+from trainspec.spec.family import Family
+from trainspec.spec.overrides import Override, apply_overrides
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.result import Outcome, Result
+from trainspec.spec.rules import Context, Rule
+from trainspec.spec.schema import replace_value
+from trainspec.spec.wording import show
 from trainspec.validate.explain import explain
 from trainspec.validate.fast import is_plain, where_invalid
 from trainspec.validate.other_versions import Selection, note_other_versions
-from trainspec.validate.schema import replace_value
 
 
 def check_document(

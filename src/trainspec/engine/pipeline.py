@@ -19,7 +19,13 @@ from dataclasses import replace
 from pathlib import Path as FsPath
 from typing import Any
 
-from trainspec.codes import (
+from trainspec.engine.checker import check_document
+from trainspec.families import UnknownFamily, all_families, get_family
+from trainspec.families.installed import for_installed, version_given
+from trainspec.read.detect import detect, schema_reference
+from trainspec.read.directives import directives_of
+from trainspec.read.files import parse, read_text, within_limit
+from trainspec.spec.codes import (
     INTERNAL_ERROR,
     INVALID_DIRECTIVE,
     INVALID_FAMILY_SCHEMA,
@@ -33,24 +39,20 @@ from trainspec.codes import (
     WRONG_FORMAT,
     WRONG_TYPE,
 )
-from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
-from trainspec.engine.checker import check_document
-from trainspec.families import Family, UnknownFamily, all_families, get_family
-from trainspec.installed import for_installed, version_given
-from trainspec.paths import format_path
-from trainspec.read.detect import detect, schema_reference
-from trainspec.read.directives import directives_of
-from trainspec.read.document import Document
-from trainspec.read.files import ReadError, parse, read_text, within_limit
-from trainspec.read.overrides import Override
-from trainspec.read.world_sizes import sizes_text
-from trainspec.report.wording import show
-from trainspec.result import Outcome, Result
-from trainspec.rules import Rule
-from trainspec.rules.device import Device
-from trainspec.validate.dialect import loader_accepts
+from trainspec.spec.device import Device
+from trainspec.spec.diagnostics import Clause, Diagnostic, Join, Severity
+from trainspec.spec.dialect import loader_accepts
+from trainspec.spec.document import Document, ReadError
+from trainspec.spec.errors import InvalidValue
+from trainspec.spec.family import Family
+from trainspec.spec.overrides import Override
+from trainspec.spec.paths import format_path
+from trainspec.spec.result import Outcome, Result
+from trainspec.spec.rules import Rule
+from trainspec.spec.schema import SchemaError, get
+from trainspec.spec.wording import show
+from trainspec.spec.world_sizes import sizes_text
 from trainspec.validate.other_versions import Selection
-from trainspec.validate.schema import SchemaError, get
 
 
 def as_overrides(items: str | Iterable[str | Override]) -> list[Override]:
@@ -65,7 +67,7 @@ def world_sizes_of(world_size: int | Sequence[int] | None) -> tuple[int, ...]:
     sizes = tuple(world_size) if isinstance(world_size, Sequence) else () if world_size is None else (world_size,)
     for size in sizes:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"world_size must be a whole number of at least 1, got {size!r}")
+            raise InvalidValue(f"world_size must be a whole number of at least 1, got {size!r}")
     return tuple(dict.fromkeys(sizes))
 
 

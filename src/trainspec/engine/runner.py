@@ -21,7 +21,18 @@ from functools import lru_cache, partial
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
-from trainspec.codes import (
+from trainspec.engine.layout_search import with_nearest_layout
+from trainspec.engine.pipeline import check_path
+from trainspec.engine.progress import Progress
+from trainspec.families import UnknownFamily, all_families, get_family
+from trainspec.read import suppressions
+from trainspec.read.detect import resembles
+from trainspec.read.files import read_text
+from trainspec.read.overlay import OverlayError, load_overlay
+from trainspec.read.project import Project, ProjectError, find_project, inside, problem_at
+from trainspec.rules.catalogue import family_rules, names_a_rule
+from trainspec.rules.gpu_memory import exceeded
+from trainspec.spec.codes import (
     DIAGNOSTICS_TRUNCATED,
     FILE_NOT_READABLE,
     INVALID_PROJECT_CONFIG,
@@ -31,26 +42,17 @@ from trainspec.codes import (
     Flag,
     has_flag,
 )
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.engine import suppressions
-from trainspec.engine.pipeline import check_path
-from trainspec.engine.progress import Progress
-from trainspec.families import Family, UnknownFamily, all_families, get_family
-from trainspec.layouts.declared import parse_size
-from trainspec.layouts.layout_search import with_nearest_layout
-from trainspec.limits import DIAGNOSTICS
-from trainspec.read.detect import resembles
-from trainspec.read.files import ReadError, read_text
-from trainspec.read.formats import FORMATS, JSON
-from trainspec.read.overlay import OverlayError, load_overlay
-from trainspec.read.overrides import Override
-from trainspec.read.project import Project, ProjectError, find_project, inside, problem_at
-from trainspec.read.world_sizes import sizes_text
-from trainspec.result import Outcome, Result
-from trainspec.rules.catalogue import family_rules, names_a_rule
-from trainspec.rules.device import Device, target
-from trainspec.rules.examples import Example
-from trainspec.rules.gpu_memory import exceeded
+from trainspec.spec.device import Device, target
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import ReadError
+from trainspec.spec.examples import Example
+from trainspec.spec.family import Family
+from trainspec.spec.formats import FORMATS, JSON
+from trainspec.spec.layout_space import parse_size
+from trainspec.spec.limits import DIAGNOSTICS
+from trainspec.spec.overrides import Override
+from trainspec.spec.result import Outcome, Result
+from trainspec.spec.world_sizes import sizes_text
 from trainspec.validate.fast import fast_validator
 from trainspec.validate.other_versions import Selection
 
@@ -289,10 +291,12 @@ def as_reported(result: Result, options: Options) -> Result:
         sizes = (result.world_size,) if result.world_size is not None else options.world_sizes
         result = replace(result, diagnostics=[*result.diagnostics, *exceeded(result, budget, sizes, gpu)])
     found = result.diagnostics
-    if result.document is not None and FORMATS.get(result.document.format, JSON).comments:
+    comment = FORMATS.get(result.document.format, JSON).comment if result.document is not None else None
+    if result.document is not None and comment is not None:
         sized = result.world_size is not None or bool(options.world_sizes)
         known, checked = _suppression_checks(result.family, sized, result.device is not None)
-        found = suppressions.apply(found, result.document.text, result.file, known=known, checked=checked)
+        text, file = result.document.text, result.file
+        found = suppressions.apply(found, text, file, comment=comment, known=known, checked=checked)
     kept = [d for d in found if reported_anyway(d.rule) or selected(d.rule, options.select, options.ignore)]
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]

@@ -17,19 +17,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 
-from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.engine.checker import check_document
 from trainspec.engine.pipeline import as_overrides, check_overridden, world_sizes_of
 from trainspec.engine.runner import Options, as_reported, check_file
-from trainspec.errors import TrainspecError
-from trainspec.families import Family
-from trainspec.limits import SWEEP_RUNS
 from trainspec.read.directives import directives_of
-from trainspec.read.document import Document
 from trainspec.read.files import parse
-from trainspec.read.overrides import Override
-from trainspec.result import Result
-from trainspec.rules.device import Device
+from trainspec.spec.device import Device
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.family import Family
+from trainspec.spec.limits import SWEEP_RUNS
+from trainspec.spec.overrides import Override
+from trainspec.spec.result import Result
 
 
 class SweepError(TrainspecError):

@@ -6,7 +6,7 @@ to this package's search path, so `trainspec.generated.kempnerforge` works
 in both.
 """
 
-from trainspec.resources import generated_source_dir
+from trainspec.spec.resources import generated_source_dir
 
 _source = generated_source_dir()
 if _source is not None:

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path as FsPath
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic
 from trainspec.engine.pipeline import check_path
-from trainspec.errors import RewriteError, TrainspecError
 from trainspec.layouts.planner import Plan, file_changes
-from trainspec.paths import Path, is_prefix, parse_path
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.errors import RewriteError, TrainspecError
+from trainspec.spec.paths import Path, is_prefix, parse_path
 from trainspec.write.rewrite import set_values
 from trainspec.write.safe_write import WriteRefused, read_text, write_text
 

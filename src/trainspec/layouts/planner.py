@@ -15,13 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic
-from trainspec.engine.pipeline import as_overrides, world_sizes_of
-from trainspec.engine.runner import Options, check_file
-from trainspec.errors import TrainspecError
-from trainspec.families import Family
-from trainspec.layouts.declared import LayoutSpace
-from trainspec.layouts.layout_search import (
+from trainspec.engine.layout_search import (
     Budget,
     Layout,
     OverBudget,
@@ -31,13 +25,19 @@ from trainspec.layouts.layout_search import (
     put,
     search,
 )
-from trainspec.paths import format_path, parse_path
+from trainspec.engine.pipeline import as_overrides, world_sizes_of
+from trainspec.engine.runner import Options, check_file
 from trainspec.read.directives import directives_of
-from trainspec.read.world_sizes import sizes_text
-from trainspec.result import Outcome, Result, exit_status
-from trainspec.rules.device import Device
 from trainspec.rules.gpu_memory import RULE, fitting
-from trainspec.validate.schema import get
+from trainspec.spec.device import Device
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.errors import InvalidValue, TrainspecError
+from trainspec.spec.family import Family
+from trainspec.spec.layout_space import LayoutSpace
+from trainspec.spec.paths import format_path, parse_path
+from trainspec.spec.result import Outcome, Result, exit_status
+from trainspec.spec.schema import get
+from trainspec.spec.world_sizes import sizes_text
 
 OVER_NODE = "more processes per node than --gpus-per-node"
 """How `ruled_out` counts the candidates that would start more processes on a node than it has GPUs."""
@@ -100,7 +100,7 @@ def plan(
     """
     sizes = world_sizes_of(gpus)
     if gpus_per_node is not None and (isinstance(gpus_per_node, bool) or gpus_per_node < 1):
-        raise ValueError(f"gpus_per_node must be a whole number of at least 1, got {gpus_per_node!r}")
+        raise InvalidValue(f"gpus_per_node must be a whole number of at least 1, got {gpus_per_node!r}")
     given = as_overrides(overrides)
     base = check_file(str(path), Options(family=family, overrides=tuple(given), as_found=True, gpu=gpu))
     if gpu_memory is None and base.device is not None:

@@ -14,18 +14,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import Any
 
-from trainspec.codes import UNKNOWN_KEY, WORLD_SIZE_DERIVED
-from trainspec.diagnostics import Diagnostic
 from trainspec.engine.pipeline import as_overrides, world_sizes_of
 from trainspec.engine.runner import Options, check_file
-from trainspec.families import Family
-from trainspec.layouts.declared import Quantity
-from trainspec.paths import Path, format_path, is_prefix, parse_path
 from trainspec.read.directives import directives_of
 from trainspec.read.project import find_project
-from trainspec.result import Outcome, Result, exit_status
-from trainspec.rules import ABSENT
-from trainspec.rules.device import Device
+from trainspec.spec.codes import UNKNOWN_KEY, WORLD_SIZE_DERIVED
+from trainspec.spec.device import Device
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.family import Family
+from trainspec.spec.layout_space import Quantity
+from trainspec.spec.paths import Path, format_path, is_prefix, parse_path
+from trainspec.spec.result import Outcome, Result, exit_status
+from trainspec.spec.rules import ABSENT
 
 SCHEMA_DEFAULT = "schema default"
 

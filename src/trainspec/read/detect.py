@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Any
 
-from trainspec.families import Family
-from trainspec.paths import parse_path
-from trainspec.read.document import Document
-from trainspec.read.formats import FORMATS
-from trainspec.validate.schema import SchemaError
+from trainspec.families import other_versions
+from trainspec.spec.document import Document
+from trainspec.spec.family import Family
+from trainspec.spec.formats import FORMATS
+from trainspec.spec.paths import parse_path
+from trainspec.spec.schema import SchemaError
 
 
 def schema_reference(doc: Document) -> str | None:
@@ -160,7 +161,7 @@ def detect(doc: Document, families: dict[str, Family], *, by_reference: bool = T
         named = [f for f in families.values() if _named_by(reference, f)]
         readers = [f for f in named if doc.format in f.formats]
         if len(readers) == 1:
-            versions = [readers[0], *readers[0].other_versions()]
+            versions = [readers[0], *other_versions(readers[0])]
             return next((v for v in versions if v.version and v.id.lower() in reference.lower()), readers[0]), ""
         if not named:
             return None, f"the file names the schema {reference!r}, which is no known family's (known: {known})"

@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
-from trainspec.codes import INVALID_DIRECTIVE
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.read.document import Document
-from trainspec.read.formats import FORMATS
-from trainspec.read.world_sizes import parse_world_sizes
-from trainspec.rules.device import Device, target
+from trainspec.spec.codes import INVALID_DIRECTIVE
+from trainspec.spec.device import Device, target
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document
+from trainspec.spec.formats import FORMATS
+from trainspec.spec.world_sizes import parse_world_sizes
 
-_LINE = re.compile(r"^\s*#\s*trainspec:(?!\s*ignore\[)\s*(.*?)\s*$")
 _SETTING = re.compile(r"([\w-]+)=(\S+)")
 KEYS = ("world-size", "family", "gpu")
+
+
+@cache
+def _line(comment: str) -> re.Pattern[str]:
+    """A directive line (not a suppression) of a format whose comments start with `comment`."""
+    return re.compile(r"^\s*" + re.escape(comment) + r"\s*trainspec:(?!\s*ignore\[)\s*(.*?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -34,13 +40,16 @@ class Directives:
 
 def directives_of(doc: Document) -> tuple[Directives, list[Diagnostic]]:
     """A parsed document's directives: none in a format without comments, or without the word."""
-    if "trainspec:" not in doc.text or not FORMATS[doc.format].comments:
+    comment = FORMATS[doc.format].comment
+    if "trainspec:" not in doc.text or comment is None:
         return Directives(), []
-    return read_directives(doc.file, doc.text)
+    return read_directives(doc.file, doc.text, comment)
 
 
-def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]:
-    """The settings a file's directive lines give, and an error for each one that cannot be used."""
+def read_directives(file: str, text: str, comment: str) -> tuple[Directives, list[Diagnostic]]:
+    """The settings a file's directive lines (comments starting with `comment`) give, and an error for each one
+    that cannot be used."""
+    directive = _line(comment)
     sizes: tuple[int, ...] = ()
     family: str | None = None
     family_at = (1, 1)
@@ -48,7 +57,7 @@ def read_directives(file: str, text: str) -> tuple[Directives, list[Diagnostic]]
     seen: dict[str, int] = {}
     problems: list[Diagnostic] = []
     for number, line in enumerate(text.splitlines(), 1):
-        found = _LINE.match(line)
+        found = directive.match(line)
         if found is None:
             continue
         column = found.start(1) + 1

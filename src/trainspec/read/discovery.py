@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-from trainspec.read.formats import BY_EXTENSION
 from trainspec.read.globs import Walk, glob_argument, is_glob
+from trainspec.spec.formats import BY_EXTENSION
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 PROJECT_FILES = frozenset({"pyproject.toml"})

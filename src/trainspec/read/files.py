@@ -11,22 +11,12 @@ import os
 import stat
 from typing import BinaryIO
 
-from trainspec.codes import FILE_NOT_FOUND, FILE_NOT_READABLE, SYNTAX_ERROR
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.errors import TrainspecError
-from trainspec.limits import FILE_BYTES
-from trainspec.read.document import Document
-from trainspec.read.formats import format_of
-from trainspec.result import Outcome
-
-
-class ReadError(TrainspecError):
-    """The file could not be read or parsed; carries the located diagnostic, and what it means for the check."""
-
-    def __init__(self, diagnostic: Diagnostic, outcome: Outcome = Outcome.SYNTAX) -> None:
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
-        self.outcome = outcome
+from trainspec.spec.codes import FILE_NOT_FOUND, FILE_NOT_READABLE, SYNTAX_ERROR
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document, ReadError
+from trainspec.spec.formats import format_of
+from trainspec.spec.limits import FILE_BYTES
+from trainspec.spec.result import Outcome
 
 
 def read_text(path: str) -> str:

@@ -19,17 +19,17 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR
-from trainspec.diagnostics import Diagnostic, Related, Severity
-from trainspec.paths import Path
 from trainspec.read import syntax
-from trainspec.read.digits import too_many_digits
-from trainspec.read.document import Document, LineIndex, Located, Offsets, Pos, Positions
-from trainspec.read.files import ReadError, file_error
-from trainspec.read.formats import FORMATS, JSON, in_words
+from trainspec.read.files import file_error
+from trainspec.spec.codes import DUPLICATE_KEY, SYNTAX_ERROR
+from trainspec.spec.diagnostics import Diagnostic, Related, Severity
+from trainspec.spec.digits import too_many_digits
+from trainspec.spec.document import Document, LineIndex, Located, Offsets, Pos, Positions, ReadError
+from trainspec.spec.formats import FORMATS, JSON, in_words
+from trainspec.spec.paths import Path
 
 if TYPE_CHECKING:
-    from trainspec.read.formats import Place, Tree
+    from trainspec.spec.formats import Place, Tree
 
 
 def parse(file: str, text: str) -> Document:
@@ -288,6 +288,6 @@ def _dump(data: Any) -> str:
 
 if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format
     from trainspec.read import json as _this
-    from trainspec.read.formats import Reader, Rewriter, Syntax
+    from trainspec.spec.formats import Reader, Rewriter, Syntax
 
     _asked: tuple[Reader, Syntax, Rewriter] = (_this, _this, _this)

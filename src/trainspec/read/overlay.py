@@ -33,11 +33,13 @@ from typing import Any
 
 import jsonpatch
 
-from trainspec.entry_points import entry_points
-from trainspec.errors import TrainspecError
-from trainspec.families import Family, every_version, get_family, register
-from trainspec.limits import SCHEMA_NODES
-from trainspec.read.files import ReadError, read_text
+from trainspec.families import every_version, get_family, register
+from trainspec.families.entry_points import entry_points
+from trainspec.read.files import read_text
+from trainspec.spec.document import ReadError
+from trainspec.spec.errors import InvalidValue, TrainspecError
+from trainspec.spec.family import Family
+from trainspec.spec.limits import SCHEMA_NODES
 
 MODELS_GROUP = "trainspec.models"
 """The entry-point group of installed packages that offer a typed model for an overlay."""
@@ -138,7 +140,7 @@ def vet(schema: Any, base: Any) -> None:
     moves into the value (a check would loop), nesting past `DEPTH`, and more than `SCHEMA_NODES`
     nodes with each `$ref` expanded (a fan-out of references)."""
     if not isinstance(schema, dict):
-        raise ValueError("the schema must stay a JSON object (a family's rules read the keys it describes)")
+        raise InvalidValue("the schema must stay a JSON object (a family's rules read the keys it describes)")
     own = set(_patterns(base))
     for pattern in _patterns(schema):
         if pattern not in own:
@@ -151,10 +153,10 @@ def _patterns(node: Any) -> Iterator[str]:
     while stack:
         item, depth = stack.pop()
         if depth > DEPTH:
-            raise ValueError(f"it nests deeper than {DEPTH} levels")
+            raise InvalidValue(f"it nests deeper than {DEPTH} levels")
         if isinstance(item, dict):
             if "unevaluatedProperties" in item:
-                raise ValueError("`unevaluatedProperties` is not supported in an overlay; use `additionalProperties`")
+                raise InvalidValue("`unevaluatedProperties` is not supported in an overlay; use `additionalProperties`")
             if isinstance(item.get("pattern"), str):
                 yield item["pattern"]
             if isinstance(item.get("patternProperties"), dict):
@@ -165,17 +167,17 @@ def _patterns(node: Any) -> Iterator[str]:
 
 
 def _vet_pattern(pattern: str) -> None:
-    from trainspec.validate.schema_walk import matcher
+    from trainspec.spec.schema_walk import matcher
 
     if any(not _PLAIN_ESCAPE.fullmatch(m[0]) for m in _FANCY.finditer(pattern)):
-        raise ValueError(
+        raise InvalidValue(
             f"the pattern {pattern!r} uses look-around or a back-reference, which a check could spend hours on; "
             "write a plain regular expression"
         )
     try:
         matcher(pattern)
     except Exception as exc:
-        raise ValueError(f"the pattern {pattern!r} is not a regular expression ({exc})") from None
+        raise InvalidValue(f"the pattern {pattern!r} is not a regular expression ({exc})") from None
 
 
 class _Expansion:
@@ -190,7 +192,7 @@ class _Expansion:
 
     def size(self, node: Any, depth: int) -> int:
         if depth > DEPTH:
-            raise ValueError(f"it nests deeper than {DEPTH} levels, `$ref`s followed")
+            raise InvalidValue(f"it nests deeper than {DEPTH} levels, `$ref`s followed")
         if isinstance(node, list):
             return sum(self.size(v, depth + 1) for v in node)
         if not isinstance(node, dict):
@@ -208,7 +210,7 @@ class _Expansion:
             else:
                 total += self.children(key, value, depth)
             if total > self.limit:
-                raise ValueError(SCHEMA_NODES.exceeded("the schema expands to more nodes"))
+                raise InvalidValue(SCHEMA_NODES.exceeded("the schema expands to more nodes"))
         return total
 
     def children(self, key: str, value: Any, depth: int) -> int:
@@ -221,7 +223,7 @@ class _Expansion:
             return self.sizes[ref]
         if ref in self.active:
             if self.active[ref] == self.descents:
-                raise ValueError(
+                raise InvalidValue(
                     f"`$ref` {ref!r} refers back to itself without moving into the value: a check would loop"
                 )
             return 1  # recursion through a part of the value: as deep as the value, which is bounded
@@ -236,7 +238,7 @@ class _Expansion:
 
     def target(self, ref: str) -> Any:
         if not ref.startswith("#"):
-            raise ValueError(f"`$ref` {ref!r} points outside the schema; trainspec never fetches schemas")
+            raise InvalidValue(f"`$ref` {ref!r} points outside the schema; trainspec never fetches schemas")
         node: Any = self.root
         for part in ref[1:].split("/")[1:]:
             part = part.replace("~1", "/").replace("~0", "~")
@@ -245,5 +247,5 @@ class _Expansion:
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             else:
-                raise ValueError(f"dangling `$ref` {ref!r}")
+                raise InvalidValue(f"dangling `$ref` {ref!r}")
         return node

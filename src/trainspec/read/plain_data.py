@@ -17,10 +17,10 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from trainspec.codes import INVALID_VALUE, WRONG_TYPE
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.errors import RewriteError
-from trainspec.paths import Path, format_path
+from trainspec.spec.codes import INVALID_VALUE, WRONG_TYPE
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.errors import RewriteError
+from trainspec.spec.paths import Path, format_path
 
 MAX_DEPTH = 100
 """Levels of nesting (a real config has about five); what checks the data copies it recursively."""

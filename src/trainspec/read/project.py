@@ -16,22 +16,22 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from trainspec.codes import INVALID_PROJECT_CONFIG
-from trainspec.diagnostics import Clause, Diagnostic, Join, Severity
-from trainspec.errors import TrainspecError
-from trainspec.layouts.declared import parse_size
-from trainspec.limits import PROJECT_ENTRIES, PROJECT_WORLD_SIZES, LimitExceeded
-from trainspec.paths import format_path
 from trainspec.read.discovery import is_config_file
-from trainspec.read.document import Document, LineIndex
-from trainspec.read.files import ReadError, parse, read_text
+from trainspec.read.files import parse, read_text
 from trainspec.read.globs import Glob, GlobSet, glob_below
-from trainspec.read.world_sizes import parse_world_sizes
-from trainspec.resources import schema_dir
-from trainspec.rules.device import Device, target
+from trainspec.spec.codes import INVALID_PROJECT_CONFIG
+from trainspec.spec.device import Device, target
+from trainspec.spec.diagnostics import Clause, Diagnostic, Join, Severity
+from trainspec.spec.document import Document, LineIndex, ReadError
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.layout_space import parse_size
+from trainspec.spec.limits import PROJECT_ENTRIES, PROJECT_WORLD_SIZES, LimitExceeded
+from trainspec.spec.paths import format_path
+from trainspec.spec.resources import schema_dir
+from trainspec.spec.schema import Schema
+from trainspec.spec.schema_walk import build_validator
+from trainspec.spec.world_sizes import parse_world_sizes
 from trainspec.validate.fast import where_invalid
-from trainspec.validate.schema import Schema
-from trainspec.validate.schema_walk import build_validator
 
 if TYPE_CHECKING:
     import jsonschema

@@ -27,20 +27,20 @@ from typing import TYPE_CHECKING, Any
 
 import rtoml
 
-from trainspec.codes import FILE_NOT_READABLE, SYNTAX_ERROR
-from trainspec.diagnostics import Diagnostic
-from trainspec.errors import RewriteError
-from trainspec.limits import KEY_PARTS
-from trainspec.paths import Path, format_path
 from trainspec.read import syntax
-from trainspec.read.digits import in_digit_limit, too_many_digits
-from trainspec.read.document import Document, LineIndex, Located, Offsets, Positions, Span
-from trainspec.read.files import ReadError, file_error
-from trainspec.read.formats import line_of, unquote
-from trainspec.result import Outcome
+from trainspec.read.files import file_error
+from trainspec.spec.codes import FILE_NOT_READABLE, SYNTAX_ERROR
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.digits import in_digit_limit, too_many_digits
+from trainspec.spec.document import Document, LineIndex, Located, Offsets, Positions, ReadError, Span
+from trainspec.spec.errors import RewriteError
+from trainspec.spec.formats import line_of, unquote
+from trainspec.spec.limits import KEY_PARTS
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.result import Outcome
 
 if TYPE_CHECKING:
-    from trainspec.read.formats import Place
+    from trainspec.spec.formats import Place
 
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -474,6 +474,6 @@ def _written(value: Any) -> str:
 
 if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format
     from trainspec.read import toml as _this
-    from trainspec.read.formats import Reader, Syntax
+    from trainspec.spec.formats import Reader, Syntax
 
     _asked: tuple[Reader, Syntax] = (_this, _this)

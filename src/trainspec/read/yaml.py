@@ -25,20 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from trainspec.codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
-from trainspec.diagnostics import Diagnostic, Related, Severity
-from trainspec.errors import RewriteError
-from trainspec.limits import VALUES
-from trainspec.paths import Path
 from trainspec.read import syntax
-from trainspec.read.digits import in_digit_limit, too_many_digits
-from trainspec.read.document import Document, LineIndex, Pos, Positions, Span, Unreadable
-from trainspec.read.files import ReadError, file_error
-from trainspec.read.formats import line_of, unquote
-from trainspec.result import Outcome
+from trainspec.read.files import file_error
+from trainspec.spec.codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
+from trainspec.spec.diagnostics import Diagnostic, Related, Severity
+from trainspec.spec.digits import in_digit_limit, too_many_digits
+from trainspec.spec.document import Document, LineIndex, Pos, Positions, ReadError, Span, Unreadable
+from trainspec.spec.errors import RewriteError
+from trainspec.spec.formats import line_of, unquote
+from trainspec.spec.limits import VALUES
+from trainspec.spec.paths import Path
+from trainspec.spec.result import Outcome
 
 if TYPE_CHECKING:
-    from trainspec.read.formats import Place, Tree
+    from trainspec.spec.formats import Place, Tree
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PLAIN = "tag:trainspec:plain"
@@ -456,7 +456,7 @@ def insertion(text: str, positions: Positions, target: Path, line: str) -> tuple
 def set_values(doc: Document, values: Mapping[Path, Any]) -> str:
     """Through ruamel.yaml's round trip: every line the edit leaves alone is kept byte for byte."""
     from trainspec.read.plain_data import put
-    from trainspec.write.safe_write import keep_original_lines
+    from trainspec.read.text_lines import keep_original_lines
 
     try:
         tree = _tree(doc.text)
@@ -474,13 +474,13 @@ def tree(doc: Document) -> Tree:
 
 
 def _tree(text: str) -> Tree:
-    from trainspec.write.yaml_roundtrip import RoundTrip
+    from trainspec.read.yaml_roundtrip import RoundTrip
 
     return RoundTrip(text)
 
 
 if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format
     from trainspec.read import yaml as _this
-    from trainspec.read.formats import Reader, Rewriter, Syntax
+    from trainspec.spec.formats import Reader, Rewriter, Syntax
 
     _asked: tuple[Reader, Syntax, Rewriter] = (_this, _this, _this)

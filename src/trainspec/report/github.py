@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.report.escaping import terminal
 from trainspec.report.reporters import Tally, relative_path
-from trainspec.result import Result
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.escaping import terminal
+from trainspec.spec.result import Result
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO
 
-from trainspec.diagnostics import Diagnostic, suggestion_data
-from trainspec.report.escaping import json_text
 from trainspec.report.reporters import checked, counts, sorted_diagnostics
-from trainspec.result import Result
+from trainspec.spec.diagnostics import Diagnostic, suggestion_data
+from trainspec.spec.escaping import json_text
+from trainspec.spec.result import Result
 
 
 def report(results: Iterable[Result], out: TextIO) -> None:

@@ -14,11 +14,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import TextIO
 
-from trainspec.diagnostics import Diagnostic
-from trainspec.report.escaping import escape, terminal
 from trainspec.report.reporters import checked, relative_path
 from trainspec.report.text import format_line
-from trainspec.result import Result
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.escaping import escape, terminal
+from trainspec.spec.result import Result
 
 XML_UNSAFE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """What XML 1.0's `Char` production leaves out (ElementTree escapes markup, not these)."""

@@ -17,11 +17,12 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from trainspec.codes import WORLD_SIZE_UNKNOWN
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.read.world_sizes import sizes_text
-from trainspec.report.escaping import terminal
-from trainspec.result import Result
+from trainspec.spec.codes import WORLD_SIZE_UNKNOWN
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.errors import InvalidValue
+from trainspec.spec.escaping import terminal
+from trainspec.spec.result import Result
+from trainspec.spec.world_sizes import sizes_text
 
 Reporter = Callable[[Iterable[Result], TextIO], None]
 
@@ -121,6 +122,6 @@ def relative_path(file: str) -> str:
 
 def get_reporter(name: str, *, color: str = "auto") -> Reporter:
     if name not in NAMES:
-        raise ValueError(f"unknown output format {name!r}; known: {', '.join(NAMES)}")
+        raise InvalidValue(f"unknown output format {name!r}; known: {', '.join(NAMES)}")
     report = importlib.import_module(f"trainspec.report.{name}").report
     return partial(report, color=color) if name == "text" else report

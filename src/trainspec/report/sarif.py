@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, urljoin
 
-from trainspec import __version__
-from trainspec.diagnostics import Diagnostic, Move, Severity, suggestion_data
-from trainspec.families import Family
-from trainspec.report.escaping import json_text, terminal
 from trainspec.report.reporters import checked, relative_path
-from trainspec.result import Result
 from trainspec.rules.catalogue import RuleInfo, lookup
+from trainspec.spec import __version__
+from trainspec.spec.diagnostics import Diagnostic, Move, Severity, suggestion_data
+from trainspec.spec.escaping import json_text, terminal
+from trainspec.spec.family import Family
+from trainspec.spec.result import Result
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 

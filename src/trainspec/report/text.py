@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.report.escaping import terminal
 from trainspec.report.reporters import Tally
-from trainspec.result import Result
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.escaping import terminal
+from trainspec.spec.result import Result
 
 _RESET = "\033[0m"
 _BOLD = "\033[1m"

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from trainspec.codes import REGISTRY, Category
-from trainspec.diagnostics import Severity
-from trainspec.engine.suppressions import matches
-from trainspec.families import Family, all_families
-from trainspec.paths import Path, format_path
-from trainspec.rules.examples import Example
+from trainspec.families import all_families
+from trainspec.read.suppressions import matches
+from trainspec.spec.codes import REGISTRY, Category
+from trainspec.spec.diagnostics import Severity
+from trainspec.spec.examples import Example
+from trainspec.spec.family import Family
+from trainspec.spec.paths import Path, format_path
 from trainspec.validate.explain import RULE_ANNOTATION
 
 ENGINE = "engine"

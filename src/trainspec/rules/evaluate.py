@@ -13,15 +13,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from trainspec.codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
-from trainspec.diagnostics import Clause, Diagnostic, Join, Severity, at_world_size
-from trainspec.engine.placement import first_written, place, related_place
-from trainspec.paths import Path, format_path
-from trainspec.read.document import Document
-from trainspec.read.world_sizes import sizes_text
-from trainspec.report.wording import show
-from trainspec.rules import ABSENT, Context, Rule, Violation
-from trainspec.validate.schema import get
+from trainspec.rules.placement import first_written, place, related_place
+from trainspec.spec.codes import GPU_UNKNOWN, WORLD_SIZE_CHECKED, WORLD_SIZE_UNKNOWN
+from trainspec.spec.diagnostics import Clause, Diagnostic, Join, Severity, at_world_size
+from trainspec.spec.document import Document
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.rules import ABSENT, Context, Rule, Violation
+from trainspec.spec.schema import get
+from trainspec.spec.wording import show
+from trainspec.spec.world_sizes import sizes_text
 
 NOTHING_KNOWN = Context()
 """A check that knows no world size, no device and no registered names."""

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from trainspec.codes import GPU_MEMORY_EXCEEDED, HOOK_FAILED, WORLD_SIZE_UNKNOWN
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.families import Family
-from trainspec.layouts.declared import MemoryEstimate
-from trainspec.result import Result
+from trainspec.spec.codes import GPU_MEMORY_EXCEEDED, HOOK_FAILED, WORLD_SIZE_UNKNOWN
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.family import Family
+from trainspec.spec.layout_space import MemoryEstimate
+from trainspec.spec.result import Result
 
 RULE = GPU_MEMORY_EXCEEDED.id
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from trainspec.codes import (
+from trainspec.spec.codes import (
     DIAGNOSTICS_TRUNCATED,
     INVALID_VALUE,
     MISSING_KEY,
@@ -20,13 +20,13 @@ from trainspec.codes import (
     UNKNOWN_KEY,
     WRONG_TYPE,
 )
-from trainspec.diagnostics import Move, SetValue, Severity, Suggestion
-from trainspec.limits import DIAGNOSTICS
-from trainspec.paths import Path, format_path
-from trainspec.report.wording import MOST_LISTED, closest, listed, show, type_name
+from trainspec.spec.diagnostics import Move, SetValue, Severity, Suggestion
+from trainspec.spec.limits import DIAGNOSTICS
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.schema import Node, Schema, get
+from trainspec.spec.schema_walk import Where, errors_along, strict_validator
+from trainspec.spec.wording import MOST_LISTED, closest, listed, show, type_name
 from trainspec.validate.fast import Error, fast_validator, stand_in
-from trainspec.validate.schema import Node, Schema, get
-from trainspec.validate.schema_walk import Where, errors_along, strict_validator
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

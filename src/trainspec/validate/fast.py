@@ -23,9 +23,9 @@ import itertools
 import weakref
 from typing import Any, NamedTuple
 
-from trainspec.paths import Path
-from trainspec.validate.schema import Schema
-from trainspec.validate.schema_walk import Where, matcher
+from trainspec.spec.paths import Path
+from trainspec.spec.schema import Schema
+from trainspec.spec.schema_walk import Where, matcher
 
 RULE_ANNOTATION_KEY = "x-trainspec-rule"
 _STRICT_INTEGER = "trainspec-strict-integer"

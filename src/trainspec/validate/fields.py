@@ -10,8 +10,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from trainspec.paths import Path, format_path
-from trainspec.validate.schema import Node, Schema
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.schema import Node, Schema
 
 MAP_KEY = "<name>"
 """The step standing for any key of a map whose values are tables (`data.anneal_weights.<name>`)."""

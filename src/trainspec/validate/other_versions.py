@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Literal
 
-from trainspec.diagnostics import Clause, Diagnostic
-from trainspec.families import Family
-from trainspec.read.document import Document
-from trainspec.read.formats import FORMATS
-from trainspec.validate.schema import get
+from trainspec.families import other_versions
+from trainspec.spec.diagnostics import Clause, Diagnostic
+from trainspec.spec.document import Document
+from trainspec.spec.family import Family
+from trainspec.spec.formats import FORMATS
+from trainspec.spec.schema import get
 
 Selection = Literal["directive", "project", "flag", "detected"]
 """How the checked version was chosen: a file directive, the project configuration, `--family` (or
@@ -25,7 +26,7 @@ the API's `family=`), or detection. Advice to use another version must change wh
 
 def note_other_versions(doc: Document, family: Family, found: list[Diagnostic], selected_by: Selection) -> None:
     """Rewrite, in place, the errors in `found` that another version of `family` would not report."""
-    others = family.other_versions()
+    others = other_versions(family)
     if not others:
         return
     for i, d in enumerate(found):
@@ -80,6 +81,6 @@ def _how_to_select(doc: Document, version: str, selected_by: Selection) -> str:
     if selected_by == "project":
         return f'set `family = "{version}"` for this file in the project configuration'
     fmt = FORMATS.get(doc.format)
-    if selected_by == "detected" and fmt is not None and fmt.comments:
+    if selected_by == "detected" and fmt is not None and fmt.comment is not None:
         return f"select it with --family {version} or a `# trainspec: family={version}` line in the file"
     return f"select it with --family {version}"

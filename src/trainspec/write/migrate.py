@@ -10,7 +10,7 @@ original file, and a comment block that followed a moved key stays where it
 was. New keys go at the end of their section; an end-of-line comment on a
 moved scalar leaves with its line. JSON has no comments to keep; it is
 rewritten as 2-space JSON. Every line the migration leaves alone is kept byte
-for byte (`safe_write.keep_original_lines`).
+for byte (`text_lines.keep_original_lines`).
 
 The command writes the file only when every migration succeeded, through
 `safe_write` (atomic; a symlink's target, mode, owner and byte-order mark
@@ -22,14 +22,15 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from trainspec.diagnostics import Diagnostic
-from trainspec.errors import RewriteError, TrainspecError
-from trainspec.families import Family, all_families, get_family
-from trainspec.paths import format_path
+from trainspec.families import all_families, get_family
 from trainspec.read.detect import detect
 from trainspec.read.files import parse, read_text
-from trainspec.read.formats import FORMATS, format_of, in_words
-from trainspec.write.safe_write import keep_original_lines
+from trainspec.read.text_lines import keep_original_lines
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.errors import RewriteError, TrainspecError
+from trainspec.spec.family import Family
+from trainspec.spec.formats import FORMATS, format_of, in_words
+from trainspec.spec.paths import format_path
 
 
 class MigrateError(TrainspecError):

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trainspec.paths import Path
 from trainspec.read.files import parse
-from trainspec.read.formats import FORMATS
+from trainspec.spec.formats import FORMATS
+from trainspec.spec.paths import Path
 
 
 def set_values(file: str, text: str, values: Mapping[Path, Any]) -> str:

@@ -23,25 +23,24 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from trainspec.codes import UNUSED_SUPPRESSION, Flag, has_flag
-from trainspec.diagnostics import Diagnostic, Move, SetValue, Severity
 from trainspec.editor.lsp.analysis import Analysis
 from trainspec.editor.lsp.convert import to_lsp
 from trainspec.editor.lsp.text import Edit, apply, line_edits
-from trainspec.layouts.declared import divisors
-from trainspec.paths import Path, format_path
-from trainspec.read.document import Document
-from trainspec.read.files import ReadError
-from trainspec.read.formats import FORMATS, JSON
-from trainspec.report.wording import show
-from trainspec.validate.schema import get
+from trainspec.read.suppressions import directive
+from trainspec.spec.codes import UNUSED_SUPPRESSION, Flag, has_flag
+from trainspec.spec.diagnostics import Diagnostic, Move, SetValue, Severity
+from trainspec.spec.document import Document, ReadError
+from trainspec.spec.formats import FORMATS, JSON
+from trainspec.spec.layout_space import divisors
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.schema import get
+from trainspec.spec.wording import show
 from trainspec.write.migrate import MigrateError, migrate
 
 if TYPE_CHECKING:
-    from trainspec.read.formats import Syntax
+    from trainspec.spec.formats import Syntax
 
 LEGACY_RULE = "legacy-key-migrated"
-_DIRECTIVE_END = re.compile(r"#\s*trainspec:\s*ignore\[[^\]]*(\])")
 MAX_TRIES = 10
 """Values tried per config path for one diagnostic (each try is one check of the buffer)."""
 
@@ -253,20 +252,21 @@ def _migration(analysis: Analysis) -> list[Fix]:
 
 def _suppression(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:
     doc = analysis.resolved.document
-    if doc is None or not FORMATS.get(doc.format, JSON).comments or d.line is None:
+    comment = FORMATS.get(doc.format, JSON).comment if doc is not None else None
+    if comment is None or d.line is None:
         return
     source = analysis.source
     line = d.line - 1
     text = source.line(line)
-    existing = _DIRECTIVE_END.search(text)
+    existing = directive(comment).search(text)
     if existing is not None:
-        at = source.offset(line, existing.start(1))
+        at = source.offset(line, existing.end(1))
         edit = Edit(at, at, f", {d.rule}")
-    elif "#" not in text:
+    elif comment not in text:
         at = source.offset(line, len(text))
-        edit = Edit(at, at, f"  # trainspec: ignore[{d.rule}]")
+        edit = Edit(at, at, f"  {comment} trainspec: ignore[{d.rule}]")
     else:
         indent = text[: len(text) - len(text.lstrip())]
         at = source.offset(line, 0)
-        edit = Edit(at, at, f"{indent}# trainspec: ignore[{d.rule}]\n")
+        edit = Edit(at, at, f"{indent}{comment} trainspec: ignore[{d.rule}]\n")
     yield Fix(f"Suppress `{d.rule}` on this line", (edit,))

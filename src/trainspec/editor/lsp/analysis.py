@@ -13,16 +13,16 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from trainspec.codes import Flag, has_flag
-from trainspec.diagnostics import Diagnostic
 from trainspec.editor.lsp.anchor import anchored
 from trainspec.editor.lsp.scope import is_config
 from trainspec.editor.lsp.text import Source
 from trainspec.engine.runner import Options, check_file
-from trainspec.families import Family
-from trainspec.read.world_sizes import MAX_WORLD_SIZES
-from trainspec.result import Outcome, Result
 from trainspec.rules.catalogue import family_rules
+from trainspec.spec.codes import Flag, has_flag
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.family import Family
+from trainspec.spec.result import Outcome, Result
+from trainspec.spec.world_sizes import MAX_WORLD_SIZES
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.paths import parse_path
-from trainspec.read.document import Document
-from trainspec.read.files import ReadError, parse
+from trainspec.read.files import parse
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document, ReadError
+from trainspec.spec.paths import parse_path
 
 _PATH = re.compile(r"(?<![\w.`])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+")
 

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from trainspec.editor.lsp.text import Source
-from trainspec.families import Family
-from trainspec.paths import Path
-from trainspec.read.formats import FORMATS
-from trainspec.validate.schema import Node, get
+from trainspec.spec.family import Family
+from trainspec.spec.formats import FORMATS
+from trainspec.spec.paths import Path
+from trainspec.spec.schema import Node, get
 
 if TYPE_CHECKING:
-    from trainspec.read.formats import Syntax
+    from trainspec.spec.formats import Syntax
 
 
 def complete(

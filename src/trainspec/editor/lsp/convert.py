@@ -6,12 +6,12 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from trainspec.codes import UNUSED_SUPPRESSION, Flag, has_flag
-from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.editor.lsp.text import Source
-from trainspec.families import Family
 from trainspec.report.sarif import docs_page
 from trainspec.rules.catalogue import lookup
+from trainspec.spec.codes import UNUSED_SUPPRESSION, Flag, has_flag
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.family import Family
 
 SOURCE = "trainspec"
 SEVERITY = {

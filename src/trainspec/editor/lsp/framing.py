@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Protocol
 import cattrs
 from lsprotocol import types as lsp
 
-from trainspec.limits import LSP_MESSAGE_BYTES
+from trainspec.spec.limits import LSP_MESSAGE_BYTES
 
 log = logging.getLogger("trainspec.editor.lsp")
 

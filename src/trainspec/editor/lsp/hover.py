@@ -10,16 +10,16 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from trainspec.diagnostics import Diagnostic
 from trainspec.editor.lsp.analysis import Analysis
 from trainspec.editor.lsp.convert import SEVERITY_NAMES, severity_of, span
-from trainspec.families import Family
-from trainspec.paths import Path, format_path
-from trainspec.read.document import Document
 from trainspec.report.sarif import help_markdown
 from trainspec.rules.catalogue import family_rules, lookup
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.document import Document
+from trainspec.spec.family import Family
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.schema import get
 from trainspec.validate.fields import Field, fields
-from trainspec.validate.schema import get
 
 MAX_RESOLVED = 24
 """Unwritten keys of a section listed with their resolved values."""

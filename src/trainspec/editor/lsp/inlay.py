@@ -11,7 +11,7 @@ from lsprotocol import types as lsp
 
 from trainspec.editor.lsp.analysis import Analysis
 from trainspec.editor.lsp.hover import MAX_RESOLVED, show, unwritten
-from trainspec.validate.schema import get
+from trainspec.spec.schema import get
 
 SHOWN = 3
 """Keys named in a hint's label; its tooltip lists up to `MAX_RESOLVED`."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from trainspec.diagnostics import Diagnostic, Related
 from trainspec.editor.lsp.analysis import Analysis
 from trainspec.editor.lsp.convert import span
 from trainspec.editor.lsp.hover import key_at
-from trainspec.paths import Path, parse_path
 from trainspec.rules.catalogue import family_rules
+from trainspec.spec.diagnostics import Diagnostic, Related
+from trainspec.spec.paths import Path, parse_path
 
 Place = tuple[int, ...]
 """0-based start line, start column, end line, end column, in code points."""

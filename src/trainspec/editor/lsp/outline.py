@@ -8,10 +8,10 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from trainspec.editor.lsp.text import Source
-from trainspec.paths import Path
-from trainspec.read.document import Document, Pos
-from trainspec.read.files import ReadError, parse
-from trainspec.validate.schema import get
+from trainspec.read.files import parse
+from trainspec.spec.document import Document, Pos, ReadError
+from trainspec.spec.paths import Path
+from trainspec.spec.schema import get
 
 MAX_SYMBOLS = 5000
 """Keys listed at most; a generated file of more is outlined in part."""

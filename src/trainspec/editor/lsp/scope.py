@@ -9,17 +9,19 @@ check could not claim and nothing names is left alone: no diagnostic, hover or f
 
 from __future__ import annotations
 
-from trainspec.errors import TrainspecError
 from trainspec.read.directives import Directives, read_directives
 from trainspec.read.project import find_project
-from trainspec.result import Outcome, Result
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.formats import format_of
+from trainspec.spec.result import Outcome, Result
 
 
 def is_config(file: str, text: str, result: Result) -> bool:
     """Whether `result`, the check of `text` as `file`, is about a training config (see above)."""
     if result.outcome is not Outcome.UNCLAIMED:
         return True
-    directives, problems = read_directives(file, text)
+    comment = format_of(file).comment
+    directives, problems = read_directives(file, text, comment) if comment is not None else (Directives(), [])
     if directives != Directives() or problems:
         return True
     try:

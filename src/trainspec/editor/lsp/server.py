@@ -27,7 +27,6 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from trainspec import __version__
 from trainspec.editor.lsp.actions import code_actions
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.completion import complete
@@ -38,11 +37,13 @@ from trainspec.editor.lsp.hover import hover
 from trainspec.editor.lsp.inlay import inlay_hints
 from trainspec.editor.lsp.navigation import locations, related_places
 from trainspec.editor.lsp.outline import outline
-from trainspec.families import Family, all_families
-from trainspec.limits import LSP_MESSAGE_BYTES
-from trainspec.read.formats import FALLBACK, FORMATS, format_of
+from trainspec.families import all_families
 from trainspec.read.project import FILENAMES as PROJECT_FILES
 from trainspec.read.project import forget_projects
+from trainspec.spec import __version__
+from trainspec.spec.family import Family
+from trainspec.spec.formats import FALLBACK, FORMATS, format_of
+from trainspec.spec.limits import LSP_MESSAGE_BYTES
 
 log = logging.getLogger("trainspec.editor.lsp")
 T = TypeVar("T")

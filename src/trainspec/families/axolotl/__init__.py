@@ -9,9 +9,9 @@ it does not know.
 
 from __future__ import annotations
 
-from trainspec.families import Family
-from trainspec.resources import schema_dir
-from trainspec.versions import fold_versions, release_fields
+from trainspec.spec.family import Family
+from trainspec.spec.resources import schema_dir
+from trainspec.spec.versions import fold_versions, release_fields
 
 from .aliases import NOTICES as ALIAS_NOTICES
 from .aliases import migrate_aliases
@@ -40,7 +40,7 @@ FAMILY = Family(
     legacy_keys=LEGACY_KEYS,
     loader_overrides=apply_overrides,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
-    distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.installed)
+    distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.families.installed)
     layout=LAYOUT,
     derive=derive,
     docs_url="https://docs.axolotl.ai/docs/config-reference.html",

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.families import Notice
-from trainspec.paths import Path, format_path
-from trainspec.read.document import Document
-from trainspec.report.wording import show
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document
+from trainspec.spec.family import Notice
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.wording import show
 
 ALIAS = "loader-alias"
 DTYPE_PATHS: tuple[Path, ...] = tuple(

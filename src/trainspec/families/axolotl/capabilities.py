@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainspec.rules.device import Device
+from trainspec.spec.device import Device
 
 AMPERE = (8, 0)
 HOPPER = (9, 0)

@@ -3,7 +3,7 @@ areas' `examples_<area>.py` (a test runs every one)."""
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example
+from trainspec.spec.examples import Example
 
 from .examples_config import EXAMPLES as CONFIG
 from .examples_data_training import EXAMPLES as DATA_TRAINING

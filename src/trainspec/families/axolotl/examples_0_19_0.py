@@ -5,7 +5,7 @@ it refuses (or warns about) the bad config for the rule's reason and accepts the
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.examples import Example, Run
 
 from .examples_data_training import run
 

@@ -9,7 +9,7 @@ The rules that read the target GPU are checked on a GPU where they fire (`--gpu`
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.examples import Example, Run
 
 BASE = (
     "base_model: HuggingFaceTB/SmolLM2-135M\n"

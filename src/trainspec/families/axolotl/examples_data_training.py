@@ -7,7 +7,7 @@ own loader for the rule's reason, and each fix is accepted.
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example
+from trainspec.spec.examples import Example
 
 MODEL = "base_model: HuggingFaceTB/SmolLM2-135M\n"
 DATASETS = "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n    type: alpaca\n"

@@ -7,7 +7,7 @@ which refuses it, and each fix against the same loader, which accepts it.
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example
+from trainspec.spec.examples import Example
 
 from .examples_config import example
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example
+from trainspec.spec.examples import Example
 
 from .aliases import ALIAS
 from .migrations import DEPRECATED, REMOVED, RENAMED, RENAMED_CONFLICT, RENAMED_IGNORED

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.examples import Example, Run
 
 from .examples_keys import BASE
 

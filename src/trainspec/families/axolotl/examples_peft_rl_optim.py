@@ -7,7 +7,8 @@ refuses (or warns about) each bad config for the reason the rule gives and accep
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.errors import InvalidValue
+from trainspec.spec.examples import Example, Run
 
 BASE = """base_model: HuggingFaceTB/SmolLM2-135M
 datasets:
@@ -24,7 +25,7 @@ def _fix(extra: str, old: str, new: str = "", *, world_size: int = 0, batch: tup
     `old` (which must occur in those added lines) with `new`."""
     tail = f"micro_batch_size: {batch[0]}\ngradient_accumulation_steps: {batch[1]}\n{extra}"
     if old not in tail:
-        raise ValueError(f"{old!r} is not in the example")
+        raise InvalidValue(f"{old!r} is not in the example")
     run = Run(world_sizes=(world_size,)) if world_size else Run()
     return Example(BASE + tail, BASE + tail.replace(old, new), "yaml", run=run)
 

@@ -4,7 +4,7 @@ own loader (tests/test_axolotl_plugins.py runs them through it)."""
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example
+from trainspec.spec.examples import Example
 
 from .examples_config import BASE, LORA
 from .plugins import usual

@@ -8,7 +8,7 @@ about) the broken config for the rule's reason and accepts the fix.
 
 from __future__ import annotations
 
-from trainspec.rules.examples import Example
+from trainspec.spec.examples import Example
 
 MODEL = "base_model: NousResearch/Llama-3.2-1B\n"
 ALPACA = "  - path: tatsu-lab/alpaca\n    type: alpaca\n"

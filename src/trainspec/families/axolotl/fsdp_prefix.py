@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.families import Notice
-from trainspec.paths import Path
-from trainspec.read.document import Document
-from trainspec.report.wording import show
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document
+from trainspec.spec.family import Notice
+from trainspec.spec.paths import Path
+from trainspec.spec.wording import show
 
 PREFIX_MIGRATED = "fsdp-config-prefix"
 SECTION = "fsdp_config"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainspec.layouts.declared import LayoutSpace, Quantity, divisors, factorings
+from trainspec.spec.layout_space import LayoutSpace, Quantity, divisors, factorings
 
 from .mesh import Mesh, MeshError, builds_mesh, context_parallel, degree, resolve
 

@@ -15,10 +15,10 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.families import Notice
-from trainspec.read.document import Document
-from trainspec.report.wording import show
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document
+from trainspec.spec.family import Notice
+from trainspec.spec.wording import show
 
 REMOVED = "removed-key"
 DEPRECATED = "deprecated-key"

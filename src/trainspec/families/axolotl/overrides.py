@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.paths import parse_path
-from trainspec.read.overrides import Override
+from trainspec.spec.overrides import Override
+from trainspec.spec.paths import parse_path
 
 
 def apply_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tuple[dict[str, Any] | None, list[Any]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.report.wording import show
+from trainspec.spec.wording import show
 
 RELEASE = "0.18.0"
 """The release the family follows, as a message about its loader names it."""

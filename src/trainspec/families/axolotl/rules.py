@@ -7,7 +7,7 @@ plugin's settings model (`axolotl/integrations/*/args.py`), and names it in its 
 
 from __future__ import annotations
 
-from trainspec.rules import Rule
+from trainspec.spec.rules import Rule
 
 from .rules_config import RULES as CONFIG
 from .rules_data_training import RULES as DATA_TRAINING

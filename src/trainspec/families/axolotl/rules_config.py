@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from trainspec.report.wording import show
-from trainspec.rules import Rule, Violation, rule
+from trainspec.spec.rules import Rule, Violation, rule
+from trainspec.spec.wording import show
 
 from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, attention
 from .rules_config_capabilities import RULES as CAPABILITY_RULES

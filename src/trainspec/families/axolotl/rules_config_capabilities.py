@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.report.wording import show
-from trainspec.rules import Rule, Violation, rule
-from trainspec.rules.device import Device
+from trainspec.spec.device import Device
+from trainspec.spec.rules import Rule, Violation, rule
+from trainspec.spec.wording import show
 
 from .attention import ATTENTION_PATHS, attention
 from .capabilities import capabilities, sm_number

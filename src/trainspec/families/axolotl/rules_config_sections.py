@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainspec.report.wording import show
-from trainspec.rules import Rule, Violation, rule
+from trainspec.spec.rules import Rule, Violation, rule
+from trainspec.spec.wording import show
 
 BUILT_IN_ADAPTERS = ("lora", "qlora", "llama-adapter")
 PLUGIN_ADAPTERS = {"axolotl.integrations.mora.MoraPlugin": "mora"}

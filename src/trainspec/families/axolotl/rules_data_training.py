@@ -26,9 +26,9 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from trainspec.paths import format_path
-from trainspec.report.wording import show
-from trainspec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.paths import format_path
+from trainspec.spec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.wording import show
 
 from .attention import ATTENTION_PATHS, FLASH_LIBRARY, LEGACY_ATTENTION_FLAGS, VARLEN, attention
 from .phrases import FIXED_IN, RELEASE, named

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.report.wording import show
-from trainspec.rules import ABSENT, Rule, rule
+from trainspec.spec.rules import ABSENT, Rule, rule
+from trainspec.spec.wording import show
 
 from .phrases import FIXED_IN, RELEASE
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.rules import Rule, rule
+from trainspec.spec.rules import Rule, rule
 
 from .mesh import MeshError, resolve
 

@@ -28,8 +28,8 @@ from collections.abc import Iterator, Mapping
 from math import lcm
 from typing import Any
 
-from trainspec.report.wording import show
-from trainspec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.wording import show
 
 from .attention import ATTENTION_PATHS, VARLEN, attention
 from .fsdp_prefix import is_prefixed, plain_key

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.report.wording import show
-from trainspec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.wording import show
 
 from .plugins import listed
 

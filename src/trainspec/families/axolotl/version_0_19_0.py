@@ -10,7 +10,7 @@ the one they drop (nemotron_h's checkpointing check), their examples and the typ
 
 from __future__ import annotations
 
-from trainspec.versions import Changes, Delta, by_id
+from trainspec.spec.versions import Changes, Delta, by_id
 
 from .examples_0_19_0 import ADDED as ADDED_EXAMPLES
 from .examples_0_19_0 import CHANGED as CHANGED_EXAMPLES

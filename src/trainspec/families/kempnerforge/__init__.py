@@ -1,7 +1,7 @@
 """KempnerForge's JobConfig (TOML): its oldest version written out, the later ones folded from it.
 
 `schema/kempnerforge/versions.json` lists the versions; each later one is its
-base plus its `Changes` (`version_<version>.py`), folded by `trainspec.versions`.
+base plus its `Changes` (`version_<version>.py`), folded by `trainspec.spec.versions`.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from trainspec.families import Family
-from trainspec.resources import schema_dir
-from trainspec.versions import fold_versions, release_fields
+from trainspec.spec.family import Family
+from trainspec.spec.resources import schema_dir
+from trainspec.spec.versions import fold_versions, release_fields
 
 from .defaults import resolve
 from .examples import EXAMPLES
@@ -60,8 +60,8 @@ def loader_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tup
     """KempnerForge builds the [vlm] variant from the file; a command-line `vlm.arch` changes only the string
     (reference §12 Q13): the merged config is judged with the file's arch, which keeps deciding the field set
     and the token budgets. None when no override switches the arch (nothing to judge apart)."""
-    from trainspec.read.document import Document
-    from trainspec.read.overrides import apply_overrides
+    from trainspec.spec.document import Document
+    from trainspec.spec.overrides import apply_overrides
 
     written = config.get("vlm", {}).get("arch") if isinstance(config.get("vlm"), dict) else None
     doc = Document("", "data", "", config, dict)

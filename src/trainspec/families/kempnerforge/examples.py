@@ -6,7 +6,7 @@ each one and checks that the bad config triggers its rule and the fix is clean.
 
 from __future__ import annotations
 
-from trainspec.codes import (
+from trainspec.spec.codes import (
     FILE_NOT_FOUND,
     FILE_NOT_READABLE,
     INVALID_DIRECTIVE,
@@ -28,7 +28,7 @@ from trainspec.codes import (
     WRONG_FORMAT,
     WRONG_TYPE,
 )
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.examples import Example, Run
 
 VLM = """[vision_encoder]
 type = "random"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from trainspec.codes import GPU_MEMORY_EXCEEDED
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.codes import GPU_MEMORY_EXCEEDED
+from trainspec.spec.examples import Example, Run
 
 from .examples import VLM, _pair
 

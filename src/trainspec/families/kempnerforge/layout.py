@@ -10,7 +10,8 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainspec.layouts.declared import LayoutSpace, factorings
+from trainspec.spec.errors import InvalidValue
+from trainspec.spec.layout_space import LayoutSpace, factorings
 
 DEGREES = ("dp_replicate", "dp_shard", "tp", "pp", "cp", "ep")
 PATHS = tuple(f"distributed.{d}" for d in DEGREES)
@@ -60,5 +61,5 @@ def expert_ffn_hidden(model: Mapping[str, Any]) -> int:
     if math.isnan(multiplier) or multiplier <= 0:
         return 16
     if math.isinf(multiplier):
-        raise ValueError("model.moe_expert_ffn_multiplier is infinite")
+        raise InvalidValue("model.moe_expert_ffn_multiplier is infinite")
     return max(16, 16 * round(int(f * multiplier) / 16))  # round() rounds halves to the even multiple

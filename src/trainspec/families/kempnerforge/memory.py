@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trainspec.layouts.declared import MemoryEstimate, Quantity
+from trainspec.spec.layout_space import MemoryEstimate, Quantity
 
 from .activations import Activations, activations
 from .build import Model, Tensor, build

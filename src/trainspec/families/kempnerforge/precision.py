@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.families import Notice
-from trainspec.rules.device import Device
+from trainspec.spec.device import Device
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.errors import InvalidValue
+from trainspec.spec.family import Notice
 
 if TYPE_CHECKING:
     import torch
@@ -51,7 +52,7 @@ runs the job.""",
 def master_dtype(mixed_precision: str) -> torch.dtype:
     """The dtype master weights are kept in for a `train.mixed_precision` value."""
     if mixed_precision not in MASTER_DTYPES:
-        raise ValueError(f"unknown mixed precision {mixed_precision!r}; known: {', '.join(MASTER_DTYPES)}")
+        raise InvalidValue(f"unknown mixed precision {mixed_precision!r}; known: {', '.join(MASTER_DTYPES)}")
     try:
         import torch
     except ModuleNotFoundError as exc:  # say which extra brings it, not a bare "No module named 'torch'"

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from trainspec.layouts.declared import Quantity
+from trainspec.spec.layout_space import Quantity
 
 from .build import GROUPS, Model, build
 from .layout import ffn_hidden

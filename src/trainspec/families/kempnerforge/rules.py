@@ -10,9 +10,9 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainspec.paths import Path, format_path
-from trainspec.report.wording import show
-from trainspec.rules import ABSENT, Violation, passing_divisors, rule
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.rules import ABSENT, Violation, passing_divisors, rule
+from trainspec.spec.wording import show
 
 HF_ENCODERS = ("siglip2", "clip")
 REGISTRIES: dict[Path, tuple[str, ...]] = {

@@ -15,9 +15,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.paths import Path
-from trainspec.report.wording import show
-from trainspec.rules import Violation, rule
+from trainspec.spec.paths import Path
+from trainspec.spec.rules import Violation, rule
+from trainspec.spec.wording import show
 
 from .rules import residual_image_tokens
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
 
-from trainspec.paths import Path, format_path
-from trainspec.report.wording import show
-from trainspec.rules import Violation, rule
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.rules import Violation, rule
+from trainspec.spec.wording import show
 
 from .build import RANDOM_ENCODER_TOKENS, RANDOM_ENCODER_WIDTH
 from .layout import ffn_hidden

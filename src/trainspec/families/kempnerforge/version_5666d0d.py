@@ -2,14 +2,14 @@
 
 Its schema changes are `schema/kempnerforge/5666d0d.patch.json`; here are its rules
 (`rules_5666d0d`), examples, schema-id docs and hooks, folded onto 089fbbd's by
-`trainspec.versions.fold`, which refuses an id 089fbbd lacks or already has.
+`trainspec.spec.versions.fold`, which refuses an id 089fbbd lacks or already has.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from trainspec.versions import Changes, Delta, by_id
+from trainspec.spec.versions import Changes, Delta, by_id
 
 from . import rules as base
 from .defaults import resolve

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.families import Family
-from trainspec.paths import format_path
-from trainspec.report.wording import show
-from trainspec.resources import schema_dir
-from trainspec.versions import fold_versions, release_fields
+from trainspec.spec.family import Family
+from trainspec.spec.paths import format_path
+from trainspec.spec.resources import schema_dir
+from trainspec.spec.versions import fold_versions, release_fields
+from trainspec.spec.wording import show
 
 from .examples import EXAMPLES
 from .layout import LAYOUT, derive
@@ -74,7 +74,7 @@ FAMILY = Family(
     layout=LAYOUT,
     derive=derive,
     loader_yaml="1.1",  # SpecForge reads YAML with PyYAML's safe loader, then validates with pydantic (lax)
-    distribution="specforge",  # pip install specforge: its release picks the version (trainspec.installed)
+    distribution="specforge",  # pip install specforge: its release picks the version (trainspec.families.installed)
 )
 
 FAMILIES = fold_versions(FAMILY, SCHEMAS)

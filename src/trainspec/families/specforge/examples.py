@@ -12,7 +12,7 @@ piece of text replaced, so each example shows exactly what changes.
 
 from __future__ import annotations
 
-from trainspec.codes import (
+from trainspec.spec.codes import (
     DUPLICATE_KEY,
     LOADER_FORMAT,
     NOT_A_MAPPING,
@@ -22,7 +22,8 @@ from trainspec.codes import (
     YAML_DIALECT,
     YAML_DIALECT_REFUSED,
 )
-from trainspec.rules.examples import Example, Run
+from trainspec.spec.errors import InvalidValue
+from trainspec.spec.examples import Example, Run
 
 TARGET = "model:\n  target_model_path: Qwen/Qwen3-8B\n"
 FEATURES = "  hidden_states_path: ./cache/hidden_states/qwen3-8b-sharegpt\n"
@@ -120,7 +121,7 @@ def managed(
 def _fix(bad: str, old: str, new: str, world_size: int | None = None) -> Example:
     """The example whose fix replaces the one occurrence of `old` in `bad` by `new`."""
     if bad.count(old) != 1:
-        raise ValueError(f"{old!r} occurs {bad.count(old)} times in the example, not once")
+        raise InvalidValue(f"{old!r} occurs {bad.count(old)} times in the example, not once")
     return Example(bad, bad.replace(old, new), fmt="yaml", run=Run(world_sizes=(world_size,) if world_size else ()))
 
 

@@ -16,12 +16,12 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.families import Notice
-from trainspec.paths import Path, format_path
-from trainspec.read.document import Document
-from trainspec.report.wording import show, type_name
-from trainspec.validate.schema import get
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import Document
+from trainspec.spec.family import Notice
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.schema import get
+from trainspec.spec.wording import show, type_name
 
 MIGRATED = "legacy-key-migrated"
 NOT_MIGRATED = "legacy-key-not-migrated"

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.paths import Path
-from trainspec.read.overrides import Override
-from trainspec.validate.dialect import pydantic_lax
+from trainspec.spec.dialect import pydantic_lax
+from trainspec.spec.overrides import Override
+from trainspec.spec.paths import Path
 
 
 def apply_overrides(family: Any, config: dict[str, Any], overrides: Any) -> tuple[dict[str, Any] | None, list[Any]]:

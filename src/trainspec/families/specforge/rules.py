@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.paths import Path, format_path
-from trainspec.report.wording import show
-from trainspec.rules import Violation, passing_divisors, rule
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.rules import Violation, passing_divisors, rule
+from trainspec.spec.wording import show
 
 DIS_AT: Path = ("deployment", "disaggregated")
 ML_AT: Path = (*DIS_AT, "managed_local")

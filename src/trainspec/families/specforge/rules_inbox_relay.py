@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from trainspec.report.wording import show
-from trainspec.rules import Violation, rule
+from trainspec.spec.rules import Violation, rule
+from trainspec.spec.wording import show
 
 from .rules import DIS, DIS_AT, HIDDEN, SOURCES, data_mode
 

@@ -10,7 +10,7 @@ and the installed release's classes.
 
 from __future__ import annotations
 
-from trainspec.versions import Changes, Delta, by_id
+from trainspec.spec.versions import Changes, Delta, by_id
 
 from .examples import EXAMPLES_INBOX_RELAY
 from .rules_inbox_relay import inbox_server_url_multinode, inbox_server_url_online_only, inbox_server_url_origin

@@ -7,6 +7,6 @@ examples. Its own typed model is built from its schema.
 
 from __future__ import annotations
 
-from trainspec.versions import Changes
+from trainspec.spec.versions import Changes
 
 CHANGES = Changes(hooks={"model": "trainspec.families.specforge.model:RunConfigA6b6b02"})

@@ -31,13 +31,13 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from trainspec.codes import NON_FINITE_NUMBER, NOT_ALLOWED_VALUE, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
-from trainspec.diagnostics import Clause, Diagnostic, Severity
-from trainspec.families import Family
-from trainspec.paths import Path, format_path
-from trainspec.read.document import Document, Unreadable
-from trainspec.report.wording import show
-from trainspec.validate.schema import get, json_type, replace_value
+from trainspec.spec.codes import NON_FINITE_NUMBER, NOT_ALLOWED_VALUE, WRONG_TYPE, YAML_DIALECT, YAML_DIALECT_REFUSED
+from trainspec.spec.diagnostics import Clause, Diagnostic, Severity
+from trainspec.spec.document import Document, Unreadable
+from trainspec.spec.family import Family
+from trainspec.spec.paths import Path, format_path
+from trainspec.spec.schema import get, json_type, replace_value
+from trainspec.spec.wording import show
 
 _CORE_SCHEMAS: dict[str, dict[str, Any]] = {
     "string": {"type": "str"},

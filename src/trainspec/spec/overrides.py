@@ -19,15 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trainspec.codes import OVERRIDE_INVALID_VALUE, OVERRIDE_SYNTAX, OVERRIDE_UNKNOWN_PATH
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.limits import KEY_PARTS
-from trainspec.paths import Path, format_path, parse_path
-from trainspec.read.digits import in_digit_limit, too_many_digits
-from trainspec.read.document import Document
-from trainspec.read.files import ReadError
-from trainspec.report.wording import closest, show
-from trainspec.validate.schema import Node, Schema, get
+from trainspec.spec.codes import OVERRIDE_INVALID_VALUE, OVERRIDE_SYNTAX, OVERRIDE_UNKNOWN_PATH
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.digits import in_digit_limit, too_many_digits
+from trainspec.spec.document import Document, ReadError
+from trainspec.spec.errors import InvalidType, InvalidValue
+from trainspec.spec.formats import OVERRIDE_VALUES
+from trainspec.spec.limits import KEY_PARTS
+from trainspec.spec.paths import Path, format_path, parse_path
+from trainspec.spec.schema import Node, Schema, get
+from trainspec.spec.wording import closest, show
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def from_command_line(sets: Sequence[str], flags: Sequence[str]) -> tuple[Overri
     texts = [(text, False) for text in sets]
     for arg in flags:
         if not arg.startswith("--") or not ("=" in arg or "." in arg):
-            raise ValueError(f"unrecognized argument: {arg}")
+            raise InvalidValue(f"unrecognized argument: {arg}")
         key, eq, value = arg[2:].partition("=")
         texts.append((f"{key}={value if eq else 'True'}", True))
     return tuple(Override(n, text, python) for n, (text, python) in enumerate(texts, 1))
@@ -277,14 +278,12 @@ def _plain(value: Any) -> Any:
         return in_digit_limit(value)
     if value is None or isinstance(value, (str, float)):
         return value
-    raise TypeError(f"{type(value).__name__} is not plain data")
+    raise InvalidType(f"{type(value).__name__} is not plain data")
 
 
 def _parse(text: str, path_text: str) -> Any:
     try:
-        from trainspec.read import yaml as yaml_reader  # PyYAML only for runs with overrides
-
-        doc = yaml_reader.parse("<override>", text)
+        doc = OVERRIDE_VALUES.parser().parse("<override>", text)  # PyYAML only for runs with overrides
     except ReadError as exc:
         raise _Refused(
             OVERRIDE_INVALID_VALUE.id,

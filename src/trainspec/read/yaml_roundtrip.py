@@ -19,7 +19,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
-from trainspec.errors import RewriteError
+from trainspec.spec.errors import RewriteError
 
 __all__ = ["RoundTrip", "YAMLError", "keep_trailing_comments", "mappings", "merged", "round_trip"]
 

@@ -23,14 +23,14 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from trainspec.errors import TrainspecError
+from trainspec.spec.errors import TrainspecError
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-    from trainspec.families import Family
-    from trainspec.rules import Rule
-    from trainspec.rules.examples import Example
+    from trainspec.spec.examples import Example
+    from trainspec.spec.family import Family
+    from trainspec.spec.rules import Rule
 
 LISTING = "versions.json"
 T = TypeVar("T")
@@ -215,5 +215,5 @@ def _changes(release: Release) -> Changes:
     module, _, name = release.changes.partition(":")
     found = getattr(importlib.import_module(module), name, None)
     if not isinstance(found, Changes):
-        raise VersionError(f"version {release.version}: {release.changes} is not a trainspec.versions.Changes")
+        raise VersionError(f"version {release.version}: {release.changes} is not a trainspec.spec.versions.Changes")
     return found

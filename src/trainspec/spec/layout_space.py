@@ -17,7 +17,8 @@ from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Any
 
-from trainspec.paths import Path, parse_path
+from trainspec.spec.errors import InvalidValue
+from trainspec.spec.paths import Path, parse_path
 
 
 @dataclass(frozen=True)
@@ -149,5 +150,5 @@ def parse_size(text: str) -> int:
     unit = found.group(2).lower() if found else ""
     size = int(Decimal(found.group(1)) * UNITS[unit]) if found and unit in UNITS else 0
     if size < 1:
-        raise ValueError(f"{text!r} is not a memory size (for example 80GiB, 141GB or a number of bytes)")
+        raise InvalidValue(f"{text!r} is not a memory size (for example 80GiB, 141GB or a number of bytes)")
     return size

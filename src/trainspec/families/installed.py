@@ -19,10 +19,11 @@ import os
 import re
 from functools import cache
 
-from trainspec.codes import INSTALLED_RELEASE, INSTALLED_RELEASE_UNKNOWN
-from trainspec.diagnostics import Diagnostic, Severity
-from trainspec.entry_points import installed_version
-from trainspec.families import Family
+from trainspec.families import other_versions
+from trainspec.families.entry_points import installed_version
+from trainspec.spec.codes import INSTALLED_RELEASE, INSTALLED_RELEASE_UNKNOWN
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.family import Family
 
 IGNORE = "TRAINSPEC_IGNORE_INSTALLED"
 _RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)")
@@ -48,7 +49,7 @@ def for_installed(family: Family, file: str) -> tuple[Family, Diagnostic | None]
     release = installed_release(family.distribution)
     if release is None:
         return family, None
-    versions = [family, *family.other_versions()]
+    versions = [family, *other_versions(family)]
     match = next((v for v in versions if release in (v.version, f"v{v.version}")), None)
     pin = f"pin another with --family {family.name}@VERSION or in the project configuration"
     if match is family:  # the version the plain name selects anyway: nothing to say

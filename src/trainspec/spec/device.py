@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from difflib import get_close_matches
 
+from trainspec.spec.errors import InvalidValue
+
 GiB = 2**30
 
 
@@ -111,7 +113,7 @@ def target(text: str) -> Device:
     names = {_key(n): n for n in GPUS}
     hint = f" (did you mean {names[close[0]]}?)" if close else ""
     shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}… ({len(text):,} characters)"
-    raise ValueError(
+    raise InvalidValue(
         f"unknown GPU {shown}{hint}; known: {', '.join(sorted(GPUS))}; or give a CUDA compute capability "
         "(sm_90 or 9.0) or an AMD architecture (gfx942)"
     )

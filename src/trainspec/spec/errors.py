@@ -8,8 +8,10 @@ nothing, and carries every diagnostic.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from trainspec.diagnostics import Diagnostic
+if TYPE_CHECKING:  # every module raises these errors, so this one imports nothing of trainspec
+    from trainspec.spec.diagnostics import Diagnostic
 
 SHOWN_ERRORS = 20
 
@@ -22,6 +24,16 @@ class TrainspecError(Exception):
         """The message as the lines it is made of: a caller escapes each one, so a newline inside a value
         a repository wrote stays inside its line (`cli.complain`)."""
         return (str(self),)
+
+
+class InvalidValue(TrainspecError, ValueError):
+    """A value trainspec was handed cannot be used (a config path, a world size, a GPU, a memory size, an
+    output format); a ValueError too, for callers that catch those."""
+
+
+class InvalidType(TrainspecError, TypeError):
+    """An argument of the wrong type (a config that is not a mapping, a path that is not a path); a
+    TypeError too."""
 
 
 class ConfigError(TrainspecError):

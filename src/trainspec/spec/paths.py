@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 
+from trainspec.spec.errors import InvalidValue
+
 Path = tuple[str | int, ...]
 
 _SEGMENT = re.compile(r'([^.\[\]"]+)|\[(\d+)\]|(\.)|\[("(?:[^"\\]|\\.)*")\]')
@@ -40,27 +42,27 @@ def parse_path(text: str) -> Path:
     while pos < len(text):
         m = _SEGMENT.match(text, pos)
         if m is None:
-            raise ValueError(f"cannot read path {text!r} at character {pos + 1}")
+            raise InvalidValue(f"cannot read path {text!r} at character {pos + 1}")
         key, index, dot, quoted = m.groups()
         if quoted is not None:
             parts.append(json.loads(quoted))
             expect_key = False
         elif dot:
             if expect_key:
-                raise ValueError(f"empty key in path {text!r}")
+                raise InvalidValue(f"empty key in path {text!r}")
             expect_key = True
         elif index is not None:
             if not parts or expect_key:
-                raise ValueError(f"index without a key in path {text!r}")
+                raise InvalidValue(f"index without a key in path {text!r}")
             parts.append(int(index))
         else:
             if not expect_key:
-                raise ValueError(f"missing '.' before {key!r} in path {text!r}")
+                raise InvalidValue(f"missing '.' before {key!r} in path {text!r}")
             parts.append(key)
             expect_key = False
         pos = m.end()
     if expect_key:
-        raise ValueError(f"path {text!r} must end with a key or an index")
+        raise InvalidValue(f"path {text!r} must end with a key or an index")
     return tuple(parts)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic, Related, Severity, Suggestion
-from trainspec.paths import Path
-from trainspec.read.document import Document
-from trainspec.read.formats import FORMATS
-from trainspec.report.wording import show
-from trainspec.rules import ABSENT
+from trainspec.spec.diagnostics import Diagnostic, Related, Severity, Suggestion
+from trainspec.spec.document import Document
+from trainspec.spec.formats import FORMATS
+from trainspec.spec.paths import Path
+from trainspec.spec.rules import ABSENT
+from trainspec.spec.wording import show
 
 
 def place(

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from trainspec.families import Family
 from trainspec.rules.catalogue import RuleInfo, family_rules
+from trainspec.spec.family import Family
 from trainspec.validate.fields import Field, fields
 
 

@@ -16,14 +16,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-_CHECKOUT = Path(__file__).resolve().parent.parent.parent
+_PACKAGE = Path(__file__).resolve().parent.parent
+_CHECKOUT = _PACKAGE.parent.parent
 
 
 def _package() -> Traversable | Path:
     """trainspec's package folder: the folder of this file, which is what `importlib.resources.files`
     gives for a package on disk; asked of it only otherwise (a zip), as importing it takes ~10 ms."""
     if os.path.isfile(__file__):
-        return Path(__file__).parent
+        return _PACKAGE
     from importlib.resources import files
 
     return files("trainspec")
@@ -37,7 +38,7 @@ def schema_dir() -> Traversable | Path:
 
 def generated_source_dir() -> Path | None:
     """The checkout's `generated/` folder, when trainspec runs from a source checkout (no packaged models)."""
-    packaged = Path(__file__).parent / "generated"
+    packaged = _PACKAGE / "generated"
     if any(module.name != "__init__.py" for module in packaged.glob("*.py")):
         return None
     folder = _CHECKOUT / "generated"

@@ -17,8 +17,8 @@ from contextvars import ContextVar
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from trainspec.paths import Path
-from trainspec.validate.schema import Schema
+from trainspec.spec.paths import Path
+from trainspec.spec.schema import Schema
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

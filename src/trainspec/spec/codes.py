@@ -19,7 +19,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from trainspec.diagnostics import Severity
+from trainspec.spec.diagnostics import Severity
+from trainspec.spec.errors import InvalidValue
 
 
 class Category(enum.Enum):
@@ -74,7 +75,7 @@ class Code:
 
     def __post_init__(self) -> None:
         if self.id in REGISTRY:
-            raise ValueError(f"engine id {self.id!r} is declared twice")
+            raise InvalidValue(f"engine id {self.id!r} is declared twice")
         REGISTRY[self.id] = self
 
     @property

@@ -8,7 +8,7 @@ and on the `n_heads` line alike). An id may be a prefix (`world-size` covers eve
 `world-size-*` rule). This runs after the checker, on its diagnostics, so
 rules never need to know about comments; and it reports every listed id that
 suppressed nothing (`unused-suppression`), so stale comments do not pile up.
-Only formats with comments (`InputFormat.comments`) can suppress; JSON cannot.
+Only formats with comments (`InputFormat.comment`) can suppress; JSON cannot.
 """
 
 from __future__ import annotations
@@ -16,11 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
-from trainspec.codes import UNUSED_SUPPRESSION
-from trainspec.diagnostics import Diagnostic, Severity
+from trainspec.spec.codes import UNUSED_SUPPRESSION
+from trainspec.spec.diagnostics import Diagnostic, Severity
 
-_DIRECTIVE = re.compile(r"(?:^|(?<=\s))#\s*trainspec:\s*ignore\[([^\]]*)\]")
+
+@cache
+def directive(comment: str) -> re.Pattern[str]:
+    """A suppression comment in a format whose comments start with `comment` (group 1: the ids)."""
+    return re.compile(r"(?:^|(?<=\s))" + re.escape(comment) + r"\s*trainspec:\s*ignore\[([^\]]*)\]")
 
 
 @dataclass(frozen=True)
@@ -62,13 +67,14 @@ def split_ids(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(i.strip() for v in values for i in v.split(",") if i.strip())
 
 
-def find(text: str) -> list[Suppression]:
+def find(text: str, comment: str) -> list[Suppression]:
+    """The suppression comments of a text whose comments start with `comment`."""
     if "trainspec" not in text:
         return []  # most files: no line to search
     lines = text.splitlines()
     found = []
     for n, line in enumerate(lines, 1):
-        m = _DIRECTIVE.search(line)
+        m = directive(comment).search(line)
         if m is None or _in_string(line[: m.start()]):
             continue
         ids = split_ids([m.group(1)])
@@ -78,7 +84,7 @@ def find(text: str) -> list[Suppression]:
                 (
                     k
                     for k in range(n + 1, len(lines) + 1)
-                    if lines[k - 1].strip() and not lines[k - 1].lstrip().startswith("#")
+                    if lines[k - 1].strip() and not lines[k - 1].lstrip().startswith(comment)
                 ),
                 n + 1,
             )
@@ -91,6 +97,7 @@ def apply(
     text: str,
     file: str,
     *,
+    comment: str,
     known: Callable[[str], bool],
     checked: Callable[[str], bool],
 ) -> list[Diagnostic]:
@@ -100,7 +107,7 @@ def apply(
     whether such rules ran at all (world-size rules do not without a world
     size), so a comment is not called unused when its rule could not fire.
     """
-    suppressions = find(text)
+    suppressions = find(text, comment)
     if not suppressions:
         return list(diagnostics)
     used: set[tuple[int, str]] = set()

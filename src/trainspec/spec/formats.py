@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any, Protocol
 
-    from trainspec.paths import Path
-    from trainspec.read.document import Document, Positions
+    from trainspec.spec.document import Document, Positions
+    from trainspec.spec.paths import Path
 
     Place = tuple[str, Path, str]
     """What a cursor is in: "key", "table" (a TOML table header) or "value"; the path of the table the key
@@ -114,7 +114,8 @@ class InputFormat:
     """One file format.
 
     - `module`: the module holding its reader (`parse(path, text)` builds a Document) and its `Syntax`.
-    - `comments`: the format has `#` comments (suppressions, file directives, schema directives).
+    - `comment`: what starts a comment (`#`), or None for a format without comments; suppressions, file
+      directives and schema directives are comments, so a format without them has none.
     - `schema_directive`: the first-line comment that ties a file to a schema in its language server,
       with `{}` for the schema's path; `directive` recognises one (group 1: the path).
     - `rewritable`: `trainspec migrate` can write a migrated file back in this format (its module is
@@ -124,7 +125,7 @@ class InputFormat:
     name: str
     extensions: tuple[str, ...]
     module: str
-    comments: bool
+    comment: str | None
     schema_directive: str | None
     directive: re.Pattern[str] | None
     rewritable: bool
@@ -140,23 +141,25 @@ class InputFormat:
 
 
 TOML = InputFormat(
-    "toml", (".toml",), "trainspec.read.toml", True, "#:schema {}", re.compile(r"#:schema\s+(\S*)"), rewritable=False
+    "toml", (".toml",), "trainspec.read.toml", "#", "#:schema {}", re.compile(r"#:schema\s+(\S*)"), rewritable=False
 )
 YAML = InputFormat(
     "yaml",
     (".yaml", ".yml"),
     "trainspec.read.yaml",
-    True,
+    "#",
     "# yaml-language-server: $schema={}",
     re.compile(r"#\s*yaml-language-server:\s*\$schema=(\S*)"),
     rewritable=True,
 )
-JSON = InputFormat("json", (".json",), "trainspec.read.json", False, None, None, rewritable=True)
+JSON = InputFormat("json", (".json",), "trainspec.read.json", None, None, None, rewritable=True)
 
 FORMATS: dict[str, InputFormat] = {f.name: f for f in (TOML, YAML, JSON)}
 BY_EXTENSION: dict[str, InputFormat] = {ext: f for f in FORMATS.values() for ext in f.extensions}
 FALLBACK = JSON
 """What a file whose extension names no format is read as."""
+OVERRIDE_VALUES = YAML
+"""What a `--set` value is read as (`--set a=[1, 2]`, `--set b=null`)."""
 
 
 def format_of(path: str | PurePath) -> InputFormat:

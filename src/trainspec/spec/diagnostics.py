@@ -11,8 +11,8 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from trainspec.paths import Path, format_path, parse_path
-from trainspec.report.escaping import terminal
+from trainspec.spec.escaping import terminal
+from trainspec.spec.paths import Path, format_path, parse_path
 
 
 class Severity(enum.StrEnum):

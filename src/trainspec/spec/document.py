@@ -1,4 +1,4 @@
-"""A config document: plain data plus where each key and value was written."""
+"""A config document: plain data plus where each key and value was written; or why a file gave none."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from trainspec.diagnostics import Diagnostic
-from trainspec.paths import Path
+from trainspec.spec.diagnostics import Diagnostic
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.paths import Path
+from trainspec.spec.result import Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,3 +243,12 @@ class Document:
         self.origins = {p: o for p, o in self.origins.items() if p[: len(path)] != path}
         self.origins[path] = origin
         self.yaml_1_1 = {p: v for p, v in self.yaml_1_1.items() if p[: len(path)] != path}
+
+
+class ReadError(TrainspecError):
+    """The file could not be read or parsed; carries the located diagnostic, and what it means for the check."""
+
+    def __init__(self, diagnostic: Diagnostic, outcome: Outcome = Outcome.SYNTAX) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+        self.outcome = outcome

@@ -6,12 +6,12 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from trainspec.diagnostics import Diagnostic
+from trainspec.spec.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
-    from trainspec.families import Family
-    from trainspec.read.document import Document
-    from trainspec.rules.device import Device
+    from trainspec.spec.device import Device
+    from trainspec.spec.document import Document
+    from trainspec.spec.family import Family
 
 
 class Outcome(enum.Enum):

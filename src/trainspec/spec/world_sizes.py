@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 
+from trainspec.spec.errors import InvalidValue
+
 MAX_WORLD_SIZES = 65536
 """More sizes than any cluster has ranks to try: a typo such as `1..1000000000` is refused, not enumerated."""
 
@@ -16,9 +18,9 @@ def parse_world_size(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ValueError(f"must be a whole number, got {text!r}") from None
+        raise InvalidValue(f"must be a whole number, got {text!r}") from None
     if value < 1:
-        raise ValueError(f"must be at least 1, got {value}")
+        raise InvalidValue(f"must be at least 1, got {value}")
     return value
 
 
@@ -30,9 +32,9 @@ def parse_world_sizes(text: str) -> tuple[int, ...]:
         low = parse_world_size(first.strip())
         high = parse_world_size(last.strip()) if dots else low
         if high < low:
-            raise ValueError(f"the range {part.strip()!r} is empty (its end is below its start)")
+            raise InvalidValue(f"the range {part.strip()!r} is empty (its end is below its start)")
         if high - low >= MAX_WORLD_SIZES or len(sizes) + high - low >= MAX_WORLD_SIZES:
-            raise ValueError(f"at most {MAX_WORLD_SIZES} world sizes at once")
+            raise InvalidValue(f"at most {MAX_WORLD_SIZES} world sizes at once")
         sizes.extend(range(low, high + 1))
     return tuple(dict.fromkeys(sizes))
 

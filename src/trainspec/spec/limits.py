@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from trainspec.errors import TrainspecError
+from trainspec.spec.errors import TrainspecError
 
 
 class LimitExceeded(TrainspecError):

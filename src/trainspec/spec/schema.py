@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
-from trainspec.errors import TrainspecError
-from trainspec.paths import Path, format_path
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.paths import Path, format_path
 
 Node = dict[str, Any]
 

@@ -14,15 +14,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from trainspec.codes import FILE_NOT_FOUND, FILE_NOT_READABLE
-from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.engine.runner import usable
-from trainspec.errors import TrainspecError
 from trainspec.read.discovery import expand
-from trainspec.read.files import ReadError, read_stream
+from trainspec.read.files import read_stream
 from trainspec.read.project import ProjectError, find_project
-from trainspec.report.escaping import terminal
-from trainspec.result import Outcome, Result
+from trainspec.spec.codes import FILE_NOT_FOUND, FILE_NOT_READABLE
+from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.spec.document import ReadError
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.escaping import terminal
+from trainspec.spec.result import Outcome, Result
 
 
 class InputError(TrainspecError):

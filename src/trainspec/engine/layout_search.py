@@ -15,17 +15,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trainspec.diagnostics import Clause, Diagnostic, Join
-from trainspec.errors import TrainspecError
-from trainspec.families import Family
-from trainspec.layouts.declared import LayoutSpace
-from trainspec.limits import LAYOUT_WORLD_SIZE, LAYOUTS
-from trainspec.paths import Path, format_path, is_prefix
-from trainspec.report.wording import show
-from trainspec.result import Result
-from trainspec.rules import Context, Rule
 from trainspec.rules.evaluate import run_rules
-from trainspec.validate.schema import get
+from trainspec.spec.diagnostics import Clause, Diagnostic, Join
+from trainspec.spec.errors import TrainspecError
+from trainspec.spec.family import Family
+from trainspec.spec.layout_space import LayoutSpace
+from trainspec.spec.limits import LAYOUT_WORLD_SIZE, LAYOUTS
+from trainspec.spec.paths import Path, format_path, is_prefix
+from trainspec.spec.result import Result
+from trainspec.spec.rules import Context, Rule
+from trainspec.spec.schema import get
+from trainspec.spec.wording import show
 
 
 @dataclass(frozen=True)
