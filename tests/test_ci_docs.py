@@ -112,3 +112,69 @@ def test_every_field_of_every_family_is_documented(name):
     page = load_tool().family_page(family)
     missing = [p for p in map(format_path, family.schema.paths) if "[0]" not in p and f"`{p}`" not in page]
     assert not missing, missing
+
+
+# -- each example shows its own rule first --------------------------------------------------------
+
+
+def test_every_example_shows_its_own_rule_first():
+    """On every page (each version of each built-in family, and the engine's), the first thing `trainspec check`
+    prints for a rule's broken example is that rule's finding."""
+    assert load_tool().misshown() == []
+
+
+def _hidden_behind_another_rule():
+    """kempnerforge's `pp-exceeds-layers`, with an example that trips `pp-1f1b-microbatches` on an earlier line
+    (4 micro-batches for 8 stages) before its own rule (8 stages for 4 layers)."""
+    from dataclasses import replace
+
+    from trainspec.families import get_family
+    from trainspec.rules.catalogue import family_rules
+    from trainspec.spec.examples import Example
+
+    family = get_family("kempnerforge")
+    info = next(i for i in family_rules(family) if i.id == "pp-exceeds-layers")
+    head = "[model]\nn_layers = 4\n\n[train]\ngrad_accum_steps = 4\n\n[distributed]\n"
+    return family, info, replace(info, example=Example(head + "pp = 8\n", head + "pp = 4\n"))
+
+
+def test_an_example_that_shows_another_rule_first_is_named_with_what_it_showed():
+    from dataclasses import replace
+
+    from trainspec.spec.examples import Example, Run
+
+    tool = load_tool()
+    family, own, hidden = _hidden_behind_another_rule()
+    assert tool.shows_another_rule(own, family) is None
+    why = tool.shows_another_rule(hidden, family)
+    assert why is not None
+    assert why.startswith(
+        "kempnerforge.md: the example of `pp-exceeds-layers` (`trainspec check example.toml --family "
+        "kempnerforge@5666d0d`) shows `pp-1f1b-microbatches` first: example.toml:5:1: error[pp-1f1b-microbatches] "
+        "train.grad_accum_steps = 4 gives 4 micro-batch(es) for distributed.pp = 8 stages"
+    )
+    assert tool.misshown([family]) == []
+    # a note printed first hides the rule as much; a file with no finding at all shows nothing of it
+    clean = replace(hidden, example=Example("[model]\nn_layers = 4\n", ""))
+    assert "shows `world-size-unknown` first: example.toml: note[world-size-unknown]" in tool.shows_another_rule(
+        clean, family
+    )
+    sized = replace(hidden, example=Example("[model]\nn_layers = 4\n", "", run=Run(world_sizes=(1,))))
+    assert tool.shows_another_rule(sized, family).endswith("--world-size 1`) shows no finding at all")
+
+
+def test_the_tool_refuses_to_write_or_pass_a_page_whose_example_shows_another_rule(tmp_path, monkeypatch, capsys):
+    tool = load_tool()
+    family, own, hidden = _hidden_behind_another_rule()
+    real = tool.family_rules
+    monkeypatch.setattr(
+        tool, "family_rules", lambda f: tuple(hidden if i == own else i for i in real(f)) if f == family else real(f)
+    )
+    out = tmp_path / "reference"
+    assert tool.main(["--out", str(out)]) == 1
+    assert not out.exists()  # nothing written
+    assert tool.main(["--check", "--out", str(ROOT / "docs" / "reference")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("kempnerforge.md: the example of `pp-exceeds-layers` (")
+    assert "shows `pp-1f1b-microbatches` first" in err[0]
+    assert err[-1].startswith("1 example(s) show another rule before their own")

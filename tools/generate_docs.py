@@ -9,7 +9,11 @@ and one for the ids every family can report (engine.md). Examples are run
 while generating, as the page shows them (the file in an empty folder, the
 command as written: a page of an older version names it with --family), so
 the output shown under each is all `trainspec check` prints, notes and
-summary line included; tests/test_docs_console.py runs them again. A
+summary line included; tests/test_docs_console.py runs them again. Each rule's
+broken example must show that rule first (the first line `trainspec check`
+prints for it names the rule's id): the tool refuses to write, and --check
+fails, when another rule's finding or a note comes first, naming the example
+and what it showed. A
 version compared with its trainer's released classes (tests/data/drift/<id>.json)
 shows what tools/family_drift.py found (<id>.md beside it, which
 tests/test_family_drift.py keeps in step with the tool); a family whose example configs are
@@ -25,14 +29,16 @@ import os
 import shlex
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 
 from trainspec.engine.runner import Options, check_files
 from trainspec.families import every_version, other_versions, stem
 from trainspec.families.installed import IGNORE
-from trainspec.report.reporters import get_reporter
+from trainspec.report.reporters import get_reporter, sorted_diagnostics
 from trainspec.rules.catalogue import ENGINE, RuleInfo, engine_rules, family_rules
 from trainspec.spec.device import target
+from trainspec.spec.diagnostics import Diagnostic
 from trainspec.spec.examples import Example
 from trainspec.spec.family import Family
 from trainspec.spec.layout_space import parse_size
@@ -99,6 +105,13 @@ def printed(example: Example, fixed: bool, family: Family | None) -> list[str]:
     """Everything `trainspec check` prints for an example (its findings, notes and summary line), checked as
     the page shows it: the file written in an empty folder, with the options of its command, reported as the
     text reporter writes for a pipe (tests/test_docs_console.py runs the command itself)."""
+    return list(shown(example, fixed, family)[1])
+
+
+@cache
+def shown(example: Example, fixed: bool, family: Family | None) -> tuple[tuple[Diagnostic, ...], tuple[str, ...]]:
+    """An example's check as its page runs it (see `printed`): the diagnostics in the order they are
+    printed, and the lines printed. Each example is checked once however often it is asked for."""
     text = example.good if fixed else example.bad
     run = example.options(fixed)
     name = example.file(fixed)
@@ -120,10 +133,40 @@ def printed(example: Example, fixed: bool, family: Family | None) -> list[str]:
             Path(tmp, name).write_text(text, encoding="utf-8")
         os.chdir(tmp)  # the file is named as the command names it
         try:
-            get_reporter("text")(check_files([name], options), out)  # not a terminal: one line per finding
+            results = check_files([name], options)
+            get_reporter("text")(results, out)  # not a terminal: one line per finding
         finally:
             os.chdir(here)
-    return out.getvalue().splitlines()
+    return tuple(sorted_diagnostics(results)), tuple(out.getvalue().splitlines())
+
+
+def shows_another_rule(info: RuleInfo, family: Family | None) -> str | None:
+    """What `info`'s broken example shows first on its page when that is not `info`'s own rule: the first
+    thing `trainspec check` prints for it (another rule's finding, a note), or that it prints nothing; None
+    when it shows its own rule first, or has no example."""
+    example = info.example
+    if example is None:
+        return None
+    found = shown(example, False, family)[0]
+    if found and found[0].rule == info.id:
+        return None
+    page = page_name(family) if family is not None else f"{ENGINE}.md"
+    what = f"`{found[0].rule}` first: {found[0].one_line()}" if found else "no finding at all"
+    command = shlex.join(["trainspec", "check", *page_argv(example, False, family)])
+    return f"{page}: the example of `{info.id}` (`{command}`) shows {what}"
+
+
+def misshown(families: list[Family] | None = None) -> list[str]:
+    """Every example on the pages of `families` that shows another rule before its own (`shows_another_rule`);
+    by default on every page: each version of each built-in family, and the engine's."""
+    found = [
+        shows_another_rule(info, family)
+        for family in (builtin_families() if families is None else families)
+        for info in family_rules(family)
+    ]
+    if families is None:
+        found += [shows_another_rule(info, None) for info in engine_rules()]
+    return [why for why in found if why is not None]
 
 
 def render_rule(info: RuleInfo, family: Family | None = None) -> list[str]:
@@ -244,6 +287,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/reference/ is stale")
     parser.add_argument("--out", type=Path, default=OUT_DIR, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    wrong = misshown()
+    if wrong:
+        for why in wrong:
+            print(why, file=sys.stderr)
+        print(
+            f"{len(wrong)} example(s) show another rule before their own: change each example (the family's "
+            "`examples`) so that its own rule is the first thing `trainspec check` reports for it",
+            file=sys.stderr,
+        )
+        return 1
     wanted = pages()
     if args.check:
         stale = [

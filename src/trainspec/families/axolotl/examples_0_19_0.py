@@ -22,7 +22,8 @@ def pair(bad: str, good: str, *, batch: str | None = None, gpu: str = "", world_
 
 
 CHANGED: dict[str, Example] = {
-    "batch-size-two-of-three": pair("batch_size: 16\n", "", batch=""),
+    # batch_size alone also gets the loader's hint (batch-size-set), at the same place
+    "batch-size-two-of-three": pair("batch_size: 16  # trainspec: ignore[batch-size-set]\n", "", batch=""),
 }
 """Base rules whose example no longer breaks them in 0.19.0 (a config with only micro_batch_size loads)."""
 

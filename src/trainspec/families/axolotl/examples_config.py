@@ -135,7 +135,9 @@ EXAMPLES: dict[str, Example] = {
         "    chat_template: jinja\n    chat_template_jinja: \"{{ messages[0]['content'] }}\"\n",
     ),
     "message-field-conflict": dataset_example(
-        "    message_field_role: from\n    message_property_mappings:\n      role: speaker\n",
+        # the legacy field warns as well (legacy-message-field), at the same place
+        "    message_field_role: from  # trainspec: ignore[legacy-message-field]\n"
+        "    message_property_mappings:\n      role: speaker\n",
         "    message_property_mappings:\n      role: speaker\n",
     ),
     "legacy-message-field": dataset_example(

@@ -51,7 +51,10 @@ EXAMPLES: dict[str, Example] = {
     "bench-eval-adds-empty-test-set": pair(
         "do_bench_eval: true\nevals_per_epoch: 1\n", "do_bench_eval: true\nevals_per_epoch: 1\n" + VALIDATION
     ),
-    "eval-table-size-with-sample-packing": pair(PACKING + "eval_table_size: 4\n", PACKING),
+    # eval_table_size is deprecated too (deprecated-key, reported at the same place)
+    "eval-table-size-with-sample-packing": pair(
+        PACKING + "eval_table_size: 4  # trainspec: ignore[deprecated-key]\n", PACKING
+    ),
     "sample-packing-attention-not-isolating": pair("sample_packing: true\n", PACKING),
     "scaling-softmax-needs-flex-attention": pair(
         "scaling_softmax: true\nattn_implementation: sdpa\n",

@@ -70,9 +70,13 @@ EXAMPLES: dict[str, Example] = {
         "adapter: lora\nload_in_8bit: true\nlora_mlp_kernel: true\n", "lora_mlp_kernel: true", "lora_mlp_kernel: false"
     ),
     "lora-kernels-with-remote-code": _fix(
-        "trust_remote_code: true\nlora_qkv_kernel: true\n", "trust_remote_code: true", "trust_remote_code: false"
+        "lora_qkv_kernel: true\ntrust_remote_code: true\n", "trust_remote_code: true", "trust_remote_code: false"
     ),
-    "sample-packing-with-rl": _fix("rl: dpo\nsample_packing: true\n", "sample_packing: true", "sample_packing: false"),
+    "sample-packing-with-rl": _fix(
+        "rl: dpo\nattn_implementation: flash_attention_2\nsample_packing: true\n",
+        "sample_packing: true",
+        "sample_packing: false",
+    ),
     "kto-sample-packing": _fix(
         "rl: kto\nremove_unused_columns: false\neval_sample_packing: true\n",
         "eval_sample_packing: true",
@@ -80,7 +84,7 @@ EXAMPLES: dict[str, Example] = {
     ),
     "kto-remove-unused-columns": _fix("rl: kto\n", "rl: kto\n", "rl: kto\nremove_unused_columns: false\n"),
     "grpo-liger-context-parallel": _fix(
-        "rl: grpo\ntrl:\n  use_liger_loss: true\ncontext_parallel_size: 2\n",
+        "rl: grpo\ntrl:\n  use_liger_loss: true\nattn_implementation: flash_attention_2\ncontext_parallel_size: 2\n",
         "context_parallel_size: 2\n",
     ),
     "rl-qlora-reentrant-distributed": _fix(

@@ -50,7 +50,7 @@ EXAMPLES: dict[str, Example] = {
         "yaml",
     ),
     "cut-cross-entropy-chunked": plugin_example(
-        "cut_cross_entropy", "cut_cross_entropy: true\nchunked_cross_entropy: true\n", "cut_cross_entropy: true\n"
+        "cut_cross_entropy", "chunked_cross_entropy: true\n", "cut_cross_entropy: true\n"
     ),
     "expert-parallel-sizes-positive": plugin_example(
         "expert_parallel", "expert_parallel_size: 0\n", "expert_parallel_size: 1\n"

@@ -16,6 +16,9 @@ DATASETS = "datasets:\n" + ALPACA
 BATCH = "micro_batch_size: 1\ngradient_accumulation_steps: 4\nlearning_rate: 0.0002\n"
 PRETRAINING = "pretraining_dataset:\n  - path: allenai/c4\n    name: en\n    type: pretrain\n"
 STREAMING = "streaming: true\n"
+UNSTREAMED = PRETRAINING.replace(":\n", ":  # trainspec: ignore[pretraining-dataset-without-streaming]\n", 1)
+"""The pretraining data without `streaming: true`, for the examples of rules that fire either way: its warning
+is suppressed (with streaming on, `streaming-needs-max-steps` and `streaming-no-val-set-size` would fire instead)."""
 LORA = "adapter: lora\nlora_r: 16\nlora_alpha: 32\nlora_target_linear: true\nlora_mlp_kernel: false\n"
 FLASH = "attn_implementation: flash_attention_2\n"
 CHECKPOINTING = "gradient_checkpointing: true\n"
@@ -46,12 +49,16 @@ EXAMPLES: dict[str, Example] = {
         LORA + "model_quantization_config: FineGrainedFP8Config\n",
     ),
     "chat-template-jinja-needs-template": pair("chat_template: jinja\n", "chat_template: chatml\n"),
-    "pretraining-needs-max-steps": pair("", STREAMING + "max_steps: 1000\n", data=PRETRAINING),
+    "pretraining-needs-max-steps": Example(
+        run("", data=UNSTREAMED), run(STREAMING + "max_steps: 1000\n", data=PRETRAINING), fmt="yaml"
+    ),
     "pretraining-group-by-length": pair(
         STREAMING + "max_steps: 1000\ngroup_by_length: true\n", STREAMING + "max_steps: 1000\n", data=PRETRAINING
     ),
-    "pretraining-no-val-set-size": pair(
-        "max_steps: 1000\nval_set_size: 0.05\n", STREAMING + "max_steps: 1000\n", data=PRETRAINING
+    "pretraining-no-val-set-size": Example(
+        run("max_steps: 1000\nval_set_size: 0.05\n", data=UNSTREAMED),
+        run(STREAMING + "max_steps: 1000\n", data=PRETRAINING),
+        fmt="yaml",
     ),
     "streaming-no-val-set-size": pair(
         "streaming: true\nmax_steps: 1000\nval_set_size: 0.05\n", "streaming: true\nmax_steps: 1000\n"

@@ -90,7 +90,7 @@ EXAMPLES: dict[str, Example] = {
         "[model]\nmax_seq_len = 4096\n\n[train]\nseq_len = 4096\n",
     ),
     "tied-embeddings-no-pp": _pair(
-        "[model]\ntie_embeddings = true\n\n[distributed]\npp = 2\n",
+        "[model]\ntie_embeddings = true\n\n[train]\ngrad_accum_steps = 2\n\n[distributed]\npp = 2\n",
         "[model]\ntie_embeddings = false\n\n[train]\ngrad_accum_steps = 2\n\n[distributed]\npp = 2\n",
     ),
     "eval-needs-source": _pair(
@@ -113,14 +113,21 @@ EXAMPLES: dict[str, Example] = {
         '[train]\nmixed_precision = "fp8"\n\n[distributed]\ntp = 2\n',
         '[train]\nmixed_precision = "fp8"\n\n[distributed]\ntp = 1\n',
     ),
-    "moe-no-pp": _pair(MOE + "\n[distributed]\npp = 2\n", MOE + "\n[distributed]\nep = 2\n"),
+    "moe-no-pp": _pair(
+        MOE.replace("compile_model = false\n", "compile_model = false\ngrad_accum_steps = 2\n")
+        + "\n[distributed]\npp = 2\n",
+        MOE + "\n[distributed]\nep = 2\n",
+    ),
     "ep-needs-moe": _pair("[distributed]\nep = 2\n", MOE + "\n[distributed]\nep = 2\n"),
     "ep-divides-experts": _pair(MOE + "\n[distributed]\nep = 3\n", MOE + "\n[distributed]\nep = 4\n"),
     "vlm-train-seq-len-budget": _pair(
         VLM256 + "[vlm]\nmax_text_len = 512\n\n[train]\nseq_len = 700\n",
         VLM256 + "[vlm]\nmax_text_len = 512\n\n[train]\nseq_len = 768\n",
     ),
-    "vlm-no-pp": _pair(VLM + "[vlm]\n\n[distributed]\npp = 2\n", VLM + "[vlm]\n\n[distributed]\npp = 1\n"),
+    "vlm-no-pp": _pair(
+        VLM + "[train]\ngrad_accum_steps = 2\n\n[vlm]\n\n[distributed]\npp = 2\n",
+        VLM + "[train]\ngrad_accum_steps = 2\n\n[vlm]\n\n[distributed]\npp = 1\n",
+    ),
     "vlm-needs-hf-data": _pair(VLM.replace('hf_dataset_name = "coco"\n', "") + "[vlm]\n", VLM + "[vlm]\n"),
     "hf-data-needs-tokenizer": _pair(
         '[data]\nhf_dataset_name = "wikitext"\n', '[data]\nhf_dataset_name = "wikitext"\ntokenizer_path = "gpt2"\n'
@@ -179,8 +186,8 @@ EXAMPLES.update(
             "[model]\ndim = 4100\n", "[model]\ndim = 4096\n", run=Run(overrides=("model.dim=4096",))
         ),
         WORLD_SIZE_CHECKED.id: Example(
-            "[distributed]\ndp_shard = 2\n",
-            "[distributed]\ndp_shard = 4\n",
+            "[distributed]\ndp_shard = -1\n",
+            "[distributed]\ndp_shard = -1\n",
             run=Run(world_sizes=(2, 4)),
             fixed_run=Run(world_sizes=(4,)),
         ),
@@ -269,7 +276,10 @@ EXAMPLES_5666D0D: dict[str, Example] = {
         VLM196 + '[adapter]\ntype = "attentional_pool"\npool_window = 2\n\n[vlm]\n',
     ),
     "moma-no-moe": _pair(MOMA + "\n[model]\nnum_experts = 8\n", MOMA + "\n[model]\nnum_experts = 0\n"),
-    "moma-no-ep": _pair(MOMA + "\n[distributed]\nep = 2\n", MOMA + "\n[distributed]\nep = 1\n"),
+    # ep > 1 also needs an MoE model (ep-needs-moe, at ep), which MoMa cannot have (moma-no-moe)
+    "moma-no-ep": _pair(
+        MOMA + "\n[distributed]\nep = 2  # trainspec: ignore[ep-needs-moe]\n", MOMA + "\n[distributed]\nep = 1\n"
+    ),
     "moma-compile": _pair(
         VLM + '[vlm]\narch = "moma"\n\n[train]\ncompile_model = true\n',
         VLM + '[vlm]\narch = "moma"\n\n[train]\ncompile_model = false\n',

@@ -19,8 +19,13 @@ EXAMPLES: dict[str, Example] = {
     ),
     "cp-not-wired": _pair("[distributed]\ndp_shard = 4\ncp = 2\n", "[distributed]\ndp_shard = 8\ncp = 1\n", 8),
     "cp-becomes-data-parallel": _pair("[distributed]\ncp = 8\n", "[distributed]\ncp = 1\n"),
-    "cp-mesh-smaller-than-world": _pair("[distributed]\ncp = 2\n", "[distributed]\ncp = 1\n", 16),
-    "pp-exceeds-layers": _pair(PIPELINE + "pp = 8\n", PIPELINE + "pp = 4\n"),
+    # every config that breaks it also gets cp-becomes-data-parallel (what it does at world size = cp), at cp
+    "cp-mesh-smaller-than-world": _pair(
+        "[distributed]\ncp = 2  # trainspec: ignore[cp-becomes-data-parallel]\n", "[distributed]\ncp = 1\n", 16
+    ),
+    "pp-exceeds-layers": _pair(
+        PIPELINE.replace("grad_accum_steps = 4", "grad_accum_steps = 8") + "pp = 8\n", PIPELINE + "pp = 4\n"
+    ),
     "pp-schedule-interleaved": _pair(
         PIPELINE + 'pp = 2\npp_schedule = "interleaved_1f1b"\n', PIPELINE + 'pp = 2\npp_schedule = "1f1b"\n'
     ),

@@ -130,6 +130,15 @@ def _drop(bad: str, lines: str) -> Example:
     return _fix(bad, lines, "")
 
 
+SHARED_DIR_UNDER_MANAGED = (
+    "backend: shared_dir  # trainspec: ignore[disaggregated-shared-dir-needs-store-root, "
+    "online-disaggregated-needs-mooncake]"
+)
+"""The backend `managed-needs-mooncake-backend` refuses under managed_local: shared_dir, the only other one,
+also breaks two rules at the same key (it needs a shared directory, and the online run managed_local
+serves needs Mooncake), so the example suppresses those two."""
+
+
 def second_server(port: int, devices: str) -> str:
     """A second tp-2 capture server for `managed`."""
     return f"        - port: {port}\n          cuda_visible_devices: [{devices}]\n          tp_size: 2\n"
@@ -191,9 +200,9 @@ EXAMPLES: dict[str, Example] = {
     ),
     "eval-source-and-interval-together": _fix(offline(data=EVAL), EVAL, EVAL + "training:\n  eval_interval: 500\n"),
     "eval-data-path-unsupported": _fix(
-        offline(data="  eval_data_path: ./cache/dataset/sharegpt_eval.jsonl\n", training="  eval_interval: 500\n"),
-        "eval_data_path: ./cache/dataset/sharegpt_eval.jsonl",
-        "eval_hidden_states_path: ./cache/hidden_states/qwen3-8b-sharegpt-eval",
+        offline(data="  eval_data_path: ./cache/dataset/sharegpt_eval.jsonl\n"),
+        "  eval_data_path: ./cache/dataset/sharegpt_eval.jsonl\n",
+        EVAL + "training:\n  eval_interval: 500\n",
     ),
     "compact-teacher-chunk-needs-compact-teacher": _fix(
         offline(training="  compact_teacher_chunk_size: 4096\n"),
@@ -325,7 +334,7 @@ EXAMPLES: dict[str, Example] = {
         "training:\n  resume_from: outputs/qwen3-8b-eagle3/checkpoints\n",
     ),
     "managed-needs-mooncake-backend": _fix(
-        managed().replace("backend: mooncake", "backend: shared_dir"), "backend: shared_dir", "backend: mooncake"
+        managed().replace("backend: mooncake", SHARED_DIR_UNDER_MANAGED), SHARED_DIR_UNDER_MANAGED, "backend: mooncake"
     ),
     "managed-no-store-root": _drop(
         managed(disaggregated="    store_root: /shared/specforge/features\n"),
@@ -413,6 +422,8 @@ EXAMPLES[LOADER_FORMAT.id] = Example(offline(), offline(), "yaml", filename="RUN
 
 # the legacy migration's ids
 _STATE = "    consumer_state_dir: outputs/qwen3-8b-eagle3/state\n"
+_LOCAL_WITHOUT_DISAGGREGATED = "deployment:\n  mode: local_colocated\n  disaggregated: null\n"
+"""A local run that writes its (absent) disaggregated section as null: a legacy key bound there cannot move."""
 EXAMPLES.update(
     {
         "legacy-key-migrated": Example(
@@ -434,8 +445,9 @@ EXAMPLES.update(
             online(disaggregated=_STATE),
             "yaml",
         ),
-        "legacy-key-not-migrated": Example(
-            offline(training="  deployment_mode: disaggregated\n", rest="deployment: null\n"), offline(), "yaml"
+        "legacy-key-not-migrated": _drop(
+            offline(training="  server_urls:\n    - http://10.0.0.9:30000\n", rest=_LOCAL_WITHOUT_DISAGGREGATED),
+            "training:\n  server_urls:\n    - http://10.0.0.9:30000\n",
         ),
     }
 )
