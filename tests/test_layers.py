@@ -36,8 +36,16 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("editor/lsp/",), "the language server (server.py: the pygls glue): what `check` reports, as LSP values"),
     (("api.py", "distributed.py"), "the public entry points (distributed: torch, at launch)"),
     (
-        ("layouts/planner.py", "layouts/provenance.py", "engine/sweeper.py", "layouts/apply.py", "read/inputs.py"),
-        "plan, show, sweep (loaded on first use from `trainspec`); plan --apply's write; the files a run checks",
+        (
+            "layouts/planner.py",
+            "layouts/provenance.py",
+            "engine/sweeper.py",
+            "layouts/apply.py",
+            "read/inputs.py",
+            "engine/cache.py",
+        ),
+        "plan, show, sweep (loaded on first use from `trainspec`); plan --apply's write; the files a run checks; "
+        "the results of unchanged files, reused",
     ),
     (
         ("engine/runner.py", "rules/gpu_memory.py"),
@@ -115,8 +123,9 @@ FLOORS: tuple[tuple[tuple[str, ...], str], ...] = (
             "engine/progress.py",
             "entry_points.py",
             "generated/",
+            "engine/cache_store.py",
         ),
-        "the types every stage shares, and small helpers",
+        "the types every stage shares, and small helpers; the result cache's folder, packs and JSON",
     ),
     (
         (
