@@ -38,11 +38,11 @@ def timed(cmd: list[str], env: dict[str, str], out: Path) -> tuple[float, float]
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def spread(values: list[float], digits: int = 2) -> str:
+def spread(values: list[float], digits: int = 2, unit: str = "") -> str:
     """`median (min–max)`."""
     if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+        return f"{values[0]:.{digits}f}{unit}"
+    return f"{statistics.median(values):.{digits}f}{unit} ({min(values):.{digits}f}–{max(values):.{digits}f})"
 
 
 def main() -> int:
@@ -78,10 +78,10 @@ def main() -> int:
             cells = [
                 spread([f[0] for f in first]),
                 spread([s[0] for s in second], 3),
-                f"{spread(ratios, 1)}x",
+                spread(ratios, 1, "x"),
                 spread([f[1] for f in first]),
                 spread([s[1] for s in second], 3),
-                f"{spread(cpu_ratios, 1)}x",
+                spread(cpu_ratios, 1, "x"),
                 spread([u[0] for u in uncached]),
             ]
             print(f"| {fmt.upper()} | {args.files:,} | {' | '.join(cells)} |", flush=True)
