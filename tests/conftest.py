@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -13,6 +15,12 @@ import pytest
 # (SpecForge 0.2.0 is installed as a test oracle): the installed release picks no version, except in
 # tests/test_installed.py, which unsets this.
 os.environ["TRAINSPEC_IGNORE_INSTALLED"] = "1"
+# `trainspec check` keeps a result cache in the user's cache folder: never the real one here. A folder for
+# the session (for the commands a module prepares its environment for at import), and one of its own for
+# each test (`_result_cache`), outside the test's tmp_path, which a test may walk for configs.
+SESSION_CACHE = tempfile.mkdtemp(prefix="trainspec-test-cache-")
+os.environ["TRAINSPEC_CACHE_DIR"] = SESSION_CACHE
+os.environ.pop("TRAINSPEC_NO_CACHE", None)
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -40,6 +48,16 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+@pytest.fixture(autouse=True)
+def _result_cache(monkeypatch, tmp_path_factory):
+    """Each test starts with an empty result cache of its own (`trainspec check` reads and writes it)."""
+    monkeypatch.setenv("TRAINSPEC_CACHE_DIR", str(tmp_path_factory.mktemp("result-cache")))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

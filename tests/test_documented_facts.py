@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -97,7 +98,12 @@ def test_the_ci_install_works_in_a_new_virtualenv(tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     script = f"export PATH={shlex.quote(str(env_dir / 'bin'))}:$PATH\n" + block.group(1)
-    environ = {"TRAINSPEC_REPO": f"file://{ROOT}", "TRAINSPEC_REF": head.stdout.strip(), "PATH": "/usr/bin:/bin"}
+    environ = {
+        "TRAINSPEC_REPO": f"file://{ROOT}",
+        "TRAINSPEC_REF": head.stdout.strip(),
+        "PATH": "/usr/bin:/bin",
+        "TRAINSPEC_CACHE_DIR": os.environ["TRAINSPEC_CACHE_DIR"],
+    }
     done = subprocess.run(["bash", "-euc", script], env=environ, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     version = subprocess.run([str(env_dir / "bin" / "trainspec"), "--version"], capture_output=True, text=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -82,7 +83,7 @@ def test_family_from_an_entry_point_checks_and_loads(tmp_path):
     (dist / "entry_points.txt").write_text("[trainspec.families]\ntinytrain = tinytrain:FAMILY\n")
     (tmp_path / "run.yaml").write_text("model:\n  width: 100\n  heads: 3\nsteps: 5\n")
     (tmp_path / "ok.yaml").write_text("model:\n  width: 96\n  heads: 3\n")
-    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "TRAINSPEC_CACHE_DIR": os.environ["TRAINSPEC_CACHE_DIR"]}
 
     bad = subprocess.run(
         [sys.executable, "-m", "trainspec", "check", "run.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True
@@ -110,7 +111,7 @@ def test_a_family_that_fails_to_import_does_not_stop_the_others(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenfam\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[trainspec.families]\nbrokenfam = brokenfam:FAMILY\n")
     (tmp_path / "job.toml").write_text("[model]\ndim = 64\nn_heads = 4\nn_kv_heads = 4\n")
-    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "TRAINSPEC_CACHE_DIR": os.environ["TRAINSPEC_CACHE_DIR"]}
     ok = subprocess.run(
         [sys.executable, "-m", "trainspec", "check", "job.toml"], cwd=tmp_path, env=env, capture_output=True, text=True
     )

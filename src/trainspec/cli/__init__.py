@@ -26,8 +26,8 @@ COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "e
 
 def versions() -> str:
     """trainspec's version and every family version it ships, with the upstream version each follows."""
-    from trainspec import __version__
     from trainspec.families import every_version
+    from trainspec.spec import __version__
 
     lines = [f"trainspec {__version__}"]
     for family in sorted(every_version().values(), key=lambda f: (f.name, f.released)):

@@ -171,6 +171,12 @@ def register(sub: Any) -> None:
         help="ignore project configurations (pyproject.toml [tool.trainspec], .trainspec.toml)",
     )
     p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the result cache of unchanged files (also TRAINSPEC_NO_CACHE=1; "
+        "the cache lives in TRAINSPEC_CACHE_DIR, else $XDG_CACHE_HOME/trainspec or ~/.cache/trainspec)",
+    )
+    p.add_argument(
         "--sweep",
         action="append",
         default=[],
@@ -204,6 +210,7 @@ def collect(
 ) -> tuple[Iterator[Result], Progress | None] | str | Exception:
     """The results for the files the arguments name (streamed, in order), or a usage problem (a sentence, or
     the error that says it, line by line)."""
+    from trainspec.engine.cache_store import turned_off
     from trainspec.engine.inputs import InputError, gather, results_after
     from trainspec.engine.progress import Progress
     from trainspec.engine.runner import Options, available_cpus, iter_check_files
@@ -261,7 +268,11 @@ def collect(
     if args.jobs is not None and args.jobs > available_cpus():
         complain(f"--jobs {args.jobs} is more than the {available_cpus()} CPUs here; using {available_cpus()}")
     progress = Progress.for_stream(len(inputs.files), sys.stderr)
-    return results_after(iter_check_files(inputs.files, options, args.jobs, progress), inputs), progress
+    if args.no_cache or turned_off():
+        return results_after(iter_check_files(inputs.files, options, args.jobs, progress), inputs), progress
+    from trainspec.engine.cache import iter_cached, store
+
+    return results_after(iter_cached(inputs.files, options, args.jobs, progress, store()), inputs), progress
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
