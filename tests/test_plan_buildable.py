@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import trainspec
+from trainspec.families import versions_of
 from trainspec.layouts.planner import plan
 
 from .conftest import ROOT
@@ -36,7 +37,7 @@ def test_pipeline_stages_never_exceed_the_layers_nor_context_parallel_the_mesh()
 DATA_PARALLEL = ("distributed.dp_replicate", "distributed.dp_shard", "distributed.tp", "distributed.ep")
 
 
-@pytest.mark.parametrize("version", ["kempnerforge@089fbbd", "kempnerforge@5666d0d"])
+@pytest.mark.parametrize("version", [f.id for f in versions_of("kempnerforge")])
 def test_pipeline_layouts_are_offered_only_without_a_data_parallel_dimension(version):
     """A pipeline stage in a mesh with dp_shard, dp_replicate, tp (a size-1 dp_shard) or ep fails in FSDP
     wrapping (kempnerforge-build §7 row 21); a mesh of pipeline stages alone builds."""
@@ -49,7 +50,7 @@ def test_pipeline_layouts_are_offered_only_without_a_data_parallel_dimension(ver
             assert found.ruled_out.get("pp-stage-fsdp") or found.ruled_out.get("pp-stage-fsdp-auto-shard")
 
 
-@pytest.mark.parametrize("version", ["kempnerforge@089fbbd", "kempnerforge@5666d0d"])
+@pytest.mark.parametrize("version", [f.id for f in versions_of("kempnerforge")])
 @pytest.mark.parametrize(
     ("distributed", "world_size", "rule"),
     [

@@ -9,6 +9,7 @@ import pytest
 
 from trainspec import Family, rule
 from trainspec.cli import main
+from trainspec.families import versions_of
 from trainspec.layouts.provenance import SCHEMA_DEFAULT, show
 
 from .conftest import ROOT
@@ -146,7 +147,7 @@ tokenizer_path = "gpt2"
 """
 
 
-@pytest.mark.parametrize("family", ["kempnerforge@089fbbd", "kempnerforge@5666d0d"])
+@pytest.mark.parametrize("family", [f.id for f in versions_of("kempnerforge")])
 def test_a_data_error_withholds_nothing_the_model_and_layout_give(capsys, write, family):
     """vlm-needs-hf-data is about where the data comes from: the model, its counts and its memory do not read it."""
     broken = write("job.toml", IMAGE_VLM.format(source=""))
