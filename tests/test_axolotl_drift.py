@@ -14,6 +14,8 @@ import pytest
 from .conftest import ROOT
 from .test_family_drift import drift
 
+pytestmark = pytest.mark.external  # imports the installed Axolotl release
+
 DRIFT_FILE = ROOT / "tests" / "data" / "drift" / "axolotl@0.18.0.json"
 
 
