@@ -16,7 +16,7 @@ import pytest
 
 from trainspec.cli import main
 from trainspec.families import every_version, get_family
-from trainspec.report.schema_diff import as_dict, diff
+from trainspec.rules.schema_diff import as_dict, diff
 
 from .conftest import ROOT
 

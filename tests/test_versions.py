@@ -12,7 +12,7 @@ from trainspec import Family, rule
 from trainspec.cli import main
 from trainspec.engine.pipeline import check_path
 from trainspec.families import UnknownFamily, every_version, get_family
-from trainspec.report.schema_diff import diff
+from trainspec.rules.schema_diff import diff
 
 from .conftest import ROOT
 

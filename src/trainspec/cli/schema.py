@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
 
 
 def _diff(a: str, b: str, fmt: str) -> int:
-    from trainspec.report.schema_diff import as_dict, diff, render_text
+    from trainspec.rules.schema_diff import as_dict, diff, render_text
 
     try:
         old, new = get_family(a), get_family(b)

@@ -26,7 +26,15 @@ from trainspec.spec.world_sizes import sizes_text
 
 Reporter = Callable[[Iterable[Result], TextIO], None]
 
-NAMES = ("text", "json", "github", "sarif", "junit")
+
+def _reporters() -> tuple[str, ...]:
+    """The modules of this package besides this one, `text` first: each is a reporter (its `report`), so a new
+    output format is one new module. Read from the folder, not imported: the command line lists them."""
+    names = sorted(n[:-3] for n in os.listdir(os.path.dirname(__file__)) if n.endswith(".py") and n[0] != "_")
+    return ("text", *(n for n in names if n not in ("text", "reporters")))
+
+
+NAMES = _reporters()
 """The reporters, each a module of this package: `--format` offers exactly these."""
 
 
