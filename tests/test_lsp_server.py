@@ -293,6 +293,23 @@ def test_a_200_line_config_is_checked_within_100_ms_of_a_change(client, tmp_path
     assert statistics.median(latencies) < 0.1  # debounce included; bench/lsp.py measures it in full
 
 
+def test_a_2000_line_config_is_checked_within_100_ms_of_a_change(client, tmp_path):
+    """A long list, edited in its middle: the edited line is re-read alone (bench/lsp.py measures it in full)."""
+    uri = (tmp_path / "finetune.yaml").as_uri()
+    lines = ["base_model: org/model", "learning_rate: 0.0002", "adapter: lorax", "datasets:"]
+    for n in range(998):
+        lines += [f"  - path: org/data-{n:04d}", "    type: chat_template"]  # line 1002: data-0499
+    client.check(uri, "yaml", "\n".join(lines) + "\n")
+    latencies = []
+    for n in range(12):
+        sent = time.perf_counter()
+        client.edit(uri, [{"range": rng(1002, 21, 22), "text": "7" if n % 2 == 0 else "9"}])
+        found = client.wait_for_version(uri, client.version(uri))
+        latencies.append(time.perf_counter() - sent)
+        assert by_code(found, "adapter-known")
+    assert statistics.median(latencies) < 0.1
+
+
 def test_check_never_imports_pygls(tmp_path):
     job = tmp_path / "job.toml"
     job.write_text(KF_JOB)

@@ -16,6 +16,7 @@ from typing import Any
 from trainspec.codes import Flag, has_flag
 from trainspec.diagnostics import Diagnostic
 from trainspec.editor.lsp.anchor import anchored
+from trainspec.editor.lsp.reparse import Parses
 from trainspec.editor.lsp.scope import is_config
 from trainspec.editor.lsp.text import Source
 from trainspec.engine.runner import Options, check_file
@@ -89,19 +90,27 @@ class Analysis:
     """One version of one buffer, checked once: its diagnostics, document and resolved config all come from
     that one check."""
 
-    def __init__(self, file: str, text: str, settings: Settings, encoding: str) -> None:
+    def __init__(
+        self, file: str, text: str, settings: Settings, encoding: str, previous: Analysis | None = None
+    ) -> None:
         self.file = file
         self.text = text
         self.settings = settings
         self.source = Source(text, encoding)
         self.options = settings.options(file, text)
-        self.checked = check_file(file, self.options)
+        self.parses: Parses = previous.parses if previous is not None and previous.file == file else Parses()
+        """The buffer's parse, kept from the analysis of its `previous` version: an edit of one line of a
+        YAML buffer re-reads that line only (`reparse`)."""
+        self.checked = check_file(file, replace(self.options, parser=self.parses.parse))
         """The buffer's check: what `trainspec check` reports, with the document and config behind it."""
         self.family: Family | None = self.checked.family
         self.reported = self.checked.diagnostics
         """What `trainspec check` reports."""
+        as_read = self.parses.document(file, text)
         self.diagnostics = (
-            self._shown(anchored(self.checked.diagnostics, file, text)) if is_config(file, text, self.checked) else []
+            self._shown(anchored(self.checked.diagnostics, file, text, as_read))
+            if is_config(file, text, self.checked)
+            else []
         )
         """What the client is shown: nothing for a file that is no config, notes at the keys they are about,
         and `rulesOnly` leaves out what the schema servers report."""
