@@ -170,6 +170,35 @@ def test_incremental_edits_and_a_half_typed_buffer(client, tmp_path):
     assert client.hover(uri, 6, 0) is not None  # still serving
 
 
+def test_while_a_new_key_is_typed_the_other_diagnostics_stay(client, tmp_path):
+    """A buffer that does not parse gets its syntax error and the last good diagnostics of its other lines,
+    moved with the lines typed above them; those on the lines edited since are left out until it parses."""
+    uri = (tmp_path / "job.toml").as_uri()
+    before = client.check(uri, "toml", KF_JOB)
+    (rule,) = by_code(before, "tp-divides-heads")
+    (typo,) = by_code(before, "unknown-key")
+    assert [r["location"]["range"]["start"]["line"] for r in rule["relatedInformation"]] == [2, 3]
+
+    client.edit(uri, [{"range": rng(2, 12, 12), "text": "\nnorm_e"}])  # a new key below n_heads, half typed
+    typing = client.wait_for_version(uri, client.version(uri))
+    (syntax,) = by_code(typing, "syntax-error")
+    assert syntax["range"]["start"]["line"] == 3
+    (kept,) = by_code(typing, "tp-divides-heads")
+    assert kept["range"]["start"]["line"] == rule["range"]["start"]["line"] + 1  # moved with the new line
+    assert [r["location"]["range"]["start"]["line"] for r in kept["relatedInformation"]] == [2, 4]
+    assert kept["message"] == rule["message"]
+    assert by_code(typing, "unknown-key")[0]["range"]["start"]["line"] == typo["range"]["start"]["line"] + 1
+
+    client.edit(uri, [{"range": rng(7, 5, 6), "text": "5"}])  # the rule's own line changes while it does not parse
+    changed = client.wait_for_version(uri, client.version(uri))
+    assert by_code(changed, "syntax-error") and by_code(changed, "unknown-key")
+    assert by_code(changed, "tp-divides-heads") == []  # on an edited line: no longer vouched for
+
+    client.edit(uri, [{"range": rng(3, 6, 6), "text": "ps = 1e-6"}])  # the key finished: it parses again
+    parsed = client.wait_for_version(uri, client.version(uri))
+    assert by_code(parsed, "syntax-error") == [] and by_code(parsed, "unknown-key")
+
+
 def test_hover_documents_a_key_its_rules_and_its_resolved_value(client, tmp_path):
     uri = (tmp_path / "job.toml").as_uri()
     client.check(uri, "toml", KF_JOB)

@@ -16,6 +16,7 @@ from typing import Any
 from trainspec.codes import Flag, has_flag
 from trainspec.diagnostics import Diagnostic
 from trainspec.editor.lsp.anchor import anchored
+from trainspec.editor.lsp.carry import carried
 from trainspec.editor.lsp.reparse import Parses
 from trainspec.editor.lsp.scope import is_config
 from trainspec.editor.lsp.text import Source
@@ -107,13 +108,25 @@ class Analysis:
         self.reported = self.checked.diagnostics
         """What `trainspec check` reports."""
         as_read = self.parses.document(file, text)
-        self.diagnostics = (
+        found = (
             self._shown(anchored(self.checked.diagnostics, file, text, as_read))
             if is_config(file, text, self.checked)
             else []
         )
+        kept = previous.good if previous is not None and previous.file == file else None
+        self.good: tuple[str, list[Diagnostic]] | None
+        if self.checked.document is None and self.checked.outcome is Outcome.SYNTAX:
+            self.good = kept if kept is not None and previous is not None and previous.settings == settings else None
+            if self.good is not None:
+                found = [*found, *carried(self.good[1], self.good[0], text)]
+        else:
+            self.good = (text, found)
+        """The text of the last version that parsed, and what was shown for it (kept while the buffer does
+        not parse, for `carry`)."""
+        self.diagnostics = found
         """What the client is shown: nothing for a file that is no config, notes at the keys they are about,
-        and `rulesOnly` leaves out what the schema servers report."""
+        and `rulesOnly` leaves out what the schema servers report; while the buffer does not parse, its
+        syntax error and the diagnostics of the last version that did, but those on the lines changed since."""
 
     def _shown(self, found: list[Diagnostic]) -> list[Diagnostic]:
         if not self.settings.rules_only:
