@@ -1,13 +1,102 @@
-"""The language server while a file is edited, in process: the diagnostics it keeps while the buffer does
-not parse (`carry.py`). `test_lsp_server.py` drives it through a real client."""
+"""The language server while a file is edited beside other servers, in process: what it leaves to a schema
+server (`schema_servers.py`) and the diagnostics it keeps while the buffer does not parse (`carry.py`).
+`test_lsp_server.py` drives each through a real client."""
 
 from __future__ import annotations
+
+import pytest
 
 from trainspec.diagnostics import Diagnostic, Related, Severity
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.carry import carried
+from trainspec.editor.lsp.schema_servers import Left, associations, left, names
+from trainspec.families import get_family
+from trainspec.read.files import parse
 
 KF_JOB = "[model]\ndim = 4096\nn_heads = 32\nn_kv_heads = 8\n\n[distributed]\ntp = 3\n\n[train]\nseq_lenn = 2048\n"
+
+
+# -- schema servers ----------------------------------------------------------------------------------------
+
+
+def test_the_settings_name_the_schema_servers_and_what_ties_files_to_schemas():
+    raw = {
+        "trainspec": {"schemaServers": ["yaml", 3], "rulesOnly": None},
+        "yaml": {"schemas": {"./s/axolotl.schema.json": ["ft/*.yml", 1], "x.json": "a.yaml"}},
+        "json": {"schemas": [{"fileMatch": ["*.specforge.json"], "url": "./s/specforge.schema.json"}, "junk"]},
+        "evenBetterToml.schema.associations": {".*/configs/.*\\.toml$": "file:///s/kempnerforge.schema.json"},
+    }
+    s = Settings.from_client(raw)
+    assert s.rules_only is None and s.schema_servers == {"yaml"}
+    assert s.associations == (
+        ("glob", "ft/*.yml", "./s/axolotl.schema.json"),
+        ("glob", "a.yaml", "x.json"),
+        ("glob", "*.specforge.json", "./s/specforge.schema.json"),
+        ("regex", ".*/configs/.*\\.toml$", "file:///s/kempnerforge.schema.json"),
+    )
+    later = Settings.from_client({"trainspec": {"worldSize": 8}}, s)  # a change that does not name them
+    assert later.schema_servers == {"yaml"} and later.associations == ()
+    assert Settings.from_client({"trainspec": {"schemaServers": []}}, s).schema_servers == frozenset()
+    assert Settings.from_client({"rulesOnly": False}).rules_only is False
+    assert associations({"yaml": {"schemas": "not a mapping"}}) == ()
+
+
+@pytest.mark.parametrize(
+    ("reference", "named"),
+    [
+        ("./.trainspec/schemas/kempnerforge.schema.json", True),
+        ("file:///repo/.trainspec/schemas/kempnerforge@089fbbd.schema.json", True),
+        ("https://example.org/kempnerforge.schema.json?v=2#x", True),
+        ("./schemas/specforge.schema.json", False),
+        ("kempnerforge.json", False),
+    ],
+)
+def test_a_schema_reference_names_a_family_by_the_file_trainspec_writes(reference, named):
+    assert names(reference, get_family("kempnerforge")) is named
+
+
+@pytest.mark.parametrize(
+    ("rules_only", "servers", "tied", "expected"),
+    [
+        (True, (), "", Left.SCHEMA),
+        (False, ("toml",), "#:schema kempnerforge.schema.json\n", Left.NOTHING),
+        (None, (), "#:schema kempnerforge.schema.json\n", Left.NOTHING),  # no schema server: say everything
+        (None, ("yaml",), "#:schema kempnerforge.schema.json\n", Left.NOTHING),  # one for another format
+        (None, ("toml",), "", Left.PARSER),  # taplo, with no schema for the file
+        (None, ("toml",), "#:schema kempnerforge.schema.json\n", Left.SCHEMA),
+        (None, ("toml",), "#:schema other.schema.json\n", Left.PARSER),  # another schema's problems are others
+    ],
+)
+def test_what_is_left_to_a_schema_server(rules_only, servers, tied, expected):
+    doc = parse("/w/job.toml", tied + KF_JOB)
+    assert left(rules_only, frozenset(servers), (), "/w/job.toml", doc, get_family("kempnerforge")) is expected
+
+
+@pytest.mark.parametrize(
+    ("association", "file", "expected"),
+    [
+        (("glob", "configs/*.toml", "./kempnerforge.schema.json"), "/w/configs/job.toml", Left.SCHEMA),
+        (("glob", "**/configs/*.toml", "./kempnerforge.schema.json"), "/w/a/configs/job.toml", Left.SCHEMA),
+        (("glob", "./configs/*.toml", "./kempnerforge.schema.json"), "/w/configs/job.toml", Left.SCHEMA),
+        (("glob", "configs/*.toml", "./kempnerforge.schema.json"), "/w/other/job.toml", Left.PARSER),
+        (("glob", "!configs/*.toml", "./kempnerforge.schema.json"), "/w/configs/job.toml", Left.PARSER),
+        (("glob", "configs/*.toml", "./specforge.schema.json"), "/w/configs/job.toml", Left.PARSER),
+        (("regex", ".*/configs/.*\\.toml$", "kempnerforge.schema.json"), "/w/configs/job.toml", Left.SCHEMA),
+        (("regex", "([", "kempnerforge.schema.json"), "/w/configs/job.toml", Left.PARSER),
+    ],
+)
+def test_a_file_the_editor_settings_tie_to_the_schema(association, file, expected):
+    doc = parse(file, KF_JOB)
+    assert left(None, frozenset({"toml"}), (association,), file, doc, get_family("kempnerforge")) is expected
+
+
+def test_beside_a_schema_server_the_parser_problems_go_and_the_schema_ones_stay_for_a_file_it_has_no_schema_for():
+    settings = Settings(schema_servers=frozenset({"toml"}))
+    duplicated = KF_JOB.replace("dim = 4096\n", "dim = 4096\ndim = 4096\n")
+    shown = {d.rule for d in Analysis("/w/job.toml", KF_JOB, settings, "utf-16").diagnostics}
+    assert {"unknown-key", "tp-divides-heads"} <= shown
+    broken = {d.rule for d in Analysis("/w/job.toml", duplicated, settings, "utf-16").diagnostics}
+    assert "syntax-error" not in broken  # TOML refuses a duplicate key outright: taplo reports it
 
 
 # -- the last good diagnostics -----------------------------------------------------------------------------

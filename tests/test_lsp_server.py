@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from trainspec.editor.lsp.analysis import Settings
+
 from .lsp_client import LspClient, apply_edits, markup_text
 
 pytestmark = pytest.mark.external  # launches the server process
@@ -276,6 +278,52 @@ def test_rules_only_leaves_schema_problems_to_the_schema_servers(tmp_path):
         c.shutdown()
 
 
+def test_beside_a_schema_server_each_problem_is_reported_once(tmp_path):
+    """The client says taplo and yaml-language-server run too (`schemaServers`, in its initialization options
+    only): their parsers report every syntax error; a file tied to trainspec's schema, by its schema comment
+    or by the schema settings the client sends, gets its schema problems and completion from them too."""
+    yaml_schemas = {"yaml": {"schemas": {"/schemas/specforge.schema.json": ["runs/*.yaml"]}}}
+    c = LspClient(
+        [sys.executable, "-m", "trainspec", "lsp"],
+        tmp_path,
+        {"trainspec": {"worldSize": 8}, **yaml_schemas},  # the settings sent later do not repeat schemaServers
+        initialization_options={"trainspec": {"schemaServers": ["toml", "yaml"]}},
+        timeout=30,
+    )
+    try:
+        untied = (tmp_path / "job.toml").as_uri()
+        codes = {d["code"] for d in c.check(untied, "toml", KF_JOB)}
+        assert {"unknown-key", "tp-divides-heads"} <= codes  # taplo has no schema for it: trainspec says all
+        assert c.completion(untied, 9, 0)
+        assert by_code(c.check(untied, "toml", KF_JOB + "[broken\n"), "syntax-error") == []  # taplo says it
+
+        tied = (tmp_path / "tied.toml").as_uri()
+        found = c.check(tied, "toml", "#:schema ./.trainspec/schemas/kempnerforge.schema.json\n" + KF_JOB)
+        codes = {d["code"] for d in found}
+        assert "tp-divides-heads" in codes and "unknown-key" not in codes
+        assert c.completion(tied, 10, 0) == []
+
+        (tmp_path / "runs").mkdir()
+        bad = SF_RUN + "  attention_backend: flex\n"
+        matched = c.check((tmp_path / "runs" / "a.yaml").as_uri(), "yaml", bad)
+        elsewhere = c.check((tmp_path / "b.yaml").as_uri(), "yaml", bad)
+        assert by_code(matched, "not-allowed-value") == [] and by_code(elsewhere, "not-allowed-value")
+    finally:
+        c.shutdown()
+
+
+def test_rules_only_false_publishes_everything_beside_a_schema_server(tmp_path):
+    c = start(tmp_path, {"rulesOnly": False, "schemaServers": ["toml"]})
+    try:
+        uri = (tmp_path / "tied.toml").as_uri()
+        found = c.check(uri, "toml", "#:schema kempnerforge.schema.json\n" + KF_JOB + "[broken\n")
+        assert by_code(found, "syntax-error")
+        found = c.check(uri, "toml", "#:schema kempnerforge.schema.json\n" + KF_JOB)
+        assert by_code(found, "unknown-key") and c.completion(uri, 10, 0)
+    finally:
+        c.shutdown()
+
+
 def test_world_size_and_select_settings_flow_into_the_check(tmp_path):
     c = start(tmp_path, {"worldSize": 8, "ignore": ["unknown-key"]})
     try:
@@ -357,12 +405,14 @@ let settings = JSON.parse(process.env.SETTINGS);
 module.exports = {
   workspace: {
     workspaceFolders: process.env.FOLDER ? [{ uri: { fsPath: process.env.FOLDER } }] : [],
-    getConfiguration: () => ({ ...settings, get(k) { return settings[k]; } }),
+    getConfiguration: (section) => section === "trainspec" ? ({ ...settings, get(k) { return settings[k]; } })
+      : ({ get(k) { return (JSON.parse(process.env.OTHER || "{}")[section] || {})[k]; } }),
     createFileSystemWatcher: (glob) => ({ glob }),
     onDidChangeConfiguration: (listener) => { globalThis.changed = (s) => { settings = s; return listener(
       { affectsConfiguration: (name) => name === "trainspec.path" }); }; return {}; },
   },
-  extensions: { getExtension: (id) => id === "ms-python.python" && process.env.PYTHON ? {
+  extensions: { getExtension: (id) => (process.env.INSTALLED || "").split(",").includes(id) ? { id }
+    : id === "ms-python.python" && process.env.PYTHON ? {
     isActive: true,
     exports: { environments: {
       getActiveEnvironmentPath: () => ({ path: process.env.PYTHON }),
@@ -426,10 +476,30 @@ def test_the_vscode_extension_starts_trainspec_lsp_with_its_settings(tmp_path):
     assert started["server"] == {"command": "/opt/bin/trainspec", "args": ["lsp"]}
     assert [s["language"] for s in started["selector"]] == ["toml", "yaml", "json"]
     assert started["sync"] == {
-        "configurationSection": "trainspec",
+        "configurationSection": ["trainspec", "yaml", "json", "evenBetterToml"],
         "fileEvents": {"glob": "**/{pyproject.toml,.trainspec.toml}"},
     }
     assert started["init"]["trainspec"]["worldSize"] == [8]
+    assert started["init"]["trainspec"]["schemaServers"] == ["json"]  # VS Code's own JSON support
+
+
+def test_the_vscode_extension_tells_the_server_which_schema_servers_run_and_what_they_check(tmp_path):
+    """The YAML and Even Better TOML extensions, when installed, and the settings that tie files to schemas:
+    the server reads them to leave those extensions what they report (`schema_servers.left`)."""
+    other = {"yaml": {"schemas": {"./.trainspec/schemas/axolotl.schema.json": "finetune/*.yml"}}}
+    ran = run_extension(
+        tmp_path,
+        {"path": "/opt/bin/trainspec"},
+        INSTALLED="redhat.vscode-yaml,tamasfe.even-better-toml",
+        OTHER=json.dumps(other),
+    )
+    (started,) = ran["started"]
+    init = started["init"]
+    assert init["trainspec"]["schemaServers"] == ["json", "yaml", "toml"]
+    assert init["yaml"] == other["yaml"] and "json" not in init
+    settings = Settings.from_client(init)
+    assert settings.rules_only is None and settings.schema_servers == {"json", "yaml", "toml"}
+    assert settings.associations == (("glob", "finetune/*.yml", "./.trainspec/schemas/axolotl.schema.json"),)
 
 
 def test_the_vscode_extension_finds_trainspec_as_the_python_extensions_do(tmp_path):

@@ -13,18 +13,17 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from trainspec.codes import Flag, has_flag
 from trainspec.diagnostics import Diagnostic
 from trainspec.editor.lsp.anchor import anchored
 from trainspec.editor.lsp.carry import carried
 from trainspec.editor.lsp.reparse import Parses
+from trainspec.editor.lsp.schema_servers import Association, Left, associations, left, without_left
 from trainspec.editor.lsp.scope import is_config
 from trainspec.editor.lsp.text import Source
 from trainspec.engine.runner import Options, check_file
 from trainspec.families import Family
 from trainspec.read.world_sizes import MAX_WORLD_SIZES
 from trainspec.result import Outcome, Result
-from trainspec.rules.catalogue import family_rules
 
 
 @dataclass(frozen=True)
@@ -36,20 +35,31 @@ class Settings:
     overrides: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    rules_only: bool = False
-    """Publish only what a schema server cannot (rules, hooks, dialect notes), and complete nothing."""
+    rules_only: bool | None = None
+    """True: publish only what a schema server cannot (rules, hooks, dialect notes), and complete nothing;
+    False: publish everything; None (not set): leave to a schema server what it reports for the buffer
+    (`schema_servers.left`)."""
+    schema_servers: frozenset[str] = frozenset()
+    """The formats a schema server serves beside trainspec in the client (`schemaServers`)."""
+    associations: tuple[Association, ...] = ()
+    """The files the client's schema settings tie to a schema (`yaml.schemas` and the like)."""
     debounce: float = 0.03
     """Seconds of quiet after a change before the buffer is checked."""
     inlay_hints: bool = False
     """Show each section's unwritten keys and their resolved values as inlay hints."""
 
     @classmethod
-    def from_client(cls, raw: Any) -> Settings:
-        """Settings from `{"trainspec": {...}}` or the bare `{...}` a client sends."""
+    def from_client(cls, raw: Any, before: Settings | None = None) -> Settings:
+        """Settings from `{"trainspec": {...}}` or the bare `{...}` a client sends (beside `trainspec`, the
+        sections of the schema servers' settings). The formats the client said it serves with a schema
+        server (`schemaServers`, in its initialization options) stay when settings that do not name
+        them change (`before`)."""
+        found = associations(raw) if isinstance(raw, Mapping) else ()
         if isinstance(raw, Mapping) and isinstance(raw.get("trainspec"), Mapping):
             raw = raw["trainspec"]
         if not isinstance(raw, Mapping):
-            return cls()
+            return cls(schema_servers=before.schema_servers if before else frozenset(), associations=found)
+        servers = raw.get("schemaServers")
         sizes = raw.get("worldSize", ())
         sizes = [sizes] if isinstance(sizes, int) else sizes
         debounce = raw.get("debounceMs")
@@ -63,7 +73,13 @@ class Settings:
             overrides=_strings(raw.get("set")),
             select=_strings(raw.get("select")),
             ignore=_strings(raw.get("ignore")),
-            rules_only=raw.get("rulesOnly") is True,
+            rules_only=raw["rulesOnly"] if isinstance(raw.get("rulesOnly"), bool) else None,
+            schema_servers=frozenset(s for s in servers if isinstance(s, str))
+            if isinstance(servers, list)
+            else before.schema_servers
+            if before is not None
+            else frozenset(),
+            associations=found,
             inlay_hints=raw.get("inlayHints") is True,
             debounce=debounce / 1000 if isinstance(debounce, int | float) and 0 <= debounce <= 5000 else 0.03,
         )
@@ -108,6 +124,10 @@ class Analysis:
         self.reported = self.checked.diagnostics
         """What `trainspec check` reports."""
         as_read = self.parses.document(file, text)
+        self.left: Left = left(
+            settings.rules_only, settings.schema_servers, settings.associations, file, as_read, self.family
+        )
+        """What a schema server beside trainspec reports for this buffer, which trainspec then does not."""
         found = (
             self._shown(anchored(self.checked.diagnostics, file, text, as_read))
             if is_config(file, text, self.checked)
@@ -125,14 +145,11 @@ class Analysis:
         not parse, for `carry`)."""
         self.diagnostics = found
         """What the client is shown: nothing for a file that is no config, notes at the keys they are about,
-        and `rulesOnly` leaves out what the schema servers report; while the buffer does not parse, its
-        syntax error and the diagnostics of the last version that did, but those on the lines changed since."""
+        what a schema server reports left to it; while the buffer does not parse, its syntax error and the
+        diagnostics of the last version that did, but those on the lines changed since."""
 
     def _shown(self, found: list[Diagnostic]) -> list[Diagnostic]:
-        if not self.settings.rules_only:
-            return found
-        schema = {r.id for r in family_rules(self.family) if r.source == "schema"} if self.family else set()
-        return [d for d in found if not has_flag(d.rule, Flag.SCHEMA_SERVERS_REPORT) and d.rule not in schema]
+        return without_left(found, self.left, self.family)
 
     @cached_property
     def resolved(self) -> Result:

@@ -30,7 +30,7 @@ from pygls.workspace import TextDocument
 
 from trainspec import __version__
 from trainspec.editor.lsp.actions import code_actions
-from trainspec.editor.lsp.analysis import Analysis, Settings
+from trainspec.editor.lsp.analysis import Analysis, Left, Settings
 from trainspec.editor.lsp.completion import complete
 from trainspec.editor.lsp.convert import to_lsp
 from trainspec.editor.lsp.framing import FramingError, StreamReader
@@ -248,7 +248,7 @@ def create() -> TrainspecServer:
     def configuration(ls: TrainspecServer, params: lsp.DidChangeConfigurationParams) -> None:
         if params.settings:
             hints = ls.settings.inlay_hints
-            ls.settings = Settings.from_client(params.settings)
+            ls.settings = Settings.from_client(params.settings, ls.settings)
             if hints != ls.settings.inlay_hints:
                 guarded(ls.refresh_inlay_hints, None)
         for uri in ls.open_uris():
@@ -298,7 +298,7 @@ def create() -> TrainspecServer:
         def work() -> lsp.CompletionList | None:
             uri = params.text_document.uri
             found = ls.analysis(uri)
-            if found is None or ls.settings.rules_only:
+            if found is None or found.left is Left.SCHEMA:  # the schema server completes
                 return None
             line, column = found.source.from_client(params.position)
             around = found.without_line(line)  # the line being typed is neither parsed nor counted as written
