@@ -1,6 +1,7 @@
 """The language server while a file is edited beside other servers, in process: what it leaves to a schema
-server (`schema_servers.py`) and the diagnostics it keeps while the buffer does not parse (`carry.py`).
-`test_lsp_server.py` drives each through a real client."""
+server (`schema_servers.py`), the diagnostics it keeps while the buffer does not parse (`carry.py`), and
+string values written in the file's own quoting (`quoting.py`). `test_lsp_server.py` drives each through
+a real client."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import pytest
 from trainspec.diagnostics import Diagnostic, Related, Severity
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.carry import carried
+from trainspec.editor.lsp.quoting import written
 from trainspec.editor.lsp.schema_servers import Left, associations, left, names
+from trainspec.editor.lsp.text import Source
 from trainspec.families import get_family
 from trainspec.read.files import parse
+
+from .test_lsp import fixes
 
 KF_JOB = "[model]\ndim = 4096\nn_heads = 32\nn_kv_heads = 8\n\n[distributed]\ntp = 3\n\n[train]\nseq_lenn = 2048\n"
 
@@ -153,3 +158,58 @@ def test_the_last_good_diagnostics_are_kept_across_versions_that_do_not_parse():
     settings_changed = Analysis(file, half, Settings(world_sizes=(8,)), "utf-16", good)
     assert {d.rule for d in settings_changed.diagnostics} == {"syntax-error"}  # other settings: nothing kept
     assert Analysis(file, half, Settings(), "utf-16").diagnostics == broken.reported  # and nothing before
+
+
+# -- quoting -----------------------------------------------------------------------------------------------
+
+SF_RUN = "model:\n  target_model_path: Qwen/Qwen3-8B\ndata:\n  train_data_path: {path}\ntraining:\n  {line}\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "fixed"),
+    [
+        ("train.jsonl", "attention_backend: flex_attentio", "attention_backend: flex_attention"),
+        ("train.jsonl", 'attention_backend: "flex_attentio"', 'attention_backend: "flex_attention"'),
+        ("train.jsonl", "attention_backend: 'flex_attentio'", "attention_backend: 'flex_attention'"),
+        ('"train.jsonl"', "attention_backend: flex_attentio", "attention_backend: flex_attention"),  # its own
+        ("'train.jsonl'", "attention_backend: 'flex_attentio'  # x", "attention_backend: 'flex_attention'  # x"),
+    ],
+)
+def test_the_yaml_enum_fix_follows_the_quoting_of_the_value_it_replaces(path, line, fixed):
+    text = SF_RUN.format(path=path, line=line)
+    offered = fixes(Analysis("/w/run.yaml", text, Settings(), "utf-16"))
+    (new,) = [t for title, t in offered.items() if title.startswith("Set training.attention_backend")]
+    assert new == SF_RUN.format(path=path, line=fixed)
+
+
+@pytest.mark.parametrize(
+    ("others", "expected"),
+    [
+        ("  a: 'x'\n  b: 'y'\n  c: \"z\"\n", "'on'"),  # single quotes are the file's
+        ('  a: "x"\n  b: y\n', '"on"'),
+        ("  a: x\n  b: y\n", '"on"'),  # no quoted string: double quotes
+    ],
+)
+def test_a_value_plain_yaml_reads_otherwise_takes_the_quotes_the_file_uses_most(others, expected):
+    text = f"top:\n{others}  value: off_\n"
+    doc = parse("/w/x.yaml", text)
+    assert written(Source(text), doc, ("top", "value"), "on") == expected
+    assert written(Source(text), doc, ("top", "value"), "sdpa") == "sdpa"
+    assert written(Source(text), doc, ("top", "value"), "it's") == "it's"  # plain YAML reads it so
+    assert written(Source(text), doc, ("top", "missing"), 3) == "3"
+
+
+def test_a_value_written_where_there_was_none_follows_the_file():
+    quoted = 'a: "x"\nb: "y"\nc: z\n'
+    plain = "a: x\nb: y\nc: 'z'\n"
+    assert written(Source(quoted), parse("/w/x.yaml", quoted), ("d",), "w") == '"w"'
+    assert written(Source(plain), parse("/w/x.yaml", plain), ("d",), "w") == "w"
+    assert written(Source(plain), parse("/w/x.yaml", plain), ("d",), "on") == "'on'"
+
+
+def test_a_toml_literal_string_stays_one():
+    text = "[model]\nnorm_type = 'rmsnrm'\nname = \"x\"\n"
+    doc = parse("/w/job.toml", text)
+    assert written(Source(text), doc, ("model", "norm_type"), "rmsnorm") == "'rmsnorm'"
+    assert written(Source(text), doc, ("model", "norm_type"), "it's") == '"it\'s"'
+    assert written(Source(text), doc, ("model", "name"), "y") == '"y"'

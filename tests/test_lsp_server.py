@@ -201,6 +201,19 @@ def test_while_a_new_key_is_typed_the_other_diagnostics_stay(client, tmp_path):
     assert by_code(parsed, "syntax-error") == [] and by_code(parsed, "unknown-key")
 
 
+def test_yaml_value_fixes_follow_the_quoting_of_the_file(client, tmp_path):
+    """The enum fix writes the allowed value as the replaced one was written: plain, single or double quoted."""
+    for n, (written, fixed) in enumerate(
+        [("flex_attentio", "flex_attention"), ('"flex_attentio"', '"flex_attention"'), ("'sdp'", "'sdpa'")]
+    ):
+        uri = (tmp_path / f"run{n}.yaml").as_uri()
+        source = SF_RUN + f"  attention_backend: {written}\n"
+        (found,) = by_code(client.check(uri, "yaml", source), "not-allowed-value")
+        fix = next(a for a in client.code_actions(uri, found["range"], [found]) if a["title"].startswith("Set "))
+        text, after = apply_action(client, uri, source, fix)
+        assert text.endswith(f"  attention_backend: {fixed}\n") and by_code(after, "not-allowed-value") == []
+
+
 def test_hover_documents_a_key_its_rules_and_its_resolved_value(client, tmp_path):
     uri = (tmp_path / "job.toml").as_uri()
     client.check(uri, "toml", KF_JOB)
