@@ -44,7 +44,7 @@ class Settings:
     associations: tuple[Association, ...] = ()
     """The files the client's schema settings tie to a schema (`yaml.schemas` and the like)."""
     debounce: float = 0.03
-    """Seconds of quiet after a change before the buffer is checked."""
+    """Seconds of quiet after a change before the buffer's diagnostics are published (it is checked meanwhile)."""
     inlay_hints: bool = False
     """Show each section's unwritten keys and their resolved values as inlay hints."""
 

@@ -1,9 +1,12 @@
 """The language server: pygls glue between the protocol and the analysis of each open buffer.
 
-A buffer is checked when it is opened and again after every change, once the
-client has been quiet for `Settings.debounce`; a check of a version that is no
-longer current is never published. Each feature catches its own failures, so
-no buffer, however broken, stops the server.
+A buffer is checked when it is opened and again after every change, in a thread
+of its own, as soon as the change arrives; its diagnostics are published once
+the client has been quiet about the buffer for `Settings.debounce`, so the check
+runs during that wait rather than after it. A check of a version that is no
+longer current is never published (nor started, if a newer change came first).
+Each feature catches its own failures, so no buffer, however broken, stops the
+server.
 """
 
 from __future__ import annotations
@@ -161,18 +164,24 @@ class TrainspecServer(LanguageServer):
         return version, found
 
     def schedule(self, uri: str, delay: float) -> None:
-        """Check `uri` after `delay` seconds, replacing a check already waiting."""
+        """Check `uri` now and publish after `delay` seconds of quiet, replacing a check already waiting."""
         waiting = self.pending.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
         self.pending[uri] = asyncio.get_running_loop().create_task(self._publish_later(uri, delay))
 
     async def _publish_later(self, uri: str, delay: float) -> None:
-        """Check `uri` in the checking thread, then publish, if the buffer is still at the version checked.
-        The request loop goes on meanwhile: hover, completion and every other buffer's messages are
-        served while one buffer takes long (a newer change schedules its own check)."""
-        await asyncio.sleep(delay)
-        made = await asyncio.get_running_loop().run_in_executor(self.checks, guarded, lambda: self._analysed(uri), None)
+        """Check `uri` in the checking thread while `delay` passes, then publish, if the buffer is still at
+        the version checked. The request loop goes on meanwhile: hover, completion and every other
+        buffer's messages are served while one buffer takes long (a newer change schedules its own
+        check, and a check of this one that has not started yet is dropped)."""
+        checking = asyncio.get_running_loop().run_in_executor(self.checks, guarded, lambda: self._analysed(uri), None)
+        try:
+            await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            checking.cancel()  # not started yet: never started; running: it finishes, for the next to build on
+            raise
+        made = await checking
         if self.pending.get(uri) is asyncio.current_task():
             self.pending.pop(uri, None)
         document = self.opened(uri)
