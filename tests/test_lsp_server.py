@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from trainspec.editor.lsp.analysis import Settings
+
 from .lsp_client import LspClient, apply_edits, markup_text
 
 pytestmark = pytest.mark.external  # launches the server process
@@ -170,6 +172,48 @@ def test_incremental_edits_and_a_half_typed_buffer(client, tmp_path):
     assert client.hover(uri, 6, 0) is not None  # still serving
 
 
+def test_while_a_new_key_is_typed_the_other_diagnostics_stay(client, tmp_path):
+    """A buffer that does not parse gets its syntax error and the last good diagnostics of its other lines,
+    moved with the lines typed above them; those on the lines edited since are left out until it parses."""
+    uri = (tmp_path / "job.toml").as_uri()
+    before = client.check(uri, "toml", KF_JOB)
+    (rule,) = by_code(before, "tp-divides-heads")
+    (typo,) = by_code(before, "unknown-key")
+    assert [r["location"]["range"]["start"]["line"] for r in rule["relatedInformation"]] == [2, 3]
+
+    client.edit(uri, [{"range": rng(2, 12, 12), "text": "\nnorm_e"}])  # a new key below n_heads, half typed
+    typing = client.wait_for_version(uri, client.version(uri))
+    (syntax,) = by_code(typing, "syntax-error")
+    assert syntax["range"]["start"]["line"] == 3
+    (kept,) = by_code(typing, "tp-divides-heads")
+    assert kept["range"]["start"]["line"] == rule["range"]["start"]["line"] + 1  # moved with the new line
+    assert [r["location"]["range"]["start"]["line"] for r in kept["relatedInformation"]] == [2, 4]
+    assert kept["message"] == rule["message"]
+    assert by_code(typing, "unknown-key")[0]["range"]["start"]["line"] == typo["range"]["start"]["line"] + 1
+
+    client.edit(uri, [{"range": rng(7, 5, 6), "text": "5"}])  # the rule's own line changes while it does not parse
+    changed = client.wait_for_version(uri, client.version(uri))
+    assert by_code(changed, "syntax-error") and by_code(changed, "unknown-key")
+    assert by_code(changed, "tp-divides-heads") == []  # on an edited line: no longer vouched for
+
+    client.edit(uri, [{"range": rng(3, 6, 6), "text": "ps = 1e-6"}])  # the key finished: it parses again
+    parsed = client.wait_for_version(uri, client.version(uri))
+    assert by_code(parsed, "syntax-error") == [] and by_code(parsed, "unknown-key")
+
+
+def test_yaml_value_fixes_follow_the_quoting_of_the_file(client, tmp_path):
+    """The enum fix writes the allowed value as the replaced one was written: plain, single or double quoted."""
+    for n, (written, fixed) in enumerate(
+        [("flex_attentio", "flex_attention"), ('"flex_attentio"', '"flex_attention"'), ("'sdp'", "'sdpa'")]
+    ):
+        uri = (tmp_path / f"run{n}.yaml").as_uri()
+        source = SF_RUN + f"  attention_backend: {written}\n"
+        (found,) = by_code(client.check(uri, "yaml", source), "not-allowed-value")
+        fix = next(a for a in client.code_actions(uri, found["range"], [found]) if a["title"].startswith("Set "))
+        text, after = apply_action(client, uri, source, fix)
+        assert text.endswith(f"  attention_backend: {fixed}\n") and by_code(after, "not-allowed-value") == []
+
+
 def test_hover_documents_a_key_its_rules_and_its_resolved_value(client, tmp_path):
     uri = (tmp_path / "job.toml").as_uri()
     client.check(uri, "toml", KF_JOB)
@@ -247,6 +291,52 @@ def test_rules_only_leaves_schema_problems_to_the_schema_servers(tmp_path):
         c.shutdown()
 
 
+def test_beside_a_schema_server_each_problem_is_reported_once(tmp_path):
+    """The client says taplo and yaml-language-server run too (`schemaServers`, in its initialization options
+    only): their parsers report every syntax error; a file tied to trainspec's schema, by its schema comment
+    or by the schema settings the client sends, gets its schema problems and completion from them too."""
+    yaml_schemas = {"yaml": {"schemas": {"/schemas/specforge.schema.json": ["runs/*.yaml"]}}}
+    c = LspClient(
+        [sys.executable, "-m", "trainspec", "lsp"],
+        tmp_path,
+        {"trainspec": {"worldSize": 8}, **yaml_schemas},  # the settings sent later do not repeat schemaServers
+        initialization_options={"trainspec": {"schemaServers": ["toml", "yaml"]}},
+        timeout=30,
+    )
+    try:
+        untied = (tmp_path / "job.toml").as_uri()
+        codes = {d["code"] for d in c.check(untied, "toml", KF_JOB)}
+        assert {"unknown-key", "tp-divides-heads"} <= codes  # taplo has no schema for it: trainspec says all
+        assert c.completion(untied, 9, 0)
+        assert by_code(c.check(untied, "toml", KF_JOB + "[broken\n"), "syntax-error") == []  # taplo says it
+
+        tied = (tmp_path / "tied.toml").as_uri()
+        found = c.check(tied, "toml", "#:schema ./.trainspec/schemas/kempnerforge.schema.json\n" + KF_JOB)
+        codes = {d["code"] for d in found}
+        assert "tp-divides-heads" in codes and "unknown-key" not in codes
+        assert c.completion(tied, 10, 0) == []
+
+        (tmp_path / "runs").mkdir()
+        bad = SF_RUN + "  attention_backend: flex\n"
+        matched = c.check((tmp_path / "runs" / "a.yaml").as_uri(), "yaml", bad)
+        elsewhere = c.check((tmp_path / "b.yaml").as_uri(), "yaml", bad)
+        assert by_code(matched, "not-allowed-value") == [] and by_code(elsewhere, "not-allowed-value")
+    finally:
+        c.shutdown()
+
+
+def test_rules_only_false_publishes_everything_beside_a_schema_server(tmp_path):
+    c = start(tmp_path, {"rulesOnly": False, "schemaServers": ["toml"]})
+    try:
+        uri = (tmp_path / "tied.toml").as_uri()
+        found = c.check(uri, "toml", "#:schema kempnerforge.schema.json\n" + KF_JOB + "[broken\n")
+        assert by_code(found, "syntax-error")
+        found = c.check(uri, "toml", "#:schema kempnerforge.schema.json\n" + KF_JOB)
+        assert by_code(found, "unknown-key") and c.completion(uri, 10, 0)
+    finally:
+        c.shutdown()
+
+
 def test_world_size_and_select_settings_flow_into_the_check(tmp_path):
     c = start(tmp_path, {"worldSize": 8, "ignore": ["unknown-key"]})
     try:
@@ -293,6 +383,23 @@ def test_a_200_line_config_is_checked_within_100_ms_of_a_change(client, tmp_path
     assert statistics.median(latencies) < 0.1  # debounce included; bench/lsp.py measures it in full
 
 
+def test_a_2000_line_config_is_checked_within_100_ms_of_a_change(client, tmp_path):
+    """A long list, edited in its middle: the edited line is re-read alone (bench/lsp.py measures it in full)."""
+    uri = (tmp_path / "finetune.yaml").as_uri()
+    lines = ["base_model: org/model", "learning_rate: 0.0002", "adapter: lorax", "datasets:"]
+    for n in range(998):
+        lines += [f"  - path: org/data-{n:04d}", "    type: chat_template"]  # line 1002: data-0499
+    client.check(uri, "yaml", "\n".join(lines) + "\n")
+    latencies = []
+    for n in range(12):
+        sent = time.perf_counter()
+        client.edit(uri, [{"range": rng(1002, 21, 22), "text": "7" if n % 2 == 0 else "9"}])
+        found = client.wait_for_version(uri, client.version(uri))
+        latencies.append(time.perf_counter() - sent)
+        assert by_code(found, "adapter-known")
+    assert statistics.median(latencies) < 0.1
+
+
 def test_check_never_imports_pygls(tmp_path):
     job = tmp_path / "job.toml"
     job.write_text(KF_JOB)
@@ -311,12 +418,14 @@ let settings = JSON.parse(process.env.SETTINGS);
 module.exports = {
   workspace: {
     workspaceFolders: process.env.FOLDER ? [{ uri: { fsPath: process.env.FOLDER } }] : [],
-    getConfiguration: () => ({ ...settings, get(k) { return settings[k]; } }),
+    getConfiguration: (section) => section === "trainspec" ? ({ ...settings, get(k) { return settings[k]; } })
+      : ({ get(k) { return (JSON.parse(process.env.OTHER || "{}")[section] || {})[k]; } }),
     createFileSystemWatcher: (glob) => ({ glob }),
     onDidChangeConfiguration: (listener) => { globalThis.changed = (s) => { settings = s; return listener(
       { affectsConfiguration: (name) => name === "trainspec.path" }); }; return {}; },
   },
-  extensions: { getExtension: (id) => id === "ms-python.python" && process.env.PYTHON ? {
+  extensions: { getExtension: (id) => (process.env.INSTALLED || "").split(",").includes(id) ? { id }
+    : id === "ms-python.python" && process.env.PYTHON ? {
     isActive: true,
     exports: { environments: {
       getActiveEnvironmentPath: () => ({ path: process.env.PYTHON }),
@@ -380,10 +489,30 @@ def test_the_vscode_extension_starts_trainspec_lsp_with_its_settings(tmp_path):
     assert started["server"] == {"command": "/opt/bin/trainspec", "args": ["lsp"]}
     assert [s["language"] for s in started["selector"]] == ["toml", "yaml", "json"]
     assert started["sync"] == {
-        "configurationSection": "trainspec",
+        "configurationSection": ["trainspec", "yaml", "json", "evenBetterToml"],
         "fileEvents": {"glob": "**/{pyproject.toml,.trainspec.toml}"},
     }
     assert started["init"]["trainspec"]["worldSize"] == [8]
+    assert started["init"]["trainspec"]["schemaServers"] == ["json"]  # VS Code's own JSON support
+
+
+def test_the_vscode_extension_tells_the_server_which_schema_servers_run_and_what_they_check(tmp_path):
+    """The YAML and Even Better TOML extensions, when installed, and the settings that tie files to schemas:
+    the server reads them to leave those extensions what they report (`schema_servers.left`)."""
+    other = {"yaml": {"schemas": {"./.trainspec/schemas/axolotl.schema.json": "finetune/*.yml"}}}
+    ran = run_extension(
+        tmp_path,
+        {"path": "/opt/bin/trainspec"},
+        INSTALLED="redhat.vscode-yaml,tamasfe.even-better-toml",
+        OTHER=json.dumps(other),
+    )
+    (started,) = ran["started"]
+    init = started["init"]
+    assert init["trainspec"]["schemaServers"] == ["json", "yaml", "toml"]
+    assert init["yaml"] == other["yaml"] and "json" not in init
+    settings = Settings.from_client(init)
+    assert settings.rules_only is None and settings.schema_servers == {"json", "yaml", "toml"}
+    assert settings.associations == (("glob", "finetune/*.yml", "./.trainspec/schemas/axolotl.schema.json"),)
 
 
 def test_the_vscode_extension_finds_trainspec_as_the_python_extensions_do(tmp_path):

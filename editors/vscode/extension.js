@@ -62,6 +62,36 @@ async function findTrainspec(settings) {
   return undefined;
 }
 
+// The formats a schema server serves beside trainspec: VS Code's own JSON support, and the YAML and Even
+// Better TOML extensions when installed. The server leaves to them what they report (syntax errors and
+// duplicate keys in every such file, schema problems in a file tied to trainspec's schema), so nothing
+// is shown twice; `trainspec.rulesOnly` set to true or false decides for every file instead.
+const SCHEMA_EXTENSIONS = { yaml: "redhat.vscode-yaml", toml: "tamasfe.even-better-toml" };
+
+function schemaServers() {
+  const found = ["json"];
+  for (const [format, id] of Object.entries(SCHEMA_EXTENSIONS)) {
+    if (vscode.extensions.getExtension(id)) found.push(format);
+  }
+  return found;
+}
+
+// The settings that tie files to schemas, which the server reads to tell the files the schema servers check.
+const SCHEMA_SETTINGS = ["yaml", "json", "evenBetterToml"];
+
+function schemaSettings() {
+  const out = {};
+  const yaml = vscode.workspace.getConfiguration("yaml").get("schemas");
+  const json = vscode.workspace.getConfiguration("json").get("schemas");
+  const toml = vscode.workspace.getConfiguration("evenBetterToml").get("schema.associations");
+  if (yaml) out.yaml = { schemas: yaml };
+  if (json) out.json = { schemas: json };
+  if (toml) out.evenBetterToml = { schema: { associations: toml } };
+  return JSON.parse(JSON.stringify(out));
+}
+
+let servers = "";
+
 async function start() {
   const settings = vscode.workspace.getConfiguration("trainspec");
   const found = await findTrainspec(settings);
@@ -82,10 +112,13 @@ async function start() {
     {
       documentSelector: ["toml", "yaml", "json"].map((language) => ({ scheme: "file", language })),
       synchronize: {
-        configurationSection: "trainspec",
+        configurationSection: ["trainspec", ...SCHEMA_SETTINGS],
         fileEvents: vscode.workspace.createFileSystemWatcher("**/{pyproject.toml,.trainspec.toml}"),
       },
-      initializationOptions: { trainspec: JSON.parse(JSON.stringify(settings)) },
+      initializationOptions: {
+        trainspec: { ...JSON.parse(JSON.stringify(settings)), schemaServers: schemaServers() },
+        ...schemaSettings(),
+      },
     },
   );
   try {
@@ -117,6 +150,19 @@ async function activate(context) {
       event.affectsConfiguration("trainspec.path") ? restart() : undefined,
     ),
   );
+  // A YAML or TOML extension installed or removed: the server is told again which formats it shares.
+  servers = schemaServers().join();
+  if (vscode.extensions.onDidChange) {
+    context.subscriptions.push(
+      vscode.extensions.onDidChange(() => {
+        const now = schemaServers().join();
+        if (now !== servers) {
+          servers = now;
+          restart();
+        }
+      }),
+    );
+  }
   const python = vscode.extensions.getExtension("ms-python.python");
   if (python) {
     try {

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import sys
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path as FsPath
 from typing import Any
@@ -82,6 +82,7 @@ def check_path(
     family_from: Selection = "flag",
     device: Device | None = None,
     sizes_given: bool = False,
+    parser: Callable[[str, str], Document] | None = None,
 ) -> Result:
     """Check one file (or `text` as if read from it); problems come back as diagnostics, never raised.
 
@@ -91,12 +92,14 @@ def check_path(
     directive does not replace (a note says what it stated). `family_from`: what chose `family` (the flag
     or the project).
     `device`: the target GPU (`device.target`), unless the file's directive names another.
+    `parser`: what parses the text in place of `read.files.parse` (the language server's, which re-reads
+    only what an edit changed); it returns a Document of the check's own, which the check changes.
     """
     sizes = world_sizes_of(world_size)
     file = str(path)
     try:
         return _check(
-            file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from, device, sizes_given
+            file, family, as_overrides(overrides), sizes, text, fallback_sizes, family_from, device, sizes_given, parser
         )
     except RecursionError:
         message = "the document nests deeper than trainspec can follow; no config is this deep"
@@ -132,11 +135,12 @@ def _check(
     family_from: Selection = "flag",
     device: Device | None = None,
     sizes_given: bool = False,
+    parser: Callable[[str, str], Document] | None = None,
 ) -> Result:
     lines: dict[int, str] = {}
     try:
         text = read_text(file) if text is None else within_limit(file, text)
-        doc = parse(file, text)
+        doc = (parser or parse)(file, text)
     except ReadError as exc:
         if text is not None and exc.diagnostic.line is not None:
             lines = dict(

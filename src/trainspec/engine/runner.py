@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     import multiprocessing.context
     from concurrent.futures import ProcessPoolExecutor
 
+    from trainspec.spec.document import Document
+
 PARALLEL_MIN_FILES = 100
 """Below this many files a process pool costs more than it saves: on 2 cores a pool of 2 breaks even
 at about 90 KempnerForge configs that mostly have diagnostics (starting it costs ~30 ms, a config
@@ -103,6 +105,8 @@ class Options:
     world size (a SpecForge trainer topology) keeps it, instead of failing at sizes meant for others."""
     outside_links: bool = False
     """Read a config that is a symbolic link to a file outside the project (`--allow-outside-links`)."""
+    parser: Callable[[str, str], Document] | None = None
+    """Parses the text of a file in `texts` in place of `read.files.parse` (see `pipeline.check_path`)."""
 
     def for_file(self, file: str) -> Options:
         """These options with the project configuration of `file` merged in (see `docs/project.md`).
@@ -212,6 +216,7 @@ def check_file(file: str, options: Options) -> Result:
         sizes_given=options.sizes_given,
         family_from=options.family_from,
         device=options.gpu,
+        parser=options.parser if file in options.texts else None,
     )
     if result.outcome is Outcome.WRONG_FORMAT and file in options.expanded:
         return result.skip(result.reason)

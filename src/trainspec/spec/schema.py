@@ -30,7 +30,9 @@ class Schema:
         self._plans: dict[tuple[int, Any], tuple[list[tuple[str, Any]], dict[str, Node], Node | None]] = {}
         self._discriminators: dict[int, str | None] = {}
         self._properties: dict[tuple[int, bool], tuple[Node, dict[str, Node]]] = {}
-        self._simple: dict[int, tuple[list[tuple[str, Any]], dict[str, Node], Node | None, tuple[str, ...]]] = {}
+        self._simple: dict[
+            int, tuple[list[tuple[str, Any]], dict[str, Node], Node | None, tuple[str, ...], dict[str, Any]]
+        ] = {}
         self.paths: list[Path] = sorted(set(self._walk_paths(contents, ())), key=format_path)
         """Every path the schema describes; an item of a list is step 0 (`data.datasets[0].path`)."""
 
@@ -262,11 +264,10 @@ class Schema:
             fill = self._fill
             simple = self._simple.get(id(node))
             if simple is not None:  # no union tag chooses the node's branch: only containers need a walk
-                defaults, props, extra, nested = simple
+                defaults, props, extra, nested, by_name = simple
                 out = dict(value)
-                for name, default in defaults:
-                    if name not in out:
-                        out[name] = default
+                out.update(by_name)  # each default absent from `value` after its keys, as `defaults` orders them,
+                out.update(value)  # and the written values back over theirs: two C loops (a Python one is 2x slower)
                 for name, item in value.items():
                     if isinstance(item, (dict, list)):
                         out[name] = fill(props.get(name, extra), item)
@@ -319,7 +320,7 @@ class Schema:
                 self._plans[key] = plan
                 if disc is None:  # no union tag chooses its branch: the one plan of the node
                     nested = tuple(n for n, d in defaults if isinstance(d, (dict, list)))
-                    self._simple[id(node)] = (*plan, nested)
+                    self._simple[id(node)] = (*plan, nested, dict(defaults))
         return plan
 
     def _discriminator(self, node: Node) -> str | None:

@@ -25,6 +25,7 @@ from lsprotocol import types as lsp
 
 from trainspec.editor.lsp.analysis import Analysis
 from trainspec.editor.lsp.convert import to_lsp
+from trainspec.editor.lsp.quoting import written
 from trainspec.editor.lsp.text import Edit, apply, line_edits
 from trainspec.read.suppressions import directive
 from trainspec.spec.codes import UNUSED_SUPPRESSION, Flag, has_flag
@@ -177,10 +178,10 @@ def _suggested_value(analysis: Analysis, d: Diagnostic, suggested: SetValue) -> 
     doc = analysis.resolved.document
     if doc is None or suggested.path not in doc.positions:
         return
-    text = show(suggested.value)
-    edit = _set_value(analysis, doc, suggested.path, text)
+    edit = _set_value(analysis, doc, suggested.path, written(analysis.source, doc, suggested.path, suggested.value))
     if edit is not None:
-        yield Fix(f"Set {format_path(suggested.path)} = {text}", (edit,), strict=True, preferred=True)
+        title = f"Set {format_path(suggested.path)} = {show(suggested.value)}"  # the value, whatever its quoting
+        yield Fix(title, (edit,), strict=True, preferred=True)
 
 
 def _values(analysis: Analysis, d: Diagnostic) -> Iterator[Fix]:

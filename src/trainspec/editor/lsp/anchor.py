@@ -15,16 +15,22 @@ from trainspec.spec.paths import parse_path
 _PATH = re.compile(r"(?<![\w.`])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+")
 
 
-def anchored(found: list[Diagnostic], file: str, text: str) -> list[Diagnostic]:
+def anchored(found: list[Diagnostic], file: str, text: str, doc: Document | None = None) -> list[Diagnostic]:
     """`found`, each file-level note moved to the key of the first config path its message names that
-    the file `text` writes (or that path's nearest written section)."""
-    if not any(d.line is None and d.severity is Severity.NOTE for d in found):
-        return found
-    try:
-        doc = parse(file, text)
-    except ReadError:
-        return found
-    return [_anchor(d, doc) if d.line is None and d.severity is Severity.NOTE else d for d in found]
+    the file `text` writes (or that path's nearest written section). `doc`: `text` parsed already."""
+    if not any(_placeable(d) for d in found):
+        return found  # then no parse is needed
+    if doc is None:
+        try:
+            doc = parse(file, text)
+        except ReadError:
+            return found
+    return [_anchor(d, doc) if _placeable(d) else d for d in found]
+
+
+def _placeable(d: Diagnostic) -> bool:
+    """A file-level note whose message names a config path."""
+    return d.line is None and d.severity is Severity.NOTE and _PATH.search(d.message) is not None
 
 
 def _anchor(d: Diagnostic, doc: Document) -> Diagnostic:

@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from lsprotocol import types as lsp
 
@@ -36,9 +37,7 @@ class Source:
         self.text = text
         self.encoding = encoding
         self.lines = text.split("\n")
-        self._starts = [0]
-        for line in self.lines[:-1]:
-            self._starts.append(self._starts[-1] + len(line) + 1)
+        self._starts = [0, *accumulate(len(line) + 1 for line in self.lines[:-1])]
 
     def line(self, n: int) -> str:
         """Line `n` (0-based) without its line break; "" past the end."""
@@ -118,6 +117,28 @@ def apply(text: str, edits: Sequence[Edit]) -> str:
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         text = text[: edit.start] + edit.new + text[edit.end :]
     return text
+
+
+def changed(old: str, new: str) -> tuple[int, int, int]:
+    """(start, old end, new end): `old[start:old end]` became `new[start:new end]`, the rest of the two texts
+    is alike. The common prefix and suffix are found by halving, each step one comparison of two slices."""
+    most = min(len(old), len(new))
+    low, high = 0, most  # the common prefix is at least `low` long and at most `high`
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[:mid] == new[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    start = low
+    low, high = 0, most - start
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[len(old) - mid :] == new[len(new) - mid :]:
+            low = mid
+        else:
+            high = mid - 1
+    return start, len(old) - low, len(new) - low
 
 
 def line_edits(old: str, new: str) -> tuple[Edit, ...]:
