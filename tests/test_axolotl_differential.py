@@ -77,6 +77,9 @@ PLUGIN_SETTINGS = "a plugin's own setting, which the schema does not describe ye
 in a config that registers plugins (the plugin's arguments model brings the key: `liger_rms_norm`, ...).
 It empties by itself as the plugins' settings enter the schema."""
 
+EMPTY_VALUES = (("fsdp_version",), ("learning_rate",))
+"""Fields where the loader takes an empty value (`""`, `[]`, `{}`) that the schema's type refuses (A6)."""
+
 CLASSES: Classes = {
     # class -> (the row of docs/loader-differences.md, which of trainspec's errors belong to it)
     "YAML 1.1 scalars": ("A1 file format", lambda d: "'s loader reads it as" in d.message or "yaml-dialect" in d.rule),
@@ -85,6 +88,10 @@ CLASSES: Classes = {
     "non-finite numbers": ("A3 NaN and infinity", lambda d: "non-finite-number" in d.rule + d.message),
     "the device mesh": ("A4 the device mesh", lambda d: d.rule == "mesh-fits-world-size"),
     "bf16 on a GPU without it": ("A5 bf16 on a GPU without it", lambda d: d.rule == "bf16-unsupported-gpu"),
+    "empty values": (
+        "A6 empty values",
+        lambda d: d.rule == "wrong-type" and d.path in EMPTY_VALUES and d.message.endswith(('""', "[]", "{}")),
+    ),
 }
 """Each way trainspec may be stricter than the loader, with the documented row it falls under."""
 

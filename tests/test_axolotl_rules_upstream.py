@@ -2,8 +2,9 @@
 
 A rule's docstring ends with "Mirrors `Class.method`." (the family's contract); the class is the one
 that defines the pydantic validator (a mixin of `AxolotlInputConfig`, the config model itself, or a
-plugin's arguments model), as Axolotl 0.18.0 has it. A rule for what the job does after validation (its
-device mesh) names the function of `axolotl.utils` that does it instead: "Mirrors `module.function`.".
+plugin's arguments model), as Axolotl 0.18.0 has it. A rule for what happens outside the validators (the
+plugins registered before them, the device mesh the job builds after) names the function of `axolotl.utils`
+or `axolotl.integrations` that does it instead: "Mirrors `module.function`.".
 """
 
 from __future__ import annotations
@@ -106,13 +107,17 @@ def upstream_validators() -> frozenset[str]:
 
 
 def upstream_function(name: str) -> bool:
-    """Whether `module.function` is a function of the release's `axolotl.utils.<module>`."""
+    """Whether `module.function` is a function of the release's `axolotl.utils.<module>` or
+    `axolotl.integrations.<module>` (`base.load_plugin`, which registers the plugins)."""
     require()
     module, _, function = name.partition(".")
-    try:
-        return inspect.isfunction(getattr(importlib.import_module(f"axolotl.utils.{module}"), function, None))
-    except ImportError:
-        return False
+    for package in ("axolotl.utils", "axolotl.integrations"):
+        try:
+            if inspect.isfunction(getattr(importlib.import_module(f"{package}.{module}"), function, None)):
+                return True
+        except ImportError:
+            continue
+    return False
 
 
 def test_the_lookup_knows_the_validators():
@@ -124,6 +129,7 @@ def test_the_lookup_knows_the_validators():
     assert mirrored(f"Why.\n\nMirrors `{name}`.") == name
     assert mirrored("Mirrors check_gas_bsz.") is None
     assert upstream_function("distributed._get_parallel_config_kwargs")
+    assert upstream_function("base.load_plugin")
     assert not upstream_function("distributed.no_such_function")
 
 
