@@ -1077,6 +1077,10 @@ class LigerArgs(BaseModel):
     """
     Enables use_token_scaling in fused_linear_cross_entropy. When True, each token's loss is multiplied by its predicted probability (detached from gradients).
     """
+    liger_kernel_impl: Literal["cutedsl", "cutile"] | None = None
+    """
+    Selects an alternative liger kernel backend via the LIGER_KERNEL_IMPL env var (liger-kernel >= 0.8.1). 'cutile' (requires cuda-tile) covers cross_entropy/geglu/layer_norm/rope and more; 'cutedsl' (requires nvidia-cutlass-dsl, tuned for Blackwell) covers cross_entropy/rms_norm. fused_linear_cross_entropy stays Triton on both backends. Unset keeps liger's default kernels.
+    """
 
 
 class Llmcompressor(BaseModel):
