@@ -16,9 +16,13 @@ from trainspec.versions import Changes, Delta, by_id
 from .examples_0_19_0 import ADDED as ADDED_EXAMPLES
 from .examples_0_19_0 import CHANGED as CHANGED_EXAMPLES
 from .rules_0_19_0 import ADDED, REMOVED, REPLACED
+from .unmirrored import reviewed
 
 CHANGES = Changes(
     rules=Delta(add=by_id(*ADDED), replace=by_id(*REPLACED), remove=REMOVED),
     examples=Delta(add=ADDED_EXAMPLES, replace=CHANGED_EXAMPLES, remove=REMOVED),
-    hooks={"model": "trainspec.families.axolotl.model:AxolotlConfig019"},
+    hooks={
+        "model": "trainspec.families.axolotl.model:AxolotlConfig019",
+        "unmirrored": {name: reason for name, (_, reason) in reviewed("0.19.0").items()},
+    },
 )
