@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 import trainspec
 from trainspec.diagnostics import Diagnostic, Severity
 from trainspec.families import get_family
+from trainspec.families.axolotl.attention import LEGACY_ATTENTION_FLAGS
 
 from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, load, target
 from .conftest import AXOLOTL_EXAMPLES, REPORTS, ROOT
@@ -77,6 +78,8 @@ PLUGIN_SETTINGS = "a plugin's own setting, which the schema does not describe ye
 in a config that registers plugins (the plugin's arguments model brings the key: `liger_rms_norm`, ...).
 It empties by itself as the plugins' settings enter the schema."""
 
+LEGACY_FLAGS = tuple((flag,) for flag in LEGACY_ATTENTION_FLAGS)
+"""The deprecated attention flags, which the loader reads by truthiness and removes before validation (A7)."""
 EMPTY_VALUES = (("fsdp_version",), ("learning_rate",))
 """Fields where the loader takes an empty value (`""`, `[]`, `{}`) that the schema's type refuses (A6)."""
 
@@ -91,6 +94,10 @@ CLASSES: Classes = {
     "empty values": (
         "A6 empty values",
         lambda d: d.rule == "wrong-type" and d.path in EMPTY_VALUES and d.message.endswith(('""', "[]", "{}")),
+    ),
+    "legacy attention flags": (
+        "A7 legacy attention flags",
+        lambda d: d.rule == "wrong-type" and d.path in LEGACY_FLAGS,
     ),
 }
 """Each way trainspec may be stricter than the loader, with the documented row it falls under."""
