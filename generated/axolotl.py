@@ -8,6 +8,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAliasType
 
+ImageSizeArray = TypeAliasType(
+    "ImageSizeArray", Annotated[list[StrictInt], Field(max_length=2, min_length=2)]
+)
+
 
 class RoleBoundary(BaseModel):
     role: StrictStr
@@ -1648,7 +1652,7 @@ class AxolotlConfig(BaseModel):
     """
     You can specify to choose a specific model revision from huggingface hub
     """
-    image_size: StrictInt | list[StrictInt] | None = None
+    image_size: StrictInt | ImageSizeArray | None = None
     """
     The size of the image to resize to. It can be an integer (resized into padded-square image) or a tuple (width, height).If not provided, we will attempt to load from preprocessor.size, otherwise, images won't be resized.
     """

@@ -16,6 +16,10 @@ from pydantic import (
 )
 from typing_extensions import TypeAliasType
 
+ImageSizeArray = TypeAliasType(
+    "ImageSizeArray", Annotated[list[StrictInt], Field(max_length=2, min_length=2)]
+)
+
 
 class RoleBoundary(BaseModel):
     role: StrictStr
@@ -1077,6 +1081,10 @@ class LigerArgs(BaseModel):
     """
     Enables use_token_scaling in fused_linear_cross_entropy. When True, each token's loss is multiplied by its predicted probability (detached from gradients).
     """
+    liger_kernel_impl: Literal["cutedsl", "cutile"] | None = None
+    """
+    Selects an alternative liger kernel backend via the LIGER_KERNEL_IMPL env var (liger-kernel >= 0.8.1). 'cutile' (requires cuda-tile) covers cross_entropy/geglu/layer_norm/rope and more; 'cutedsl' (requires nvidia-cutlass-dsl, tuned for Blackwell) covers cross_entropy/rms_norm. fused_linear_cross_entropy stays Triton on both backends. Unset keeps liger's default kernels.
+    """
 
 
 class Llmcompressor(BaseModel):
@@ -1710,7 +1718,7 @@ class AxolotlConfig(BaseModel):
     """
     You can specify to choose a specific model revision from huggingface hub
     """
-    image_size: StrictInt | list[StrictInt] | None = None
+    image_size: StrictInt | ImageSizeArray | None = None
     """
     The size of the image to resize to. It can be an integer (resized into padded-square image) or a tuple (width, height).If not provided, we will attempt to load from preprocessor.size, otherwise, images won't be resized.
     """

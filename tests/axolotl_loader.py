@@ -44,6 +44,7 @@ Importing the loader takes seconds (torch, transformers): `oracle()` imports it 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.machinery
 import importlib.util
 import io
@@ -220,6 +221,71 @@ def _undo_registration(cfg: Any) -> None:
             manager.on_config_validation_error(cfg)
 
 
+# -- the release's validators, for the inventory tests ---------------------------------------------------------
+
+
+def source_digest(function: Any) -> str:
+    """The first 12 hex digits of the SHA-256 of `function`'s source (decorators included), dedented, with
+    blank lines, comments and trailing spaces dropped: a change of layout is no change."""
+    import hashlib
+    import inspect
+    import textwrap
+
+    lines = textwrap.dedent(inspect.getsource(inspect.unwrap(function))).splitlines()
+    kept = [line.rstrip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    return hashlib.sha256("\n".join(kept).encode()).hexdigest()[:12]
+
+
+def _plugin_args(folder: str) -> ModuleType | None:
+    """A plugin's `args.py`: imported, or loaded by path when its package needs what is not installed here."""
+    import axolotl.integrations
+
+    path = Path(axolotl.integrations.__path__[0]) / folder / "args.py"
+    if not path.is_file():
+        return None
+    try:
+        return importlib.import_module(f"axolotl.integrations.{folder}.args")
+    except ImportError:
+        name = f"_axolotl_{folder}_args"  # the name the stand-ins use
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+        return sys.modules[name]
+
+
+def validator_inventory() -> dict[str, tuple[str, bool]]:
+    """Every pydantic validator of the served release's config classes (`axolotl.utils.schemas`, with the
+    models `AxolotlInputConfig` and `AxolotlConfigWCapabilities`) and of each plugin's settings model:
+    `Class.method` (the class that defines it) -> (`source_digest`, whether it is a plugin's)."""
+    import inspect
+    import pkgutil
+
+    oracle()
+    import axolotl.integrations
+    import axolotl.utils.schemas
+    from pydantic import BaseModel
+
+    schemas = pkgutil.walk_packages(axolotl.utils.schemas.__path__, "axolotl.utils.schemas.")
+    modules = [(importlib.import_module(m.name), False) for m in schemas]
+    for m in pkgutil.iter_modules(axolotl.integrations.__path__):
+        args = _plugin_args(m.name) if m.ispkg else None
+        if args is not None:
+            modules.append((args, True))
+    found: dict[str, tuple[str, bool]] = {}
+    for module, plugin in modules:
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if not issubclass(cls, BaseModel) or cls.__module__.partition(".")[0] not in ("axolotl", module.__name__):
+                continue
+            decorators = cls.__pydantic_decorators__
+            for method, decorator in [*decorators.model_validators.items(), *decorators.field_validators.items()]:
+                owner = next(c for c in cls.__mro__ if method in vars(c))
+                found.setdefault(f"{owner.__name__}.{method}", (source_digest(decorator.func), plugin))
+    return found
+
+
 # -- the oracle in a subprocess: JSON lines over stdin and stdout ---------------------------------------------
 
 
@@ -234,6 +300,10 @@ def serve(release: str, stdin: IO[str], stdout: IO[str]) -> None:
         request = json.loads(line)
         if "fields" in request:
             stdout.write(json.dumps(loader_fields()) + "\n")
+            stdout.flush()
+            continue
+        if "inventory" in request:
+            stdout.write(json.dumps(validator_inventory()) + "\n")
             stdout.flush()
             continue
         try:
@@ -344,6 +414,14 @@ class Served:
         self.process.stdin.flush()
         found: dict[str, Any] = json.loads(self.process.stdout.readline())
         return found
+
+    def inventory(self) -> dict[str, tuple[str, bool]]:
+        """`validator_inventory` of the release served."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"inventory": True}) + "\n")
+        self.process.stdin.flush()
+        found = json.loads(self.process.stdout.readline())
+        return {name: (digest, plugin) for name, (digest, plugin) in found.items()}
 
     def tail(self, lines: int = 30) -> str:
         self.log.seek(0)

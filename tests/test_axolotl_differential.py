@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 
 import trainspec
 from trainspec.families import get_family
-from trainspec.spec.diagnostics import Diagnostic, Severity
+from trainspec.families.axolotl.attention import LEGACY_ATTENTION_FLAGS
 
 from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, load, target
 from .conftest import AXOLOTL_EXAMPLES, REPORTS, ROOT
@@ -77,6 +77,11 @@ PLUGIN_SETTINGS = "a plugin's own setting, which the schema does not describe ye
 in a config that registers plugins (the plugin's arguments model brings the key: `liger_rms_norm`, ...).
 It empties by itself as the plugins' settings enter the schema."""
 
+LEGACY_FLAGS = tuple((flag,) for flag in LEGACY_ATTENTION_FLAGS)
+"""The deprecated attention flags, which the loader reads by truthiness and removes before validation (A7)."""
+EMPTY_VALUES = (("fsdp_version",), ("learning_rate",))
+"""Fields where the loader takes an empty value (`""`, `[]`, `{}`) that the schema's type refuses (A6)."""
+
 CLASSES: Classes = {
     # class -> (the row of docs/loader-differences.md, which of trainspec's errors belong to it)
     "YAML 1.1 scalars": ("A1 file format", lambda d: "'s loader reads it as" in d.message or "yaml-dialect" in d.rule),
@@ -85,6 +90,14 @@ CLASSES: Classes = {
     "non-finite numbers": ("A3 NaN and infinity", lambda d: "non-finite-number" in d.rule + d.message),
     "the device mesh": ("A4 the device mesh", lambda d: d.rule == "mesh-fits-world-size"),
     "bf16 on a GPU without it": ("A5 bf16 on a GPU without it", lambda d: d.rule == "bf16-unsupported-gpu"),
+    "empty values": (
+        "A6 empty values",
+        lambda d: d.rule == "wrong-type" and d.path in EMPTY_VALUES and d.message.endswith(('""', "[]", "{}")),
+    ),
+    "legacy attention flags": (
+        "A7 legacy attention flags",
+        lambda d: d.rule == "wrong-type" and d.path in LEGACY_FLAGS,
+    ),
 }
 """Each way trainspec may be stricter than the loader, with the documented row it falls under."""
 

@@ -60,6 +60,9 @@ FAILURES = [
     ("muon-fsdp-config-null", "optimizer: muon\nfsdp: [full_shard]\nfsdp_config: null\n", "AttributeError"),
     ("flash-optimizer-fsdp-config-null", "optimizer: flash_sgd\n" + LEGACY_FSDP, ATTRIBUTE),
     ("q-galore-fsdp-config-null", "optimizer: q_galore_adamw8bit\n" + LEGACY_FSDP, ATTRIBUTE),
+    ("plugin-name-unloadable", "plugins:\n  - liger\n", "ValueError"),
+    ("plugin-name-unloadable", "plugins:\n  - .LigerPlugin\n", "ValueError"),
+    ("plugin-name-unloadable", "plugins:\n  - ..liger.LigerPlugin\n", TYPE),
 ]
 
 

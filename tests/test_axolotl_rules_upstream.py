@@ -2,31 +2,25 @@
 
 A rule's docstring ends with "Mirrors `Class.method`." (the family's contract); the class is the one
 that defines the pydantic validator (a mixin of `AxolotlInputConfig`, the config model itself, or a
-plugin's arguments model), as Axolotl 0.18.0 has it. A rule for what the job does after validation (its
-device mesh) names the function of `axolotl.utils` that does it instead: "Mirrors `module.function`.".
+plugin's arguments model), as Axolotl 0.18.0 has it. A rule for what happens outside the validators (the
+plugins registered before them, the device mesh the job builds after) names the function of `axolotl.utils`
+or `axolotl.integrations` that does it instead: "Mirrors `module.function`.".
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
-import pkgutil
-import sys
-import textwrap
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pytest
 
 from trainspec.families import get_family
 from trainspec.spec.rules import mirrored
 
-from .axolotl_loader import RELEASE, require
+from .axolotl_loader import RELEASE, require, validator_inventory
 
 pytestmark = pytest.mark.external  # the loader imports torch and transformers
 
@@ -43,60 +37,13 @@ class Validator:
     plugin: bool
 
 
-def source_digest(function: Any) -> str:
-    """The first 12 hex digits of the SHA-256 of `function`'s source (decorators included), dedented, with
-    blank lines, comments and trailing spaces dropped: a change of layout is no change."""
-    lines = textwrap.dedent(inspect.getsource(inspect.unwrap(function))).splitlines()
-    kept = [line.rstrip() for line in lines if line.strip() and not line.strip().startswith("#")]
-    return hashlib.sha256("\n".join(kept).encode()).hexdigest()[:12]
-
-
-def _plugin_args(folder: str) -> ModuleType | None:
-    """A plugin's `args.py`: imported, or loaded by path when its package needs what is not installed here."""
-    import axolotl.integrations
-
-    path = Path(axolotl.integrations.__path__[0]) / folder / "args.py"
-    if not path.is_file():
-        return None
-    try:
-        return importlib.import_module(f"axolotl.integrations.{folder}.args")
-    except ImportError:
-        name = f"_axolotl_{folder}_args"  # the name tests/axolotl_loader.py's stand-ins use
-        if name not in sys.modules:
-            spec = importlib.util.spec_from_file_location(name, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-        return sys.modules[name]
-
-
 @cache
 def upstream_inventory() -> dict[str, Validator]:
     """Every pydantic validator of the release's config classes (`axolotl.utils.schemas`, with the models
-    `AxolotlInputConfig` and `AxolotlConfigWCapabilities`) and of each plugin's settings model, by name."""
+    `AxolotlInputConfig` and `AxolotlConfigWCapabilities`) and of each plugin's settings model, by name
+    (`axolotl_loader.validator_inventory`)."""
     require()
-    import axolotl.integrations
-    import axolotl.utils.schemas
-    from pydantic import BaseModel
-
-    schemas = pkgutil.walk_packages(axolotl.utils.schemas.__path__, "axolotl.utils.schemas.")
-    modules = [(importlib.import_module(m.name), False) for m in schemas]
-    for m in pkgutil.iter_modules(axolotl.integrations.__path__):
-        args = _plugin_args(m.name) if m.ispkg else None
-        if args is not None:
-            modules.append((args, True))
-    found: dict[str, Validator] = {}
-    for module, plugin in modules:
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if not issubclass(cls, BaseModel) or cls.__module__.partition(".")[0] not in ("axolotl", module.__name__):
-                continue
-            decorators = cls.__pydantic_decorators__
-            for method, decorator in [*decorators.model_validators.items(), *decorators.field_validators.items()]:
-                owner = next(c for c in cls.__mro__ if method in vars(c))
-                name = f"{owner.__name__}.{method}"
-                found.setdefault(name, Validator(name, source_digest(decorator.func), plugin))
-    return found
+    return {name: Validator(name, digest, plugin) for name, (digest, plugin) in validator_inventory().items()}
 
 
 def upstream_validators() -> frozenset[str]:
@@ -106,13 +53,17 @@ def upstream_validators() -> frozenset[str]:
 
 
 def upstream_function(name: str) -> bool:
-    """Whether `module.function` is a function of the release's `axolotl.utils.<module>`."""
+    """Whether `module.function` is a function of the release's `axolotl.utils.<module>` or
+    `axolotl.integrations.<module>` (`base.load_plugin`, which registers the plugins)."""
     require()
     module, _, function = name.partition(".")
-    try:
-        return inspect.isfunction(getattr(importlib.import_module(f"axolotl.utils.{module}"), function, None))
-    except ImportError:
-        return False
+    for package in ("axolotl.utils", "axolotl.integrations"):
+        try:
+            if inspect.isfunction(getattr(importlib.import_module(f"{package}.{module}"), function, None)):
+                return True
+        except ImportError:
+            continue
+    return False
 
 
 def test_the_lookup_knows_the_validators():
@@ -124,6 +75,7 @@ def test_the_lookup_knows_the_validators():
     assert mirrored(f"Why.\n\nMirrors `{name}`.") == name
     assert mirrored("Mirrors check_gas_bsz.") is None
     assert upstream_function("distributed._get_parallel_config_kwargs")
+    assert upstream_function("base.load_plugin")
     assert not upstream_function("distributed.no_such_function")
 
 

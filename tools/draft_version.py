@@ -12,11 +12,13 @@ them; its `validated_as` the class of the same file the loader validates with, w
 of the root adding validators; `plugin_args` a glob of further settings models, such as Axolotl's
 plugins') are read twice:
 
-- as a schema, drafted by `tools/draft_schema.py`; the two drafts are compared field by field and
-  every difference becomes an operation on the *curated* schema of the base version (a new field
-  comes with the draft's description; a changed type, default, value list or bound replaces that
-  keyword only; descriptions of fields both releases have are left as curated). A difference whose
-  curated keyword does not read as the base draft has it is not patched but listed for a person;
+- as a schema, drafted by `tools/draft_schema.py` (the root, and each settings model the drift file
+  names under `conditional`, against the curated `$defs` entry of that name); the two drafts are
+  compared field by field and every difference becomes an operation on the *curated* schema of the
+  base version (a new field comes with the draft's description; a changed type, default, value list
+  or bound replaces that keyword only; descriptions of fields both releases have are left as
+  curated). A difference whose curated keyword does not read as the base draft has it is not patched
+  but listed for a person;
 - as an inventory of pydantic validators (field and model validators, and the computed fields they
   read, of every class reachable from the root and of the settings models): qualified name, mode and
   a hash of the source, so the report lists each one new, changed (with its source diff) or removed.
@@ -112,7 +114,8 @@ def emit(spec: dict[str, Any]) -> dict[str, Any]:
             continue
         models = [c for c in vars(module).values() if isinstance(c, type) and c.__module__ == name]
         inventory.update(validators(reachable(*models), _dotted(str(relative)), name))
-    return {"release": dist.version, "schema": draft(root), "validators": inventory}
+    conditional = {name: draft(load_classes(classes)[0]) for name, classes in spec.get("conditional", {}).items()}
+    return {"release": dist.version, "schema": draft(root), "conditional": conditional, "validators": inventory}
 
 
 def _dotted(file: str) -> str:
@@ -351,6 +354,12 @@ def main() -> int:
     base_release = next(r for r in releases if r.version == base)
     curated = json.loads((family_dir / base_release.schema).read_text(encoding="utf-8"))
     ops, review = schema_ops(old["schema"], new["schema"], curated)
+    for name in spec.get("conditional", {}):
+        more, left = schema_ops(
+            old["conditional"][name], new["conditional"][name], curated["$defs"][name], f"/$defs/{_escape(name)}"
+        )
+        ops += more
+        review += left
     patch = [{"op": "replace", "path": "/$id", "value": f"urn:trainspec:schema:{args.family}@{args.release}"}, *ops]
     diff = inventory_diff(old["validators"], new["validators"])
     written = {

@@ -106,7 +106,8 @@ NOT_SCHEMAS = frozenset({"default", "examples", "const", "enum"})
 
 
 def for_generator(node: Any) -> Any:
-    """The schema as the generator reads it: an integer `const` (under `"type": "integer"`) becomes equal bounds.
+    """The schema as the generator reads it: an integer `const` (under `"type": "integer"`) becomes equal bounds,
+    and a mapping whose keys the schema checks by pattern is left to the schema.
 
     The generator writes a `const` as `Literal[...]`, and pydantic matches a Literal
     by value, even in strict mode: `Literal[-1]` takes -1.0, which the integer type
@@ -117,6 +118,12 @@ def for_generator(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     node = {key: value if key in NOT_SCHEMAS else for_generator(value) for key, value in node.items()}
+    if "patternProperties" in node:
+        # keys the schema checks by pattern (`max_memory`'s GPU numbers): the generator would drop the null the
+        # node admits and type YAML's integer keys as text, so the model takes the mapping as it is
+        del node["patternProperties"]
+        if node.get("additionalProperties") is False:
+            del node["additionalProperties"]
     if node.get("type") == "integer":
         for member in [node, *node.get("oneOf", ()), *node.get("anyOf", ())]:
             value = member.get("const")

@@ -580,7 +580,13 @@ def _unknown_key(
     elif elsewhere:
         hint = "it belongs in " + ", ".join(f"`{format_path(p)}`" for p in elsewhere[:3])
     else:
-        hint = _valid_keys(schema, path, allowed, "valid keys: ") if allowed else "this table takes no keys"
+        patterns = list(node.get("patternProperties", ())) if isinstance(node, dict) else []
+        if allowed:
+            hint = _valid_keys(schema, path, allowed, "valid keys: ")
+        elif patterns:
+            hint = "its keys are " + " or ".join(_KEY_PATTERNS.get(p, f"text matching {p}") for p in patterns)
+        else:
+            hint = "this table takes no keys"
     variant = ""
     found = schema.discriminated(node, value)
     if found:
@@ -621,6 +627,13 @@ _PATTERNS = {
     f"^[^{_SPACE},]([^,]*[^{_SPACE},])?$": "non-empty, with no comma and no whitespace at either end",
 }
 """The patterns the built-in schemas use, in words: a regular expression is no message for a person."""
+
+
+_KEY_PATTERNS = {
+    r"^\s*[+-]?[0-9](_?[0-9])*(\.0*)?\s*$": "integers",
+    "^(cpu|disk)$": "cpu or disk",
+}
+"""The key patterns of the built-in schemas (`patternProperties`), in words."""
 
 
 def pattern_words(pattern: str, value: Any) -> str:

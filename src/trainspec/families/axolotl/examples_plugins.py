@@ -21,6 +21,9 @@ EXPERTS_LORA = "adapter: lora\nlora_r: 8\nlora_alpha: 16\nlora_target_parameters
 """LoRA on the experts only, as the DeepSeek-V4 kernels want it."""
 
 EXAMPLES: dict[str, Example] = {
+    "plugin-name-unloadable": Example(
+        BASE + "plugins:\n  - liger\n", BASE + f"plugins:\n  - {usual('liger')}\n", "yaml"
+    ),
     "liger-swiglu-with-glu-activation": plugin_example(
         "liger", "liger_swiglu: true\nliger_glu_activation: true\n", "liger_glu_activation: true\n"
     ),

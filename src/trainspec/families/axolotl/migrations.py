@@ -116,8 +116,12 @@ def migrate_keys(doc: Document) -> list[Diagnostic]:
             if not r.keeps_old:
                 del data[r.old]
                 doc.move((r.old,), (r.new,))
-            elif span is not None:
-                doc.positions.setdefault((r.new,), span)
+            else:
+                if span is not None:
+                    doc.positions.setdefault((r.new,), span)
+                # the copy is read as the loader reads the original (YAML 1.1), so its errors say so too
+                older = {(r.new, *p[1:]): v for p, v in doc.yaml_1_1.items() if p[:1] == (r.old,)}
+                doc.yaml_1_1 = {**doc.yaml_1_1, **older}
         elif r.conflict:
             message = (
                 f"`{r.old}` is the old name of `{r.new}`, and both are set ({show(value)} and {show(new)}); "

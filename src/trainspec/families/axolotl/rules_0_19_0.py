@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.spec.device import Device
-from trainspec.spec.rules import Rule, Violation, rule
 from trainspec.spec.wording import show
+from trainspec.spec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.device import Device
 
 from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, VARLEN, attention
 from .capabilities import capabilities, sm_number
 from .phrases import named
+from .plugins import listed
 from .rules_config import CANONICAL_ATTENTION, attention_name_problems, fsdp_version
 from .rules_data_training import before_rule
 from .rules_peft_rl_optim import flattening_problems
@@ -346,7 +347,18 @@ def ebft_strided_offloading_flex(rl: Any, ebft: Any, offloading: Any, *backend: 
         )
 
 
+@rule("kernels-plugin-sets-use-kernels", "warning", "plugins", "use_kernels", raw=True)
+def kernels_plugin_sets_use_kernels(plugins: Any, use_kernels: Any) -> Iterator[str]:
+    """The kernels plugin needs `use_kernels`; left unset, the loader turns it on, with a warning. 0.19.0 keeps
+    an explicit `use_kernels: false` (0.18.0 turned any value but true on).
+
+    Mirrors `KernelsArgs.check_use_kernels`."""
+    if listed(plugins, "kernels") and use_kernels in (ABSENT, None):
+        yield "use_kernels is not set: the kernels plugin turns it on; write use_kernels: true"
+
+
 REPLACED: tuple[Rule, ...] = (
+    kernels_plugin_sets_use_kernels,
     batch_size_needs_a_factor,
     attn_implementation_name,
     context_parallel_needs_flash_attention_2,

@@ -20,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from trainspec.spec.rules import ABSENT, Rule, rule
 from trainspec.spec.wording import show
+from trainspec.spec.rules import ABSENT, Rule, Violation, rule
 
 from .phrases import FIXED_IN, RELEASE
+from .plugins import usual
 
 
 @rule("deepspeed-inline-with-tensor-parallel", "error", "deepspeed", "tensor_parallel_size", raw=True)
@@ -103,7 +104,44 @@ q_galore_fsdp_config_null = _fsdp_config_null(
 )
 
 
+def _unloadable(name: str) -> tuple[str, str] | None:
+    """The exception `load_plugin` fails with on a plugin name, and where, before any import is tried; None when
+    the name has the shape it splits and imports (whether the module is installed is the launching machine's)."""
+    if "." not in name:
+        return "ValueError", "splitting it into a module and a class"
+    module = name.rsplit(".", 1)[0]
+    if not module:
+        return "ValueError", "importing a module with an empty name"
+    if module.startswith("."):
+        return "TypeError", f"importing {show(module)}, a relative module name"
+    return None
+
+
+@rule("plugin-name-unloadable", "error", "plugins", raw=True)
+def plugin_name_unloadable(plugins: Any) -> Iterator[Violation]:
+    """A plugin is named `module.Class`: the loader splits the name at its last dot and imports the module.
+
+    A name with no dot, or whose module part is empty or starts with a dot, makes the loader fail with an
+    exception of its own (ValueError, TypeError) while it registers the plugins, before it validates anything;
+    it is not an import error, which the loader would only log. Axolotl 0.18.0 and 0.19.0 alike.
+
+    Mirrors `base.load_plugin`."""
+    if not isinstance(plugins, list):
+        return
+    for i, name in enumerate(plugins):
+        failure = _unloadable(name) if isinstance(name, str) else None
+        if failure is not None:
+            exception, where = failure
+            yield Violation(
+                f"plugins[{i}] = {show(name)} is not a `module.Class` name: Axolotl {RELEASE} (and {FIXED_IN}) "
+                f"fails with {exception} {where} (base.load_plugin); write the plugin's full name, such as "
+                f"{usual('liger')}",
+                at=("plugins", i),
+            )
+
+
 RULES: list[Rule] = [
+    plugin_name_unloadable,
     muon_fsdp_config_null,
     flash_optimizer_fsdp_config_null,
     q_galore_fsdp_config_null,

@@ -1,10 +1,11 @@
-"""The validators of Axolotl 0.18.0 that no rule mirrors, each with why: reviewed, and kept honest by a test.
+"""The validators of Axolotl 0.18.0 and 0.19.0 that no rule mirrors, each with why: reviewed, and kept honest
+by a test. 0.19.0's table is 0.18.0's with the entries `CHANGED_0_19_0` replaces, adds or drops (`reviewed`).
 
-`tests/test_axolotl_inventory.py` enumerates every pydantic validator of the release (its config classes
+`tests/test_axolotl_inventory.py` enumerates every pydantic validator of each release (its config classes
 and its plugins' settings models) with a hash of its source, and fails unless each is mirrored by a rule
-or notice ("Mirrors `Class.method`.") or listed here at its current hash; an entry whose validator is
-gone, changed or now mirrored fails too. A reason starts with one of `REASONS` and says what the
-validator does, so a reader can tell why trainspec need not repeat it.
+or notice of the family at that release ("Mirrors `Class.method`.") or listed here at its current hash;
+an entry whose validator is gone, changed or now mirrored fails too. A reason starts with one of
+`REASONS` and says what the validator does, so a reader can tell why trainspec need not repeat it.
 """
 
 from __future__ import annotations
@@ -298,3 +299,55 @@ PLUGIN_SETTINGS: dict[str, tuple[str, str]] = {
     ),
 }
 """Validators of the plugins' settings models no rule mirrors: `Class.method` -> (hash, reason)."""
+
+
+# -- what Axolotl 0.19.0's review changes ------------------------------------------------------------------
+
+CHANGED_0_19_0: dict[str, tuple[str, str] | None] = {
+    "AxolotlConfigWCapabilities.check_auto_enable_lora_kernels": (
+        "c7295f3cab73",
+        (
+            "only fills a default (as in 0.18.0; 0.19.0 reads the model's lora-kernel support through "
+            "`resolve_model_support`: turns on the four `lora_*_kernel` for a LoRA or QLoRA adapter that sets none "
+            "of them, and logs at warning level that it did)"
+        ),
+    ),
+    "EBFTValidationMixin.check_ebft_activation_offloading": None,  # reached in 0.19.0, and mirrored
+    "EBFTValidationMixin.check_ebft_gradient_checkpointing_reentrant": (
+        "55e25a3efce8",
+        (
+            "only fills a default (0.19.0 reads the `ebft` section as a model, so it no longer fails: a strided "
+            "EBFT run on flex_attention with gradient checkpointing gets `gradient_checkpointing_kwargs.use_reentrant"
+            ": true`, with a warning; nothing in the config is refused)"
+        ),
+    ),
+    "SystemValidationMixin.check_flash_attn_available": (
+        "0953e3c963d6",
+        (
+            "probes the launching machine (refuses flash_attention_2 or flash_attention_3 where CUDA is present "
+            "but neither the flash-attn package nor a kernels-hub build for its torch is; a machine without CUDA "
+            "passes)"
+        ),
+    ),
+    "SystemValidationMixin.check_npu_config": (
+        "fe6aee828aba",
+        (
+            "probes the launching machine (as in 0.18.0, with flash_attention_4 and flash_attention_torch among the "
+            "attention backends it refuses, only when an Ascend NPU is present)"
+        ),
+    ),
+}
+"""Axolotl 0.19.0's validators where its review differs from 0.18.0's tables: `Class.method` -> (hash, reason),
+or None where the 0.18.0 entry does not apply (a rule of axolotl@0.19.0 mirrors the validator, or it is gone)."""
+
+
+def reviewed(release: str) -> dict[str, tuple[str, str]]:
+    """The reviewed table of a release: 0.18.0's (`UNMIRRORED` and `PLUGIN_SETTINGS`), with 0.19.0's changes."""
+    table = {**UNMIRRORED, **PLUGIN_SETTINGS}
+    if release == "0.19.0":
+        for name, entry in CHANGED_0_19_0.items():
+            if entry is None:
+                table.pop(name, None)
+            else:
+                table[name] = entry
+    return table

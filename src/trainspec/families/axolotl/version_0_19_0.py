@@ -3,9 +3,10 @@
 Drafted by `python tools/draft_version.py axolotl 0.19.0` from the two releases' own classes: its
 schema changes are `schema/axolotl/0.19.0.patch.json` (fp8_config, ple_cpu_offload, nine GRPO
 settings under `trl`, `trl.scale_rewards` as text, the adamc and polora optimizers, ternary
-quantization), and docs/releases/axolotl@0.19.0.md lists the validators that are new, changed or
-removed. Here, written from reading those validators: the rules they change (`rules_0_19_0.py`),
-the one they drop (nemotron_h's checkpointing check), their examples and the typed model.
+quantization, and the Liger plugin's `liger_kernel_impl`), and docs/releases/axolotl@0.19.0.md lists
+the validators that are new, changed or removed. Here, written from reading those validators: the
+rules they change (`rules_0_19_0.py`), the one they drop (nemotron_h's checkpointing check), their
+examples and the typed model.
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ from trainspec.spec.versions import Changes, Delta, by_id
 from .examples_0_19_0 import ADDED as ADDED_EXAMPLES
 from .examples_0_19_0 import CHANGED as CHANGED_EXAMPLES
 from .rules_0_19_0 import ADDED, REMOVED, REPLACED
+from .unmirrored import reviewed
 
 CHANGES = Changes(
     rules=Delta(add=by_id(*ADDED), replace=by_id(*REPLACED), remove=REMOVED),
     examples=Delta(add=ADDED_EXAMPLES, replace=CHANGED_EXAMPLES, remove=REMOVED),
-    hooks={"model": "trainspec.families.axolotl.model:AxolotlConfig019"},
+    hooks={
+        "model": "trainspec.families.axolotl.model:AxolotlConfig019",
+        "unmirrored": {name: reason for name, (_, reason) in reviewed("0.19.0").items()},
+    },
 )
