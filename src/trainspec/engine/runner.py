@@ -428,7 +428,8 @@ def iter_check_files(
     Nothing is kept once it is yielded, so memory does not grow with the number of files.
     """
     jobs = min(jobs or default_jobs(len(files)), len(files), available_cpus()) or 1
-    work = partial(report_file, options=options)
+    work: Callable[[str], Result] = partial(report_file, options=options)
+    token = object()
     try:
         if jobs == 1:
             for file in files:
@@ -438,7 +439,11 @@ def iter_check_files(
             chunk = max(1, min(16, len(files) // (jobs * 8)))
             from concurrent.futures import ProcessPoolExecutor  # only runs that use a pool pay for its import
 
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_ignore_interrupts)
+            context = _context()
+            if context is not None:  # forked workers find the options where the parent left them
+                _INHERITED[id(token)] = options
+                work = partial(_report_inherited, id(token))
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_ignore_interrupts)
             try:
                 with _interrupts_held():
                     checked_in_order = pool.map(work, files, chunksize=chunk)
@@ -449,8 +454,19 @@ def iter_check_files(
                 raise
             pool.shutdown()
     finally:
+        _INHERITED.pop(id(token), None)
         if progress is not None:
             progress.close()
+
+
+_INHERITED: dict[int, Options] = {}
+"""The options of each run whose pool forks its workers, by the run's token: a chunk of files then sends only
+the token, not the options (which hold every file a walk found, `expanded`)."""
+
+
+def _report_inherited(token: int, file: str) -> Result:
+    """`report_file` in a forked worker, with the options its parent left under `token`."""
+    return report_file(file, _INHERITED[token])
 
 
 def _prepare(options: Options) -> None:
