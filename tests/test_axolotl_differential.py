@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 import trainspec
 from trainspec.families import get_family
 from trainspec.families.axolotl.attention import LEGACY_ATTENTION_FLAGS
+from trainspec.spec.diagnostics import Diagnostic, Severity
 
 from .axolotl_loader import GPU, RELEASE, RELEASES, WORLD_SIZE, Served, Verdict, load, target
 from .conftest import AXOLOTL_EXAMPLES, REPORTS, ROOT

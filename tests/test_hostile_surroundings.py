@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trainspec.cli import main
 from trainspec.engine.runner import Options, check_file
@@ -402,6 +404,37 @@ def test_a_large_yaml_without_aliases_is_not_said_to_have_aliases(tmp_path):
     (tmp_path / "laughs.yaml").write_text(laughs)
     found = check_file(str(tmp_path / "laughs.yaml"), Options(family="specforge")).diagnostics
     assert "aliases repeating aliases" in found[0].message
+
+
+YAML_PIECES = [*"[]{}:,?-*&!|>#'\" \n\ta1", "- ", ": ", "? ", "*a", "&a ", "\n- ", "---\n", "...\n", "!!str ", ":\n"]
+
+
+def _value_events(text: str) -> int:
+    import yaml
+
+    from trainspec.read import yaml as reader
+
+    found = 0
+    try:
+        for event in yaml.parse(text, Loader=reader._Loader):
+            found += isinstance(event, reader._VALUE_EVENTS)
+    except yaml.YAMLError:
+        pass
+    return found
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(YAML_PIECES), max_size=60).map("".join))
+def test_a_yaml_text_holds_at_most_two_value_events_a_character(text):
+    """The YAML reader counts a document's values before composing it only when the text is long enough to
+    hold more than the limit: below `limit / 2` characters no document can."""
+    assert _value_events(text) <= 2 * len(text) + 16
+
+
+def test_the_densest_yaml_holds_fewer_value_events_than_characters():
+    for unit in ("-\n", "- ", "[:,", "[?,", "[*a,", "[[", "{:,", "? \n", ":\n", "a:\n"):
+        text = unit * 200
+        assert _value_events(text) <= len(text), unit
 
 
 def test_editor_init_escapes_the_schema_folder_it_names(tmp_path, capsys):

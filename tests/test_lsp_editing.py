@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from trainspec.spec.diagnostics import Diagnostic, Related, Severity
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.carry import carried
 from trainspec.editor.lsp.quoting import written
@@ -15,6 +14,7 @@ from trainspec.editor.lsp.schema_servers import Left, associations, left, names
 from trainspec.editor.lsp.text import Source
 from trainspec.families import get_family
 from trainspec.read.files import parse
+from trainspec.spec.diagnostics import Diagnostic, Related, Severity
 
 from .test_lsp import fixes
 

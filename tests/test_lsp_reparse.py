@@ -13,9 +13,8 @@ import pytest
 from trainspec.editor.lsp.analysis import Analysis, Settings
 from trainspec.editor.lsp.reparse import Parses
 from trainspec.editor.lsp.text import changed
-from trainspec.spec.document import Document
 from trainspec.read.files import parse
-from trainspec.spec.document import ReadError
+from trainspec.spec.document import Document, ReadError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,6 +17,7 @@ import pytest
 from trainspec import Family, families, rule
 from trainspec.cli import main
 from trainspec.families import every_version, get_family
+from trainspec.spec.examples import Example
 from trainspec.spec.versions import (
     Changes,
     Delta,
@@ -116,6 +117,29 @@ def test_changes_that_do_not_fit_are_refused(tmp_path, changes, problem):
     with pytest.raises(VersionError) as raised:
         fold_version(_tiny(tmp_path, []), changes, fields)
     assert str(raised.value).startswith("tiny@v2 on tiny@v1: ") and problem in str(raised.value)
+
+
+@pytest.mark.parametrize("given", ["delta", "function"])
+def test_an_example_id_the_base_lacks_is_refused_when_the_examples_are_first_read(tmp_path, given):
+    """A check never reads examples, so a version folds them when they are first read, and refuses there what
+    it would have refused at import; `test_every_registered_version_s_examples_fold` reads every one."""
+    v1 = replace(_tiny(tmp_path, []), examples={"width-even": Example("[model]\nwidth = 3\n", "")})
+    delta = Delta(replace={"width-small": Example(None, "")})
+    read: list[str] = []
+    changes = Changes(examples=delta if given == "delta" else lambda: read.append("read") or delta)
+    fields = {"version": "v2", "commit": "", "released": "", "follows": "", "schema_file": tmp_path}
+    v2 = fold_version(v1, changes, fields)
+    assert read == []
+    with pytest.raises(VersionError) as raised:
+        list(v2.examples)
+    assert str(raised.value) == "tiny@v2 on tiny@v1: examples: replaces 'width-small', which the base lacks"
+    with pytest.raises(VersionError):
+        v2.examples.get("width-even")  # and again at every read after it
+
+
+def test_every_registered_version_s_examples_fold():
+    for family in every_version().values():
+        assert all(isinstance(example, Example) for example in family.examples.values()), family.id
 
 
 def test_versions_json_builds_each_version_on_the_base_it_names(tmp_path):

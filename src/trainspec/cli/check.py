@@ -197,6 +197,8 @@ def overrides_from(
     args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[Override, ...]:
     """`--set PATH=VALUE` (YAML values), then KempnerForge's `--PATH=VALUE` (Python literals; bare = true)."""
+    if not args.overrides and not extras:
+        return ()
     from trainspec.spec.overrides import from_command_line
 
     try:
@@ -216,7 +218,6 @@ def collect(
     from trainspec.engine.runner import Options, available_cpus, iter_check_files
     from trainspec.families import UnknownFamily, get_family
     from trainspec.read.suppressions import split_ids
-    from trainspec.rules.catalogue import names_a_rule
     from trainspec.spec.formats import FORMATS
     from trainspec.spec.formats import extensions as config_extensions
 
@@ -234,6 +235,8 @@ def collect(
             return exc
     select, ignore = split_ids(args.select), split_ids(args.ignore)
     for pattern in (*select, *ignore):  # the catalogue costs a one-file check: built only for a pattern
+        from trainspec.rules.catalogue import names_a_rule
+
         if not names_a_rule(pattern):
             return f"`{pattern}` (in --select/--ignore) matches no rule id; see `trainspec rules`"
     extensions = config_extensions(FORMATS)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache, partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainspec.rules.evaluate import disagreeing_sizes, no_target, run_rules, world_size_rules
 from trainspec.rules.placement import place
@@ -21,15 +21,18 @@ from trainspec.spec.dialect import adopt_loader_readings, loader_conversions, lo
 from trainspec.spec.digits import in_digit_limit, too_many_digits
 from trainspec.spec.document import Document
 from trainspec.spec.family import Family
-from trainspec.spec.overrides import Override, apply_overrides
 from trainspec.spec.paths import Path, format_path
 from trainspec.spec.result import Outcome, Result
 from trainspec.spec.rules import Context, Rule
 from trainspec.spec.schema import replace_value
 from trainspec.spec.wording import show
-from trainspec.validate.explain import explain
 from trainspec.validate.fast import is_plain, where_invalid
 from trainspec.validate.other_versions import Selection, note_other_versions
+
+if TYPE_CHECKING:
+    from trainspec.spec.overrides import Override
+    from trainspec.spec.schema_walk import Where
+    from trainspec.validate.explain import Finding
 
 
 def check_document(
@@ -60,7 +63,10 @@ def check_document(
     for migration in family.migrations if migrate else ():
         found, failed = _guarded(doc, family, "migration", partial(migration, doc))
         out.extend(found or failed)
-    out.extend(apply_overrides(doc, list(overrides), family.schema))
+    if overrides:
+        from trainspec.spec.overrides import apply_overrides
+
+        out.extend(apply_overrides(doc, list(overrides), family.schema))
     if family.normalize is not None:
         out.extend(_guarded(doc, family, "normalize hook", partial(family.normalize, doc.data))[1])
     for path, rule_id, severity, message in list(adopt_loader_readings(doc, family)):
@@ -82,7 +88,7 @@ def check_document(
         family.validator  # noqa: B018 (built whoever answers: it reports a broken family schema)
     fresh = "validator" not in vars(family)  # nothing built the python validator (a cached property) yet
     where = where_invalid(family.schema, doc.data, first=fresh, plain=plain)
-    for finding in () if where == ([], []) else explain(family.schema, lambda: family.validator, doc.data, where):
+    for finding in () if where == ([], []) else _explain(family, doc.data, where):
         if finding.path in already_reported:
             continue  # a non-finite value (or a migration conflict) there: a type or bound error would say it twice
         if finding.severity is Severity.ERROR:
@@ -142,6 +148,14 @@ def check_document(
     world_size = sizes[0] if len(sizes) == 1 else None
     ran = sizes if plan.per_world_size else ()
     return Result(doc.file, family, out, config, world_size, doc, device=device, world_sizes=ran)
+
+
+def _explain(family: Family, data: Any, where: Where | None) -> list[Finding]:
+    """The schema's findings at the places the compiled validator names (everywhere: None); imported only
+    for a document that is not valid."""
+    from trainspec.validate.explain import explain
+
+    return explain(family.schema, lambda: family.validator, data, where)
 
 
 class _RulePlan(NamedTuple):

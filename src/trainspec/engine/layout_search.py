@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import Any
 
 from trainspec.rules.evaluate import run_rules
@@ -102,12 +103,19 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
         for p, was in zip(paths, written, strict=True)
     ]
 
+    fixed = [(i, was) for i, (was, auto) in enumerate(zip(written, free, strict=True)) if not auto]
+
     def count(values: tuple[Any, ...]) -> int:
-        return sum(v != was and not auto for v, was, auto in zip(values, written, free, strict=True))
+        """How many of the file's values (those not left at "auto") the candidate changes."""
+        changed = 0
+        for i, was in fixed:
+            if values[i] != was:
+                changed += 1
+        return changed
 
     candidates = sorted(
         ((count(values), values) for values in Budget().candidates(space, base.config, world_size)),
-        key=lambda item: item[0],  # stable: the family's order within a count
+        key=_first,  # stable: the family's order within a count
     )
     config = copied_along(base.config, paths)
     verdicts = Verdicts(base, judged, world_size, space.undone_by)
@@ -125,6 +133,10 @@ def closest(base: Result, space: LayoutSpace, world_size: int) -> Layout | None:
             layout = Layout({format_path(p): v for p, v in zip(paths, values, strict=True)}, changes, warnings)
             found.append((space.rank(config, world_size, None), layout))
     return min(found, key=lambda item: item[0])[1] if found else None
+
+
+def _first(item: tuple[int, Any]) -> int:
+    return item[0]
 
 
 class OverBudget(TrainspecError):
@@ -176,7 +188,10 @@ class Verdicts:
         self.context = Context((world_size,), base.device, base.family.registries)
         self.raw = any(r.raw for r, _ in judged)
         self.doc = base.document.snapshot() if self.raw else base.document
-        self.rules = sorted(judged, key=lambda item: len(item[1]))  # the most often remembered first
+        self.rules = [  # the most often remembered first; each with what picks its layout values out
+            (rule, read, itemgetter(*read) if len(read) > 1 else _one(read))
+            for rule, read in sorted(judged, key=lambda item: len(item[1]))
+        ]
         self.seen: dict[tuple[str, tuple[Any, ...]], tuple[str, ...] | None] = {}
         self.ruled_out: Counter[str] = Counter()
         self.undone_by = undone_by
@@ -185,18 +200,28 @@ class Verdicts:
         """The candidate's warning messages; None when a rule reports an error, or a warning that tells the
         user to undo the layout (`LayoutSpace.undone_by`)."""
         messages: list[str] = []
-        for rule, read in self.rules:
-            key = (rule.id, tuple(values[i] for i in read))
-            if key not in self.seen:
+        seen = self.seen
+        for rule, _, pick in self.rules:
+            key = (rule.id, pick(values))
+            if key not in seen:
                 found = list(run_rules(self.doc, [rule], config, [], self.context))
                 refused = any(d.is_error or d.rule in self.undone_by for d in found)
                 self.seen[key] = None if refused else tuple(d.message for d in found)
-            verdict = self.seen[key]
+            verdict = seen[key]
             if verdict is None:
                 self.ruled_out[rule.id] += 1
                 return None
             messages.extend(verdict)
         return tuple(messages)
+
+
+def _one(read: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
+    """What picks the values at `read` (one index or none) out of a candidate, as a tuple (as `itemgetter`
+    gives for two or more)."""
+    if not read:
+        return lambda values: ()
+    i = read[0]
+    return lambda values: (values[i],)
 
 
 def reads_any(rule: Rule, paths: tuple[Path, ...]) -> bool:

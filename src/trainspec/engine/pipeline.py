@@ -17,12 +17,11 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainspec.engine.checker import check_document
 from trainspec.families import UnknownFamily, all_families, get_family
 from trainspec.families.installed import for_installed, version_given
-from trainspec.read.detect import detect, schema_reference
 from trainspec.read.directives import directives_of
 from trainspec.read.files import parse, read_text, within_limit
 from trainspec.spec.codes import (
@@ -45,7 +44,6 @@ from trainspec.spec.dialect import loader_accepts
 from trainspec.spec.document import Document, ReadError
 from trainspec.spec.errors import InvalidValue
 from trainspec.spec.family import Family
-from trainspec.spec.overrides import Override
 from trainspec.spec.paths import format_path
 from trainspec.spec.result import Outcome, Result
 from trainspec.spec.rules import Rule
@@ -54,11 +52,19 @@ from trainspec.spec.wording import show
 from trainspec.spec.world_sizes import sizes_text
 from trainspec.validate.other_versions import Selection
 
+if TYPE_CHECKING:
+    from trainspec.spec.overrides import Override
+
 
 def as_overrides(items: str | Iterable[str | Override]) -> list[Override]:
     """Numbered overrides; a single "PATH=VALUE" string counts as one."""
     if isinstance(items, str):
         items = [items]
+    items = list(items)
+    if not items:
+        return []
+    from trainspec.spec.overrides import Override
+
     return [i if isinstance(i, Override) else Override(n, i) for n, i in enumerate(items, 1)]
 
 
@@ -116,6 +122,7 @@ def given_over_directive(file: str, stated: tuple[int, ...]) -> Diagnostic:
 
 def internal_error(file: str, exc: BaseException) -> Diagnostic:
     """An exception trainspec did not expect, as a diagnostic on the file it was checking."""
+
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" at {FsPath(where.filename).name}:{where.lineno}" if where else ""
     message = (
@@ -168,6 +175,8 @@ def _check(
             return Result.not_checked(Outcome.UNKNOWN_FAMILY, unknown)
         unversioned = not version_given(family)
     elif family is None:
+        from trainspec.read.detect import detect, schema_reference
+
         found, why = detect(doc, all_families())
         if found is None:
             unknown = Diagnostic(file, 1, 1, (), UNKNOWN_FAMILY.id, Severity.ERROR, why)

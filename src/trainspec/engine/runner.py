@@ -13,25 +13,20 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING
 
-from trainspec.engine.layout_search import with_nearest_layout
 from trainspec.engine.pipeline import check_path
 from trainspec.engine.progress import Progress
-from trainspec.families import UnknownFamily, all_families, get_family
+from trainspec.families import UnknownFamily, all_families, found_without_import, get_family
 from trainspec.read import suppressions
-from trainspec.read.detect import resembles
 from trainspec.read.files import read_text
 from trainspec.read.overlay import OverlayError, load_overlay
 from trainspec.read.project import Project, ProjectError, find_project, inside, problem_at
-from trainspec.rules.catalogue import family_rules, names_a_rule
-from trainspec.rules.gpu_memory import exceeded
 from trainspec.spec.codes import (
     DIAGNOSTICS_TRUNCATED,
     FILE_NOT_READABLE,
@@ -45,12 +40,10 @@ from trainspec.spec.codes import (
 from trainspec.spec.device import Device, target
 from trainspec.spec.diagnostics import Diagnostic, Severity
 from trainspec.spec.document import ReadError
-from trainspec.spec.examples import Example
 from trainspec.spec.family import Family
 from trainspec.spec.formats import FORMATS, JSON
 from trainspec.spec.layout_space import parse_size
 from trainspec.spec.limits import DIAGNOSTICS
-from trainspec.spec.overrides import Override
 from trainspec.spec.result import Outcome, Result
 from trainspec.spec.world_sizes import sizes_text
 from trainspec.validate.fast import fast_validator
@@ -61,6 +54,8 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from trainspec.spec.document import Document
+    from trainspec.spec.examples import Example
+    from trainspec.spec.overrides import Override
 
 PARALLEL_MIN_FILES = 100
 """Below this many files a process pool costs more than it saves: on 2 cores a pool of 2 breaks even
@@ -141,13 +136,22 @@ class Options:
             family_from="flag" if self.family else "project",
             world_sizes=given or own or self.world_sizes or mine.world_sizes,
             fallback_sizes=self.fallback_sizes and not own and not given,
-            overrides=(*(Override(0, text, source=source) for text in mine.overrides), *self.overrides),
+            overrides=(*_project_overrides(mine.overrides, source), *self.overrides),
             select=self.select or mine.select or (),
             ignore=(*mine.ignore, *self.ignore),
             warnings_as_errors=self.warnings_as_errors or project.warnings_as_errors,
             gpu_memory=self.gpu_memory or mine.gpu_memory,
             gpu=(entry.settings.gpu if entry else None) or self.gpu or mine.gpu,
         )
+
+
+def _project_overrides(texts: tuple[str, ...], source: str) -> tuple[Override, ...]:
+    """A project configuration's `set` entries as overrides (`spec.overrides` is imported only when there are)."""
+    if not texts:
+        return ()
+    from trainspec.spec.overrides import Override
+
+    return tuple(Override(0, text, source=source) for text in texts)
 
 
 _USABLE: dict[FsPath, tuple[Project, dict[str, str] | ProjectError]] = {}
@@ -176,7 +180,7 @@ def _verdict(project: Project) -> dict[str, str] | ProjectError:
         return ProjectError([exc.diagnostic])
     problems, overlays = [], {}
     for settings in (project.defaults, *(e.settings for e in project.entries)):
-        if settings.family is not None:
+        if settings.family is not None and not found_without_import(settings.family):
             try:
                 get_family(settings.family)
             except UnknownFamily as exc:
@@ -188,6 +192,8 @@ def _verdict(project: Project) -> dict[str, str] | ProjectError:
             except (OverlayError, UnknownFamily, ValueError) as exc:
                 problems.append(problem_at(project.source, text, f'"{settings.overlay}"', f"overlay: {exc}"))
         for pattern in (*(settings.select or ()), *settings.ignore):
+            from trainspec.rules.catalogue import names_a_rule
+
             if not names_a_rule(pattern):
                 message = f"`{pattern}` matches no rule id; see `trainspec rules`"
                 problems.append(problem_at(project.source, text, f'"{pattern}"', message))
@@ -234,6 +240,8 @@ def _unclaimed(result: Result, options: Options) -> Result:
     """A file a walk, a glob or a hook found that no family claims: an `unclaimed-config` warning when it
     looks like a family's config (`detect.resembles`), else skipped, for the summary line to list. A
     warning --ignore or a suppression comment removes leaves the file skipped, never silently clean."""
+    from trainspec.read.detect import resembles
+
     doc = result.document
     like = resembles(doc, all_families()) if doc is not None else ()
     if doc is None or not like:
@@ -287,12 +295,18 @@ def as_reported(result: Result, options: Options) -> Result:
     """What a check found, as reported: the nearest passing layout named on world-size errors, suppression
     comments applied, --select/--ignore, --warnings-as-errors, the cap on diagnostics. The last step of
     every check of a file (a sweep's variants included)."""
-    if options.layout_hints and result.world_size is not None and result.family and result.family.layout:
-        result = replace(result, diagnostics=with_nearest_layout(result, result.family.layout, result.world_size))
+    family, size = result.family, result.world_size
+    space = family.layout if family is not None and options.layout_hints else None
+    if space is not None and size is not None and _world_size_error(result):  # else the search is not imported
+        from trainspec.engine.layout_search import with_nearest_layout
+
+        result = replace(result, diagnostics=with_nearest_layout(result, space, size))
     budget, gpu = options.gpu_memory, None
     if budget is None and result.device is not None:  # the target GPU's own memory, when the catalogue knows it
         budget, gpu = result.device.memory, result.device.name
     if budget is not None:
+        from trainspec.rules.gpu_memory import exceeded
+
         sizes = (result.world_size,) if result.world_size is not None else options.world_sizes
         result = replace(result, diagnostics=[*result.diagnostics, *exceeded(result, budget, sizes, gpu)])
     found = result.diagnostics
@@ -306,6 +320,17 @@ def as_reported(result: Result, options: Options) -> Result:
     if options.warnings_as_errors:
         kept = [replace(d, severity=Severity.ERROR) if d.severity is Severity.WARNING else d for d in kept]
     return replace(result, diagnostics=capped(result.file, kept))
+
+
+def _world_size_error(result: Result) -> bool:
+    """Whether an error of a world-size rule is among the result's (what `with_nearest_layout` hints at)."""
+    errors = {d.rule for d in result.diagnostics if d.is_error}
+    return bool(errors) and result.family is not None and not errors.isdisjoint(_world_size_rule_ids(result.family))
+
+
+@lru_cache(maxsize=64)
+def _world_size_rule_ids(family: Family) -> frozenset[str]:
+    return frozenset(r.id for r in family.rules if r.needs_world_size)
 
 
 def capped(file: str, found: list[Diagnostic]) -> list[Diagnostic]:
@@ -349,21 +374,31 @@ def _suppression_checks(
     family: Family | None, world_size_known: bool, device_known: bool
 ) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
     """(is the id a rule id, could such a rule have fired): world-size rules need a world size, device
-    rules a target device. The same for every file of a family: built once."""
-    infos = [(r.id, r.severity) for r in family_rules(family)] if family is not None else []
-    infos += [(c.id, c.severity) for c in REGISTRY.values()]  # the engine's ids (the catalogue's, without examples)
-    ids = [i for i, _ in infos]
-    notes = {i for i, severity in infos if severity is Severity.NOTE}  # never suppressed: notes fail nothing
-    rules = () if family is None else family.rules
-    skipped = {
-        r.id for r in rules if (r.needs_world_size and not world_size_known) or (r.needs_device and not device_known)
-    }
+    rules a target device. The same for every file of a family: built once, when a suppression comment
+    first asks (most files have none)."""
+
+    @cache
+    def ids() -> tuple[list[str], set[str]]:
+        """(every id, the ids never suppressed as unused: those of rules that did not run, and notes)."""
+        from trainspec.rules.catalogue import family_rules
+
+        infos = [(r.id, r.severity) for r in family_rules(family)] if family is not None else []
+        infos += [(c.id, c.severity) for c in REGISTRY.values()]  # the engine's ids (the catalogue's, without examples)
+        notes = {i for i, severity in infos if severity is Severity.NOTE}  # never suppressed: notes fail nothing
+        rules = () if family is None else family.rules
+        skipped = {
+            r.id
+            for r in rules
+            if (r.needs_world_size and not world_size_known) or (r.needs_device and not device_known)
+        }
+        return [i for i, _ in infos], skipped | notes
 
     def known(pattern: str) -> bool:
-        return any(suppressions.matches(i, pattern) for i in ids)
+        return any(suppressions.matches(i, pattern) for i in ids()[0])
 
     def checked(pattern: str) -> bool:
-        return any(suppressions.matches(i, pattern) and i not in skipped and i not in notes for i in ids)
+        every, unchecked = ids()
+        return any(suppressions.matches(i, pattern) and i not in unchecked for i in every)
 
     return known, checked
 
@@ -397,7 +432,8 @@ def iter_check_files(
     Nothing is kept once it is yielded, so memory does not grow with the number of files.
     """
     jobs = min(jobs or default_jobs(len(files)), len(files), available_cpus()) or 1
-    work = partial(report_file, options=options)
+    work: Callable[[str], Result] = partial(report_file, options=options)
+    token = object()
     try:
         if jobs == 1:
             for file in files:
@@ -407,7 +443,11 @@ def iter_check_files(
             chunk = max(1, min(16, len(files) // (jobs * 8)))
             from concurrent.futures import ProcessPoolExecutor  # only runs that use a pool pay for its import
 
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_ignore_interrupts)
+            context = _context()
+            if context is not None:  # forked workers find the options where the parent left them
+                _INHERITED[id(token)] = options
+                work = partial(_report_inherited, id(token))
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_ignore_interrupts)
             try:
                 with _interrupts_held():
                     checked_in_order = pool.map(work, files, chunksize=chunk)
@@ -418,8 +458,19 @@ def iter_check_files(
                 raise
             pool.shutdown()
     finally:
+        _INHERITED.pop(id(token), None)
         if progress is not None:
             progress.close()
+
+
+_INHERITED: dict[int, Options] = {}
+"""The options of each run whose pool forks its workers, by the run's token: a chunk of files then sends only
+the token, not the options (which hold every file a walk found, `expanded`)."""
+
+
+def _report_inherited(token: int, file: str) -> Result:
+    """`report_file` in a forked worker, with the options its parent left under `token`."""
+    return report_file(file, _INHERITED[token])
 
 
 def _prepare(options: Options) -> None:
@@ -480,6 +531,8 @@ def run_example(example: Example, fixed: bool, family: str | None = None) -> lis
 
     `family` (a name or `name@version`) checks it as that family when the example names none.
     """
+    import tempfile
+
     text = example.good if fixed else example.bad
     run = example.options(fixed)
     with tempfile.TemporaryDirectory(prefix="trainspec-example-") as tmp:

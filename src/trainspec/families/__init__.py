@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import copyreg
 from collections.abc import Callable
+from functools import cache
 
 from trainspec.families.entry_points import EntryPoint, entry_points
 from trainspec.spec.errors import TrainspecError
 from trainspec.spec.family import Family
+from trainspec.spec.resources import schema_dir
 
 ENTRY_POINT_GROUP = "trainspec.families"
 
@@ -158,6 +160,34 @@ def get_family(spec: str) -> Family:
         raise UnknownFamily(f"family {name!r} has no version {version!r}; known versions: {known}")
     known = ", ".join(sorted(all_families())) or "none"
     raise UnknownFamily(f"unknown family {spec!r}; known families: {known}")
+
+
+def found_without_import(spec: str) -> bool:
+    """Whether `get_family(spec)` is sure to find a family, known without importing any: the family is one
+    of trainspec's own, whose entry point is listed, and the versions.json beside its schemas (from which
+    it builds every version, `spec.versions.fold_versions`) lists the version `spec` names, by name or
+    commit. A project configuration names families its files may not use: checking the name costs no
+    import. False when that is not known so (`get_family` then answers)."""
+    name, _, version = spec.partition("@")
+    global _entries
+    if _entries is None:
+        _entries = entry_points(ENTRY_POINT_GROUP)
+    if name in _broken or not any(e.value.partition(":")[0] == _OWN + name for e in _entries):
+        return False
+    listed = _own_releases(name)
+    return bool(listed) if version in ("", LATEST) else version in listed
+
+
+@cache
+def _own_releases(name: str) -> frozenset[str]:
+    """The versions (names and commits) versions.json lists for trainspec's own family `name`."""
+    from trainspec.spec.versions import read_releases
+
+    try:
+        releases = read_releases(schema_dir() / name)
+    except Exception:  # not where trainspec's families keep it, or unreadable: not known without import
+        return frozenset()
+    return frozenset(n for r in releases for n in (r.version, r.commit) if n)
 
 
 def stem(family: Family) -> str:

@@ -31,8 +31,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
-
 from trainspec.families import every_version, get_family, register
 from trainspec.families.entry_points import entry_points
 from trainspec.read.files import read_text
@@ -81,6 +79,8 @@ def load_overlay(path: str | Path) -> Family:
         extends=base.id,
     )
     try:
+        import jsonpatch
+
         patched = jsonpatch.apply_patch(
             json.loads(base.schema_file.read_text(encoding="utf-8")), list(family.schema_patch)
         )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,8 @@ def _loads(text: str) -> dict[str, Any]:
             return data
         except rtoml.TomlParsingError:
             pass  # tomllib says what is wrong, and where
+    import tomllib  # imported only for text rtoml does not read as it does
+
     return tomllib.loads(text)
 
 
@@ -128,11 +130,19 @@ def _within_key_parts(file: str, text: str) -> None:
             raise ReadError(file_error(file, FILE_NOT_READABLE.id, message, line, column), Outcome.OVER_LIMIT)
 
 
+def _decode_error(exc: ValueError) -> bool:
+    """Whether tomllib refused the text (it is imported only to read it, so then it is imported)."""
+    tomllib = sys.modules.get("tomllib")
+    return tomllib is not None and isinstance(exc, tomllib.TOMLDecodeError)
+
+
 def parse(file: str, text: str) -> Document:
     _within_key_parts(file, text)
     try:
         data = _loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
+        if not _decode_error(exc):  # tomllib's int() of a decimal integer too long to read
+            raise ReadError(_too_long(file, text, _long_integer(text))) from None
         message = str(exc)
         m = _AT.search(message)
         line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
@@ -141,8 +151,6 @@ def parse(file: str, text: str) -> Document:
             reason = reason.removesuffix("(at end of document)").strip()
             line, col = text.count("\n") + 1, len(text) - text.rfind("\n")
         raise ReadError(file_error(file, SYNTAX_ERROR.id, syntax.toml(reason, text, line), line, col)) from None
-    except ValueError:  # tomllib's int() of a decimal integer too long to read
-        raise ReadError(_too_long(file, text, _long_integer(text))) from None
     # 0x/0o/0b integers are read whatever their length
     if ("0x" in text or "0o" in text or "0b" in text) and _RADIX.search(text) and (found := _long_integer(text)):
         raise ReadError(_too_long(file, text, found))
@@ -214,6 +222,8 @@ def _key(raw: str) -> str:
     if raw[0] == "'" or (raw[0] == '"' and "\\" not in raw):
         return raw[1:-1]
     if raw[0] == '"':
+        import tomllib
+
         key: str = tomllib.loads(f"k = {raw}")["k"]
         return key
     return raw

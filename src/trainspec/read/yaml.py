@@ -178,8 +178,7 @@ def parse(file: str, text: str) -> Document:
     except _TooLarge:
         found = "expands to more values (aliases repeating aliases?)" if builder.repeated else "holds more values"
         raise _too_many(file, found) from None
-    positions = builder.positions
-    document = Document(file, "yaml", text, data, lambda: positions, builder.problems)
+    document = Document(file, "yaml", text, data, builder.positions, builder.problems)
     document.yaml_1_1 = builder.yaml_1_1
     return document
 
@@ -194,6 +193,8 @@ def _count_values(file: str, text: str) -> None:
     would take ten seconds. Counting the parser's events costs a tenth of that, and stops at the limit.
     A syntax error ends the count; composing reports it."""
     limit, count = VALUES.value, 0
+    if 2 * len(text) + 16 <= limit:
+        return  # each value event takes a byte of the text at least (tests/test_limits.py): none can be over
     try:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, _VALUE_EVENTS):
@@ -224,7 +225,8 @@ class _Builder:
     def __init__(self, file: str) -> None:
         self.file = file
         self.count = 0
-        self.positions: Positions = {}
+        self.placed: dict[Path, tuple[Any, Any]] = {}
+        """(key node or None, value node) of each path, the first built there: `positions` from them."""
         self.problems: list[Diagnostic] = []
         self.yaml_1_1: dict[Path, Any] = {}
         self.limit = VALUES.value
@@ -239,13 +241,8 @@ class _Builder:
         if isinstance(node, yaml.CollectionNode):
             self.repeated = self.repeated or id(node) in self.built
             self.built.add(id(node))
-        if path not in self.positions:
-            self.positions[path] = Span(
-                _pos(key.start_mark) if key is not None else None,
-                _pos(node.start_mark),
-                _pos(key.end_mark) if key is not None else None,
-                _pos(node.end_mark),
-            )
+        if path not in self.placed:
+            self.placed[path] = (key, node)
         if isinstance(node, yaml.MappingNode):
             return self.mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
@@ -292,6 +289,19 @@ class _Builder:
                     for k, v in self.mapping(item, path).items():
                         out.setdefault(k, v)
         return out
+
+    def positions(self) -> Positions:
+        """Where each path's key and value start and end: made when a diagnostic first needs a place (most
+        checked files need none), from the nodes kept of each path."""
+        return {
+            path: Span(
+                _pos(key.start_mark) if key is not None else None,
+                _pos(node.start_mark),
+                _pos(key.end_mark) if key is not None else None,
+                _pos(node.end_mark),
+            )
+            for path, (key, node) in self.placed.items()
+        }
 
     @staticmethod
     def first_written(key_node: Any, path: Path) -> Related:

@@ -154,13 +154,16 @@ def run_rules(
     """Each rule on the values at its paths, given what the check knows (`context`: at most one world size)."""
     seen: dict[Path, Any] = {}  # rules share paths: look each up once
     touches = _touches_any(broken) if broken else None
-    sections = {b[0] if b else None for b in broken}
+    sections: set[str | int | None] | frozenset[str | int | None] = (
+        {b[0] if b else None for b in broken} if broken else frozenset()
+    )
+    anywhere = None in sections
+    tables = type(config) is dict
+    top: dict[Any, Any] = config
     for rule in rules:
         paths = rule.parsed_paths
-        stopped: set[Path] | frozenset[Path] = frozenset()
-        if touches is not None and (
-            None in sections or None in rule.sections or not sections.isdisjoint(rule.sections)
-        ):
+        stopped: set[Path] | frozenset[Path] = _NOTHING
+        if touches is not None and (anywhere or None in rule.sections or not sections.isdisjoint(rule.sections)):
             stopped = {p for p in paths if touches(p)}
             if stopped - rule.optional:
                 continue
@@ -171,12 +174,23 @@ def run_rules(
             for p in paths:
                 value = seen.get(p, _UNSEEN)
                 if value is _UNSEEN:
-                    value = seen[p] = get(config, p)
+                    if tables and len(p) == 2 and type(section := top.get(p[0])) is dict:
+                        value = seen[p] = section.get(p[1])  # `get` for the usual `section.key`, inline
+                    else:
+                        value = seen[p] = get(config, p)
                 values.append(value)
         if stopped:
             values = [ABSENT if p in stopped else v for p, v in zip(paths, values, strict=True)]
         try:
-            violations = rule.run(values, context)
+            if type(rule) is Rule and not (rule.needs_world_size or rule.needs_registries or rule.needs_device):
+                # `Rule.run` without its call: most rules need nothing but their values, and find nothing
+                found = rule.check(*values)
+                violations = []
+                if found:
+                    for f in found:
+                        violations.append(f if type(f) is Violation or isinstance(f, Violation) else Violation(f))
+            else:
+                violations = rule.run(values, context)
         except Exception as exc:  # a rule must not take the whole report down
             yield Diagnostic(
                 doc.file,
@@ -195,6 +209,7 @@ def run_rules(
 
 
 _UNSEEN = object()
+_NOTHING: frozenset[Path] = frozenset()
 
 
 def _touches_any(broken: list[Path]) -> Callable[[Path], bool]:

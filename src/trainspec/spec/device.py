@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import get_close_matches
 
 from trainspec.spec.errors import InvalidValue
 
@@ -109,6 +108,8 @@ def target(text: str) -> Device:
         return Device("cuda", f"sm_{capability[0]}{capability[1]}", capability)
     if _GFX.fullmatch(key):
         return Device("cuda", f"an AMD GPU ({key})", None, rocm=True)
+    from difflib import get_close_matches
+
     close = get_close_matches(key, list(_BY_KEY), 1, 0.6)
     names = {_key(n): n for n in GPUS}
     hint = f" (did you mean {names[close[0]]}?)" if close else ""

@@ -4,13 +4,14 @@ Families keep theirs as data beside their rules (`Family.examples`, rule id
 -> Example); the engine's own ids take theirs from the families too. The
 runner checks them the way a user would (`runner.run_example`), for
 `trainspec explain`, the reference docs and a test, so an example cannot
-drift away from what its rule really does. This module is plain data: it
-imports nothing of trainspec.
+drift away from what its rule really does. A check never reads them, so a family
+gives them as a `lazy.LazyMapping`, built on first read: their modules (and this
+one) are imported only by what shows them. This module is plain data: it imports
+nothing of trainspec.
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 
 
@@ -59,4 +60,6 @@ class Example:
         return self.fixed_run if fixed and self.fixed_run is not None else self.run
 
     def command(self, fixed: bool) -> str:
+        import shlex
+
         return "trainspec check " + shlex.join([self.file(fixed), *self.options(fixed).argv()])

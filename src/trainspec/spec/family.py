@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from trainspec.spec.device import Device
 from trainspec.spec.diagnostics import Diagnostic, Severity
 from trainspec.spec.document import Document
-from trainspec.spec.examples import Example
 from trainspec.spec.formats import FORMATS
 from trainspec.spec.layout_space import Derive, LayoutSpace, Memory
 from trainspec.spec.rules import Rule
@@ -24,6 +23,8 @@ from trainspec.spec.schema import Schema
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
+
+    from trainspec.spec.examples import Example
 
 
 Migration = Callable[[Document], list[Diagnostic]]

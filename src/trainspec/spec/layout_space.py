@@ -13,7 +13,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -148,6 +147,8 @@ def parse_size(text: str) -> int:
     """Bytes in `80GiB`, `141 GB`, `85899345920`; ValueError for anything else."""
     found = SIZE.match(text)
     unit = found.group(2).lower() if found else ""
+    from decimal import Decimal
+
     size = int(Decimal(found.group(1)) * UNITS[unit]) if found and unit in UNITS else 0
     if size < 1:
         raise InvalidValue(f"{text!r} is not a memory size (for example 80GiB, 141GB or a number of bytes)")

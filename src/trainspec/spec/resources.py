@@ -5,11 +5,13 @@ generated models as modules of `trainspec.generated` (see pyproject.toml).
 Run from a source checkout (an editable install, or tests against `src/`),
 the same data is read from the repository's top-level `schema/` and
 `generated/` folders, so there is one copy of each and nothing to sync.
+What trainspec keeps between runs lives in the user's cache folder (`cache_dir`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,3 +45,23 @@ def generated_source_dir() -> Path | None:
         return None
     folder = _CHECKOUT / "generated"
     return folder if folder.is_dir() else None
+
+
+CACHE_DIR_VARIABLE = "TRAINSPEC_CACHE_DIR"
+
+
+def cache_dir() -> Path | None:
+    """trainspec's folder in the user's cache: `TRAINSPEC_CACHE_DIR`, else `$XDG_CACHE_HOME/trainspec`, else
+    `~/.cache/trainspec` (`%LOCALAPPDATA%\\trainspec` on Windows); None when there is none (no home folder).
+    What is kept there only saves work: anything found there that is unreadable, malformed or not the
+    user's own is ignored, and deleting the folder loses nothing."""
+    given = os.environ.get(CACHE_DIR_VARIABLE, "")
+    if given:
+        return Path(os.path.abspath(os.path.expanduser(given)))
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):  # a relative one is to be ignored (the XDG Base Directory specification)
+        return Path(xdg) / "trainspec"
+    if sys.platform == "win32" and os.path.isabs(os.environ.get("LOCALAPPDATA", "")):
+        return Path(os.environ["LOCALAPPDATA"]) / "trainspec"
+    home = os.path.expanduser("~")
+    return Path(home) / ".cache" / "trainspec" if os.path.isabs(home) else None

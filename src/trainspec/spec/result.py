@@ -142,6 +142,8 @@ class Result:
 
     def for_report(self) -> Result:
         """The part a report needs, light enough to send between processes: no config, no document."""
+        if self.document is None and self.config is None:
+            return self  # light already (a worker's result, or one that stopped before reading)
         lines = dict(self.lines)
         if self.document is not None:
             text = self.document.text.splitlines()

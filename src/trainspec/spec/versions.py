@@ -7,8 +7,9 @@ version it builds on (`base`), its JSON Patch and built schema, and the
 `Changes` it makes to its base's rules, examples and hooks. The run time
 (`fold_versions`), the schema and model builders and the docs read that one
 file. A version's `Changes` name what they add, replace and remove by id;
-`fold` applies them and refuses, at import, an id the base lacks (or already
-has), so a version never silently drops or doubles a rule.
+`fold` applies them and refuses an id the base lacks (or already has), so a
+version never silently drops or doubles a rule: rules and docs at import,
+examples (which no check reads, `lazy.LazyMapping`) when they are first read.
 
 This module imports no family and nothing heavy: the tools read the
 metadata through it, and the CLI's cold start imports it with the families.
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from trainspec.spec.errors import TrainspecError
+from trainspec.spec.lazy import LazyMapping
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -129,10 +132,12 @@ class Changes:
 
     `hooks` sets `Family` fields anew (`resolve`, `model`, ...); metadata comes from
     versions.json and the collections from their deltas, so hooks may not set those.
+    `examples` may be a function that returns its delta, called when the version's examples are
+    first read, so that the modules holding them are imported only then.
     """
 
     rules: Delta[Rule] = field(default_factory=Delta)
-    examples: Delta[Example] = field(default_factory=Delta)
+    examples: Delta[Example] | Callable[[], Delta[Example]] = field(default_factory=Delta)
     schema_rule_docs: Delta[str] = field(default_factory=Delta)
     hooks: Mapping[str, Any] = field(default_factory=dict)
 
@@ -189,9 +194,16 @@ def fold_version(base: Family, changes: Changes, metadata: Mapping[str, Any]) ->
         **metadata,
         **changes.hooks,
         rules=tuple(rules.values()),
-        examples=fold(base.examples, changes.examples, f"{where}: examples"),
+        examples=LazyMapping(partial(_fold_examples, base.examples, changes.examples, f"{where}: examples")),
         schema_rule_docs=fold(base.schema_rule_docs, changes.schema_rule_docs, f"{where}: schema_rule_docs"),
     )
+
+
+def _fold_examples(
+    base: Mapping[str, Example], delta: Delta[Example] | Callable[[], Delta[Example]], where: str
+) -> dict[str, Example]:
+    """A version's examples, folded when first read (`LazyMapping`); VersionError as `fold` raises it."""
+    return fold(base, delta if isinstance(delta, Delta) else delta(), where)
 
 
 def fold_versions(oldest: Family, folder: Traversable | Path) -> tuple[Family, ...]:

@@ -20,8 +20,6 @@ from trainspec.editor.lsp.schema_servers import Association, Left, associations,
 from trainspec.editor.lsp.scope import is_config
 from trainspec.editor.lsp.text import Source
 from trainspec.engine.runner import Options, check_file
-from trainspec.rules.catalogue import family_rules
-from trainspec.spec.codes import Flag, has_flag
 from trainspec.spec.diagnostics import Diagnostic
 from trainspec.spec.family import Family
 from trainspec.spec.result import Outcome, Result

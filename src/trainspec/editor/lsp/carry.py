@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from trainspec.editor.lsp.text import changed
 from trainspec.spec.codes import SYNTAX_ERROR
 from trainspec.spec.diagnostics import Diagnostic, Related
-from trainspec.editor.lsp.text import changed
 
 
 def carried(diagnostics: list[Diagnostic], then: str, now: str) -> list[Diagnostic]:

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainspec.editor.lsp.text import Source
-from trainspec.spec.paths import Path
 from trainspec.spec.document import Document
 from trainspec.spec.formats import FORMATS
+from trainspec.spec.paths import Path
 from trainspec.spec.wording import show
 
 _QUOTES = ("'", '"')

@@ -34,13 +34,12 @@ from typing import Any
 import yaml
 
 from trainspec.editor.lsp.text import changed
-from trainspec.spec.paths import Path
 from trainspec.read import toml as toml_reader
 from trainspec.read import yaml as yaml_reader
-from trainspec.spec.document import Document, Pos, Positions, Span
 from trainspec.read.files import parse
-from trainspec.spec.document import ReadError
+from trainspec.spec.document import Document, Pos, Positions, ReadError, Span
 from trainspec.spec.formats import format_of
+from trainspec.spec.paths import Path
 
 _FORMATS = ("yaml", "toml")
 """The formats whose edits may be re-read a line at a time."""

@@ -19,14 +19,14 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from trainspec.editor.workspace import glob_regex
+from trainspec.read.detect import schema_reference
+from trainspec.rules.catalogue import family_rules
 from trainspec.spec.codes import DUPLICATE_KEY, SYNTAX_ERROR, Flag, has_flag
 from trainspec.spec.diagnostics import Diagnostic
-from trainspec.editor.workspace import glob_regex
-from trainspec.spec.family import Family
-from trainspec.read.detect import schema_reference
 from trainspec.spec.document import Document
+from trainspec.spec.family import Family
 from trainspec.spec.formats import format_of
-from trainspec.rules.catalogue import family_rules
 
 PARSER_REPORTS = frozenset({SYNTAX_ERROR.id, DUPLICATE_KEY.id})
 """What a schema server's parser reports in every file it serves, tied to a schema or not."""

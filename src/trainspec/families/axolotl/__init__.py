@@ -9,13 +9,15 @@ it does not know.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trainspec.spec.family import Family
+from trainspec.spec.lazy import LazyMapping
 from trainspec.spec.resources import schema_dir
 from trainspec.spec.versions import fold_versions, release_fields
 
 from .aliases import NOTICES as ALIAS_NOTICES
 from .aliases import migrate_aliases
-from .examples import EXAMPLES
 from .fsdp_prefix import NOTICES as FSDP_PREFIX_NOTICES
 from .fsdp_prefix import migrate_fsdp_prefix
 from .layout import LAYOUT, derive
@@ -24,7 +26,18 @@ from .overrides import apply_overrides
 from .rules import RULES
 from .unmirrored import PLUGIN_SETTINGS, UNMIRRORED
 
+if TYPE_CHECKING:
+    from trainspec.spec.examples import Example
+
 SCHEMAS = schema_dir() / "axolotl"
+
+
+def examples() -> dict[str, Example]:
+    """Each rule's example (read by `explain`, the docs and the tests, never by a check)."""
+    from .examples import EXAMPLES
+
+    return EXAMPLES
+
 
 FAMILY = Family(
     name="axolotl",
@@ -32,7 +45,7 @@ FAMILY = Family(
     **release_fields(SCHEMAS),
     model="trainspec.families.axolotl.model:AxolotlConfig",
     rules=RULES,
-    examples=EXAMPLES,
+    examples=LazyMapping(examples),
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"yaml"}),
     migrations=(migrate_keys, migrate_fsdp_prefix, migrate_aliases),

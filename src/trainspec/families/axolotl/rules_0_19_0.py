@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainspec.spec.wording import show
-from trainspec.spec.rules import ABSENT, Rule, Violation, rule
 from trainspec.spec.device import Device
+from trainspec.spec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.wording import show
 
 from .attention import ATTENTION_PATHS, LEGACY_ATTENTION_FLAGS, VARLEN, attention
 from .capabilities import capabilities, sm_number

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from trainspec.spec.wording import show
 from trainspec.spec.rules import ABSENT, Rule, Violation, rule
+from trainspec.spec.wording import show
 
 from .phrases import FIXED_IN, RELEASE
 from .plugins import usual

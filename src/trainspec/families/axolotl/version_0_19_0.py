@@ -11,16 +11,28 @@ examples and the typed model.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trainspec.spec.versions import Changes, Delta, by_id
 
-from .examples_0_19_0 import ADDED as ADDED_EXAMPLES
-from .examples_0_19_0 import CHANGED as CHANGED_EXAMPLES
 from .rules_0_19_0 import ADDED, REMOVED, REPLACED
 from .unmirrored import reviewed
 
+if TYPE_CHECKING:
+    from trainspec.spec.examples import Example
+
+
+def examples() -> Delta[Example]:
+    """The examples of its new and changed ids, imported when the version's examples are first read."""
+    from .examples_0_19_0 import ADDED as ADDED_EXAMPLES
+    from .examples_0_19_0 import CHANGED as CHANGED_EXAMPLES
+
+    return Delta(add=ADDED_EXAMPLES, replace=CHANGED_EXAMPLES, remove=REMOVED)
+
+
 CHANGES = Changes(
     rules=Delta(add=by_id(*ADDED), replace=by_id(*REPLACED), remove=REMOVED),
-    examples=Delta(add=ADDED_EXAMPLES, replace=CHANGED_EXAMPLES, remove=REMOVED),
+    examples=examples,
     hooks={
         "model": "trainspec.families.axolotl.model:AxolotlConfig019",
         "unmirrored": {name: reason for name, (_, reason) in reviewed("0.19.0").items()},

@@ -7,23 +7,47 @@ base plus its `Changes` (`version_<version>.py`), folded by `trainspec.spec.vers
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from trainspec.spec.family import Family
+from trainspec.spec.layout_space import MemoryEstimate, Quantity
+from trainspec.spec.lazy import LazyMapping
 from trainspec.spec.resources import schema_dir
 from trainspec.spec.versions import fold_versions, release_fields
 
 from .defaults import resolve
-from .examples import EXAMPLES
-from .examples_build import EXAMPLES as BUILD_EXAMPLES
 from .layout import LAYOUT
-from .memory import estimate as memory_estimate
 from .precision import NOTICES, device_checks
-from .quantities import derive
 from .rules import RULES
 from .rules_build import RULES as BUILD_RULES
 
+if TYPE_CHECKING:
+    from trainspec.spec.examples import Example
+
 SCHEMAS = schema_dir() / "kempnerforge"
+
+
+def examples() -> dict[str, Example]:
+    """Each rule's example (read by `explain`, the docs and the tests, never by a check)."""
+    from .examples import EXAMPLES
+    from .examples_build import EXAMPLES as BUILD_EXAMPLES
+
+    return {**EXAMPLES, **BUILD_EXAMPLES}
+
+
+def memory_estimate(config: Mapping[str, Any], world_size: int) -> MemoryEstimate | None:
+    """`memory.estimate`, imported when first asked (`show`, `plan`, `--gpu-memory`): a check needs none."""
+    from .memory import estimate
+
+    return estimate(config, world_size)
+
+
+def derive(config: Mapping[str, Any], world_size: int | None) -> list[Quantity]:
+    """`quantities.derive`, imported when first asked (`show`, `plan`)."""
+    from .quantities import derive
+
+    return derive(config, world_size)
 
 
 def loader_conversion(types: frozenset[str], value: Any) -> tuple[bool, Any]:
@@ -96,7 +120,7 @@ FAMILY = Family(
     **release_fields(SCHEMAS),
     model="trainspec.generated.kempnerforge:JobConfig",
     rules=(*RULES, *BUILD_RULES),
-    examples={**EXAMPLES, **BUILD_EXAMPLES},
+    examples=LazyMapping(examples),
     notices=NOTICES,
     schema_rule_docs=SCHEMA_RULE_DOCS,
     file_globs=("**/configs/train/*.toml", "**/configs/model/*.toml"),

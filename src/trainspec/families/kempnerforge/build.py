@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .layout import expert_ffn_hidden, ffn_hidden
-from .rules import HF_ENCODERS
+from .rules import HF_ENCODERS, RANDOM_ENCODER_TOKENS, RANDOM_ENCODER_WIDTH
 from .rules_5666d0d import tokens_per_frame
 
 GROUPS = (
@@ -31,11 +31,6 @@ GROUPS = (
     "vision_encoder",
 )
 """Module groups parameters are counted by, in the order `show` lists them."""
-
-RANDOM_ENCODER_WIDTH = 768
-"""The random encoder's feature width when `vision_encoder.feature_dim` is 0."""
-RANDOM_ENCODER_TOKENS = 16
-"""The random encoder's token count when `vision_encoder.num_tokens` is 0."""
 
 
 @dataclass(frozen=True)

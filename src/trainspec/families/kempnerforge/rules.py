@@ -15,6 +15,10 @@ from trainspec.spec.rules import ABSENT, Violation, passing_divisors, rule
 from trainspec.spec.wording import show
 
 HF_ENCODERS = ("siglip2", "clip")
+RANDOM_ENCODER_WIDTH = 768
+"""The random encoder's feature width when `vision_encoder.feature_dim` is 0."""
+RANDOM_ENCODER_TOKENS = 16
+"""The random encoder's token count when `vision_encoder.num_tokens` is 0."""
 REGISTRIES: dict[Path, tuple[str, ...]] = {
     ("model", "model_type"): ("transformer",),
     ("optimizer", "name"): ("adamw", "lion", "muon", "schedule_free_adamw"),

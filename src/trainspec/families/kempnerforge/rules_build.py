@@ -17,9 +17,8 @@ from trainspec.spec.paths import Path, format_path
 from trainspec.spec.rules import Violation, rule
 from trainspec.spec.wording import show
 
-from .build import RANDOM_ENCODER_TOKENS, RANDOM_ENCODER_WIDTH
 from .layout import ffn_hidden
-from .rules import HF_ENCODERS
+from .rules import HF_ENCODERS, RANDOM_ENCODER_TOKENS, RANDOM_ENCODER_WIDTH
 from .rules_5666d0d import tokens_per_frame
 
 # -- mesh and pipeline ----------------------------------------------------------------------------

@@ -7,14 +7,12 @@ Its schema changes are `schema/kempnerforge/5666d0d.patch.json`; here are its ru
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainspec.spec.versions import Changes, Delta, by_id
 
 from . import rules as base
 from .defaults import resolve
-from .examples import CHANGED_5666D0D, EXAMPLES_5666D0D
-from .examples_build import EXAMPLES_5666D0D as BUILD_EXAMPLES_5666D0D
 from .rules_5666d0d import (
     dyn_window_range,
     max_seq_len_budget,
@@ -32,6 +30,9 @@ from .rules_5666d0d import (
     vlm_needs_hf_data,
 )
 from .rules_build import pool_heads_divide_width
+
+if TYPE_CHECKING:
+    from trainspec.spec.examples import Example
 
 POOLING_DEFAULTS = {"pool_window": 2, "pool_heads": 16}
 
@@ -71,6 +72,14 @@ SCHEMA_RULE_DOCS_ADDED = {
 """The docs of the schema ids 5666d0d adds."""
 
 
+def examples() -> Delta[Example]:
+    """The examples of its new and changed ids, imported when the version's examples are first read."""
+    from .examples import CHANGED_5666D0D, EXAMPLES_5666D0D
+    from .examples_build import EXAMPLES_5666D0D as BUILD_EXAMPLES_5666D0D
+
+    return Delta(replace=CHANGED_5666D0D, add={**EXAMPLES_5666D0D, **BUILD_EXAMPLES_5666D0D})
+
+
 CHANGES = Changes(
     rules=Delta(
         insert={  # new rules, each placed before a base rule in KempnerForge's order
@@ -83,7 +92,7 @@ CHANGES = Changes(
         replace=by_id(max_seq_len_budget, train_seq_len_budget, vlm_needs_hf_data),
         add=by_id(moma_expert_ffn_multiplier, pool_heads_divide_width),
     ),
-    examples=Delta(replace=CHANGED_5666D0D, add={**EXAMPLES_5666D0D, **BUILD_EXAMPLES_5666D0D}),
+    examples=examples,
     schema_rule_docs=Delta(replace=SCHEMA_RULE_DOCS_CHANGED, add=SCHEMA_RULE_DOCS_ADDED),
     hooks={"model": "trainspec.generated.kempnerforge_5666d0d:JobConfig", "resolve": resolve_5666d0d},
 )

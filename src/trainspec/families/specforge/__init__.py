@@ -6,22 +6,32 @@ lists the versions, each later one its base plus its `Changes` (`version_<versio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainspec.spec.family import Family
+from trainspec.spec.lazy import LazyMapping
 from trainspec.spec.paths import format_path
 from trainspec.spec.resources import schema_dir
 from trainspec.spec.versions import fold_versions, release_fields
 from trainspec.spec.wording import show
 
-from .examples import EXAMPLES
 from .layout import LAYOUT, derive
 from .migrations import LEGACY, NOTICES, migrate_legacy
 from .normalize import normalize
 from .overrides import apply_overrides
 from .rules import RULES
 
+if TYPE_CHECKING:
+    from trainspec.spec.examples import Example
+
 SCHEMAS = schema_dir() / "specforge"
+
+
+def examples() -> dict[str, Example]:
+    """Each rule's example (read by `explain`, the docs and the tests, never by a check)."""
+    from .examples import EXAMPLES
+
+    return EXAMPLES
 
 
 def world_size_from_config(config: dict[str, Any]) -> tuple[int, str] | None:
@@ -58,7 +68,7 @@ FAMILY = Family(
     **release_fields(SCHEMAS),
     model="trainspec.families.specforge.model:RunConfig",
     rules=RULES,
-    examples=EXAMPLES,
+    examples=LazyMapping(examples),
     trusted_schema=True,  # tests/test_schema.py checks it against the meta-schema
     formats=frozenset({"yaml", "json"}),
     migrations=(migrate_legacy,),

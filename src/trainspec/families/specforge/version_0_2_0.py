@@ -10,13 +10,25 @@ and the installed release's classes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trainspec.spec.versions import Changes, Delta, by_id
 
-from .examples import EXAMPLES_INBOX_RELAY
 from .rules_inbox_relay import inbox_server_url_multinode, inbox_server_url_online_only, inbox_server_url_origin
+
+if TYPE_CHECKING:
+    from trainspec.spec.examples import Example
+
+
+def examples() -> Delta[Example]:
+    """The inbox relay rules' examples, imported when the version's examples are first read."""
+    from .examples import EXAMPLES_INBOX_RELAY
+
+    return Delta(add=EXAMPLES_INBOX_RELAY)
+
 
 CHANGES = Changes(
     rules=Delta(add=by_id(inbox_server_url_origin, inbox_server_url_online_only, inbox_server_url_multinode)),
-    examples=Delta(add=EXAMPLES_INBOX_RELAY),
+    examples=examples,
     hooks={"model": "trainspec.families.specforge.model:RunConfig020"},
 )
