@@ -131,6 +131,7 @@ BUILTIN_ERRORS = {
 INTERNAL = {
     ("validate/fast.py", "ValueError"): "jsonschema-rs calls a custom keyword's `validate`, expecting a ValueError",
     ("__init__.py", "AttributeError"): "a module's `__getattr__` says a name is missing so",
+    ("editor/lsp/reparse.py", "KeyError"): "a Mapping's `__getitem__` says a key is missing so",
     ("families/kempnerforge/precision.py", "ModuleNotFoundError"): "torch missing stays what an import raises",
 }
 """(module, builtin exception) raised on purpose where Python's protocols ask for exactly that, with why."""
