@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trainspec.read import syntax
@@ -24,9 +25,10 @@ from trainspec.read.files import file_error
 from trainspec.spec.codes import DUPLICATE_KEY, SYNTAX_ERROR
 from trainspec.spec.diagnostics import Diagnostic, Related, Severity
 from trainspec.spec.digits import too_many_digits
-from trainspec.spec.document import Document, LineIndex, Located, Offsets, Pos, Positions, ReadError
+from trainspec.spec.document import Document, LineEdit, LineIndex, Located, Offsets, Pos, Positions, ReadError
 from trainspec.spec.formats import FORMATS, JSON, in_words
 from trainspec.spec.paths import Path
+from trainspec.spec.wording import show
 
 if TYPE_CHECKING:
     from trainspec.spec.formats import Place, Tree
@@ -247,6 +249,30 @@ def entry(key: str, value: str) -> str:
 
 def insertion(text: str, positions: Positions, target: Path, line: str) -> tuple[int, str] | None:
     """None: a line added to JSON would need commas and braces mended around it."""
+    return None
+
+
+def string_text(value: str, replaced: str | None, styles: Callable[[], Counter[str]]) -> str:
+    """JSON writes every string one way."""
+    return show(value)
+
+
+LINE_REREAD = False
+"""JSON's lines are not its own: a value may span several, and commas join them."""
+
+
+def shares_values(text: str) -> bool:
+    return False
+
+
+def reread_line(
+    doc: Document,
+    line: int,
+    before: str,
+    after: str,
+    keys: Mapping[tuple[int, int], Path],
+    values: Mapping[tuple[int, int], Sequence[Path]],
+) -> LineEdit | None:
     return None
 
 

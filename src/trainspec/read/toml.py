@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import rtoml
@@ -32,12 +33,13 @@ from trainspec.read.files import file_error
 from trainspec.spec.codes import FILE_NOT_READABLE, SYNTAX_ERROR
 from trainspec.spec.diagnostics import Diagnostic
 from trainspec.spec.digits import in_digit_limit, too_many_digits
-from trainspec.spec.document import Document, LineIndex, Located, Offsets, Positions, ReadError, Span
+from trainspec.spec.document import Document, LineEdit, LineIndex, Located, Offsets, Pos, Positions, ReadError, Span
 from trainspec.spec.errors import RewriteError
 from trainspec.spec.formats import line_of, unquote
 from trainspec.spec.limits import KEY_PARTS
-from trainspec.spec.paths import Path, format_path
+from trainspec.spec.paths import Path, format_path, with_value
 from trainspec.spec.result import Outcome
+from trainspec.spec.wording import show
 
 if TYPE_CHECKING:
     from trainspec.spec.formats import Place
@@ -480,6 +482,71 @@ def _written(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     raise RewriteError(f"cannot write {value!r} into TOML here")
+
+
+def string_text(value: str, replaced: str | None, styles: Callable[[], Counter[str]]) -> str:
+    """A literal string (`'...'`) stays one where the new value can be one; else a basic string."""
+    return f"'{value}'" if replaced == "'" and "'" not in value and value.isprintable() else show(value)
+
+
+LINE_REREAD = True
+
+
+def shares_values(text: str) -> bool:
+    return False
+
+
+def reread_line(
+    doc: Document,
+    line: int,
+    before: str,
+    after: str,
+    keys: Mapping[tuple[int, int], Path],
+    values: Mapping[tuple[int, int], Sequence[Path]],
+) -> LineEdit | None:
+    """A `key = value` line (a bare or quoted key, a value that is no table, date or time), or a comment or
+    blank line."""
+    if before.lstrip().startswith("[") or after.lstrip().startswith("["):
+        return None  # a table header
+    try:
+        then, now = parse(doc.file, before), parse(doc.file, after)
+    except ReadError:
+        return None
+    if not then.data and not now.data:
+        return LineEdit(doc.data, {})
+    if len(then.data) != 1 or then.data.keys() != now.data.keys():
+        return None
+    (key,) = then.data
+    old, new = then.data[key], now.data[key]
+    if not _shaped_alike(old, new):
+        return None
+    where = then.positions[(key,)].key
+    path = keys.get((line, where.column)) if where is not None else None
+    if path is None or path[-1] != key or now.positions[(key,)].key != where:
+        return None
+    for rel, span in then.positions.items():
+        if doc.positions.get((*path, *rel[1:])) != _on_line(span, line):
+            return None  # the line alone is not read as the document reads it
+    moved = {(*path, *rel[1:]): _on_line(span, line) for rel, span in now.positions.items()}
+    return LineEdit(with_value(doc.data, path, new), moved)
+
+
+def _shaped_alike(a: Any, b: Any) -> bool:
+    """Two values with the same paths inside: scalars, or lists of as many values each alike; no tables,
+    dates or times."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_shaped_alike(x, y) for x, y in zip(a, b, strict=True))
+    scalars = (str, int, float, bool)
+    return isinstance(a, scalars) and isinstance(b, scalars)
+
+
+def _on_line(span: Span, line: int) -> Span:
+    """A span read on the first line of a text alone, as on `line` of the document."""
+
+    def at(pos: Pos | None) -> Pos | None:
+        return None if pos is None else Pos(line, pos.column)
+
+    return Span(at(span.key), at(span.value), at(span.key_end), at(span.value_end))
 
 
 if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -30,11 +31,11 @@ from trainspec.read.files import file_error
 from trainspec.spec.codes import DUPLICATE_KEY, SYNTAX_ERROR, UNSUPPORTED_YAML
 from trainspec.spec.diagnostics import Diagnostic, Related, Severity
 from trainspec.spec.digits import in_digit_limit, too_many_digits
-from trainspec.spec.document import Document, LineIndex, Pos, Positions, ReadError, Span, Unreadable
+from trainspec.spec.document import Document, LineEdit, LineIndex, Pos, Positions, ReadError, Span, Unreadable
 from trainspec.spec.errors import RewriteError
 from trainspec.spec.formats import line_of, unquote
 from trainspec.spec.limits import VALUES
-from trainspec.spec.paths import Path
+from trainspec.spec.paths import Path, with_value
 from trainspec.spec.result import Outcome
 
 if TYPE_CHECKING:
@@ -487,6 +488,142 @@ def _tree(text: str) -> Tree:
     from trainspec.read.yaml_roundtrip import RoundTrip
 
     return RoundTrip(text)
+
+
+def string_text(value: str, replaced: str | None, styles: Callable[[], Counter[str]]) -> str:
+    """A value that replaces another keeps that one's quoting: plain when YAML reads the new value plain as
+    the same string (not `on`, `1e-4` or `null`), else in the quotes most of the file's quoted strings use; a
+    quoted value keeps its quotes. Where nothing is written, the file's most common way of writing strings."""
+    if replaced in _QUOTES:
+        return _quoted(value, replaced)
+    found = styles()
+    if not replaced:  # nothing written there: as most of the file's strings
+        most = found.most_common(1)
+        if most and most[0][0] in _QUOTES:
+            return _quoted(value, most[0][0])
+    if value_text(value) == value:
+        return value
+    return _quoted(value, "'" if found["'"] > found['"'] else '"')
+
+
+_QUOTES = ("'", '"')
+
+
+def _quoted(value: str, quote: str) -> str:
+    if quote == "'" and value.isprintable():
+        return "'" + value.replace("'", "''") + "'"
+    return json.dumps(value, ensure_ascii=False)  # JSON's escapes are YAML's double-quoted ones
+
+
+# -- an edit of one line, re-read alone (the language server, after a keystroke) --------------------------------
+
+LINE_REREAD = True
+# Patterns as text: `re` compiles them on first use, so a check, which never edits, does not pay for them.
+_STR = _CORE + "str"
+_SEQ = _CORE + "seq"
+_MAP = _CORE + "map"
+_MARKER = r"---|\.\.\.|%"
+"""A line starting so is a document marker or a directive."""
+_SHARED = r"(?m:^|[\s\[\]{},])[&*][^\s,\[\]{}]|<<"
+"""An anchor, alias or merge key (or text that looks like one: then the whole document is parsed)."""
+
+
+def shares_values(text: str) -> bool:
+    return re.search(_SHARED, text) is not None
+
+
+def reread_line(
+    doc: Document,
+    line: int,
+    before: str,
+    after: str,
+    keys: Mapping[tuple[int, int], Path],
+    values: Mapping[tuple[int, int], Sequence[Path]],
+) -> LineEdit | None:
+    """Both readings of the line composed alone must have the same shape (the same keys, collections, styles
+    and tags); then each changed scalar is resolved as the whole document resolves it."""
+    if re.search(_SHARED, after) or re.match(_MARKER, before) or re.match(_MARKER, after):
+        return None
+    try:
+        then, now = yaml.compose(before, Loader=_Loader), yaml.compose(after, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    pairs: list[tuple[Any, Any, bool]] = []
+    if not _alike(then, now, pairs, key=False):
+        return None
+    data = doc.data
+    readings = dict(doc.yaml_1_1)
+    moved: dict[Path, Span] = {}
+    builder = _Builder(doc.file)
+    for old, new, is_key in pairs:
+        where = (line, old.start_mark.column + 1)
+        scalar = isinstance(old, yaml.ScalarNode)
+        path = keys.get(where) if is_key else _value_at(values.get(where, ()), data, scalar)
+        if path is None:
+            return None
+        span = moved.get(path) or doc.positions[path]
+        start, end = Pos(line, new.start_mark.column + 1), Pos(line, new.end_mark.column + 1)
+        if is_key:
+            moved[path] = Span(start, span.value, end, span.value_end)
+            continue
+        moved[path] = Span(span.key, start, span.key_end, end)
+        if scalar and old.value != new.value:
+            if any(p.path == path for p in doc.problems):
+                return None  # a problem found in the value read before (too many digits): read it all again
+            readings.pop(path, None)
+            value = builder.scalar(new, path)
+            if builder.problems:
+                return None
+            data = with_value(data, path, value)
+    readings.update(builder.yaml_1_1)
+    return LineEdit(data, moved, readings)
+
+
+def _alike(a: Any, b: Any, pairs: list[tuple[Any, Any, bool]], *, key: bool) -> bool:
+    """Whether two readings of a line have the same shape: then each pair of scalars (and flow
+    collections) that differ in value or place goes into `pairs`, with whether it is a key."""
+    if a is None or b is None:
+        return a is None and b is None
+    if type(a) is not type(b) or a.tag != b.tag:
+        return False
+    moved = (a.start_mark.column, a.end_mark.column) != (b.start_mark.column, b.end_mark.column)
+    if isinstance(a, yaml.ScalarNode):
+        if a.style != b.style or not _untagged(a) or (key and a.value != b.value):
+            return False
+        if moved or a.value != b.value:
+            pairs.append((a, b, key))
+        return True
+    if key or a.flow_style != b.flow_style or len(a.value) != len(b.value):
+        return False
+    if a.flow_style and moved:
+        pairs.append((a, b, key))
+    elif not a.flow_style and a.start_mark.column != b.start_mark.column:
+        return False  # a block collection's place is its first entry's, which is not followed here
+    if isinstance(a, yaml.SequenceNode):
+        return a.tag == _SEQ and all(_alike(x, y, pairs, key=False) for x, y in zip(a.value, b.value, strict=True))
+    return a.tag == _MAP and all(
+        _alike(ka, kb, pairs, key=True) and _alike(va, vb, pairs, key=False)
+        for (ka, va), (kb, vb) in zip(a.value, b.value, strict=True)
+    )
+
+
+def _untagged(node: Any) -> bool:
+    """A scalar with no tag of its own: plain, or quoted (a block scalar never fits on one line)."""
+    return (node.tag == _PLAIN and not node.style) or (node.tag == _STR and node.style in _QUOTES)
+
+
+def _value_at(paths: Sequence[Path], data: Any, scalar: bool) -> Path | None:
+    """Of the paths whose value starts at one place, the scalar's (or the flow collection's)."""
+    for path in paths:
+        value = data
+        try:
+            for part in path:
+                value = value[part]
+        except (KeyError, IndexError, TypeError):
+            continue
+        if isinstance(value, dict | list) != scalar:
+            return path
+    return None
 
 
 if TYPE_CHECKING:  # the type checker holds this module to what the engine asks of a format

@@ -144,6 +144,18 @@ class Located(MutableMapping[Path, Span]):
         return len(self._spans)
 
 
+@dataclass(frozen=True)
+class LineEdit:
+    """A document after an edit of one line, re-read alone (a format's `Syntax.reread_line`)."""
+
+    data: Any
+    """The data with the line's new values (containers copied only on the way to them)."""
+    moved: dict[Path, Span]
+    """The keys and values of the line, at their new places."""
+    yaml_1_1: dict[Path, Any] | None = None
+    """The document's YAML 1.1 readings after the edit, where the format keeps them; None: unchanged."""
+
+
 class Document:
     """What a reader produced from one file.
 

@@ -19,10 +19,11 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections import Counter
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, Protocol
 
-    from trainspec.spec.document import Document, Positions
+    from trainspec.spec.document import Document, LineEdit, Positions
     from trainspec.spec.paths import Path
 
     Place = tuple[str, Path, str]
@@ -79,6 +80,34 @@ if TYPE_CHECKING:
         def set_values(self, doc: Document, values: Mapping[Path, Any]) -> str:
             """The document's text with each path set to its value, everything else as written; RewriteError
             when that cannot be done without disturbing what is there."""
+            ...
+
+        def string_text(self, value: str, replaced: str | None, styles: Callable[[], Counter[str]]) -> str:
+            """A string as a quick fix writes it: `replaced` is the first character of the value written where it
+            goes (None where none is); `styles()` counts the file's strings by that character ("" for plain)."""
+            ...
+
+        LINE_REREAD: bool
+        """An edit that stays on one line may be re-read alone (`reread_line`) instead of the whole text."""
+
+        def shares_values(self, text: str) -> bool:
+            """A value of `text` may be read in more than one place (YAML anchors, aliases, merge keys): no line
+            of it is re-read alone."""
+            ...
+
+        def reread_line(
+            self,
+            doc: Document,
+            line: int,
+            before: str,
+            after: str,
+            keys: Mapping[tuple[int, int], Path],
+            values: Mapping[tuple[int, int], Sequence[Path]],
+        ) -> LineEdit | None:
+            """`doc` after its 1-based `line` changed from `before` to `after`, with only that line read again;
+            None unless both readings have the same shape and the rest of the document reads the line alike.
+            `keys` and `values` give the path of the key, and the paths of the values, starting at each (line,
+            column)."""
             ...
 
     class Tree(Protocol):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from trainspec.spec.errors import InvalidValue
 
@@ -69,3 +70,14 @@ def parse_path(text: str) -> Path:
 def is_prefix(a: Path, b: Path) -> bool:
     """True when `a` is `b` or one of its ancestors."""
     return len(a) <= len(b) and b[: len(a)] == a
+
+
+def with_value(data: Any, path: Path, value: Any) -> Any:
+    """`data` with the value at `path` replaced, copying only the containers on the way to it, so a
+    document kept elsewhere (the language server's last parse) is left as it was."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    out: Any = data.copy()
+    out[head] = with_value(data[head], rest, value)
+    return out

@@ -26,31 +26,18 @@ copy of the data and positions of the parse kept here.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from trainspec.editor.lsp.text import changed
-from trainspec.read import toml as toml_reader
-from trainspec.read import yaml as yaml_reader
 from trainspec.read.files import parse
-from trainspec.spec.document import Document, Pos, Positions, ReadError, Span
-from trainspec.spec.formats import format_of
+from trainspec.spec.document import Document, LineEdit, Positions, Span
+from trainspec.spec.formats import FORMATS, format_of
 from trainspec.spec.paths import Path
 
-_FORMATS = ("yaml", "toml")
-"""The formats whose edits may be re-read a line at a time."""
-_PLAIN = "tag:trainspec:plain"
-_STR = "tag:yaml.org,2002:str"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
-_MARKER = re.compile(r"---|\.\.\.|%")
-"""A YAML line starting so is a document marker or a directive."""
-_SHARED = re.compile(r"(?:^|[\s\[\]{},])[&*][^\s,\[\]{}]|<<", re.MULTILINE)
-"""A YAML anchor, alias or merge key (or text that looks like one: then the whole document is parsed)."""
+if TYPE_CHECKING:
+    from trainspec.spec.formats import Syntax
 
 
 class Parses:
@@ -65,7 +52,7 @@ class Parses:
 
     def parse(self, file: str, text: str) -> Document:
         """`text` parsed as the file `file` (ReadError when it does not parse), as a document of the caller's."""
-        if format_of(file).name not in _FORMATS:
+        if not format_of(file).syntax().LINE_REREAD:
             return parse(file, text)
         return self._parsed(file, text).fresh()
 
@@ -117,13 +104,13 @@ class _Kept:
         copied.yaml_1_1 = dict(doc.yaml_1_1)
         return copied
 
-    def edited(self, text: str, data: Any, moved: dict[Path, Span], yaml_1_1: dict[Path, Any] | None = None) -> _Kept:
-        """This parse after an edit of one line: `data`, and the keys and values `moved` on that line."""
-        doc = self.doc
+    def edited(self, text: str, edit: LineEdit) -> _Kept:
+        """This parse after an edit of one line: its data, and the keys and values moved on that line."""
+        doc, moved = self.doc, edit.moved
         changed = {**self.changed, **moved}
         base = self.base
-        new = Document(doc.file, doc.format, text, data, lambda: _Overlay(base, changed), list(doc.problems))
-        new.yaml_1_1 = doc.yaml_1_1 if yaml_1_1 is None else yaml_1_1
+        new = Document(doc.file, doc.format, text, edit.data, lambda: _Overlay(base, changed), list(doc.problems))
+        new.yaml_1_1 = doc.yaml_1_1 if edit.yaml_1_1 is None else edit.yaml_1_1
         lines = self.lines
         old = {p: self.doc.positions[p] for p in moved}
         return _Kept(self.file, text, new, lines.moved(old, moved), base, changed)
@@ -204,7 +191,7 @@ class _Lines:
         unsafe: frozenset[int],
     ) -> None:
         self.shared = shared
-        """YAML anchors, aliases or merge keys in the document, or a byte-order mark before it."""
+        """Values read in more than one place (YAML anchors, aliases or merge keys), or a byte-order mark."""
         self.keys = keys
         """The path of the key starting at each (line, column), 1-based."""
         self.values = values
@@ -214,7 +201,7 @@ class _Lines:
 
     @classmethod
     def of(cls, doc: Document) -> _Lines:
-        if doc.text.startswith("\ufeff") or (doc.format == "yaml" and _SHARED.search(doc.text) is not None):
+        if doc.text.startswith("\ufeff") or _syntax(doc).shares_values(doc.text):
             return cls(True, {}, {}, frozenset())
         keys: dict[tuple[int, int], Path] = {}
         values: dict[tuple[int, int], list[Path]] = {}
@@ -285,165 +272,13 @@ def _reread_line(kept: _Kept, text: str) -> _Kept | None:
     line = old.count("\n", 0, begin) + 1
     if lines.shared or line in lines.unsafe:
         return None
-    if kept.doc.format == "yaml":
-        return _yaml_line(kept, text, line, before, after)
-    return _toml_line(kept, text, line, before, after)
+    edit = _syntax(kept.doc).reread_line(kept.doc, line, before, after, lines.keys, lines.values)
+    return kept.edited(text, edit) if edit is not None else None
+
+
+def _syntax(doc: Document) -> Syntax:
+    return FORMATS[doc.format].syntax()
 
 
 def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
-
-
-# -- YAML ------------------------------------------------------------------------------------------------
-
-
-def _yaml_line(kept: _Kept, text: str, line: int, before: str, after: str) -> _Kept | None:
-    if _SHARED.search(after) or _MARKER.match(before) or _MARKER.match(after):
-        return None
-    try:
-        then, now = yaml.compose(before, Loader=yaml_reader._Loader), yaml.compose(after, Loader=yaml_reader._Loader)
-    except yaml.YAMLError:
-        return None
-    pairs: list[tuple[Any, Any, bool]] = []
-    if not _alike(then, now, pairs, key=False):
-        return None
-    doc, lines = kept.doc, kept.lines
-    data = doc.data
-    yaml_1_1 = dict(doc.yaml_1_1)
-    moved: dict[Path, Span] = {}
-    builder = yaml_reader._Builder(doc.file)
-    for old, new, is_key in pairs:
-        where = (line, old.start_mark.column + 1)
-        scalar = isinstance(old, yaml.ScalarNode)
-        path = lines.keys.get(where) if is_key else _value_at(lines.values.get(where, ()), data, scalar)
-        if path is None:
-            return None
-        span = moved.get(path) or doc.positions[path]
-        start, end = Pos(line, new.start_mark.column + 1), Pos(line, new.end_mark.column + 1)
-        if is_key:
-            moved[path] = Span(start, span.value, end, span.value_end)
-            continue
-        moved[path] = Span(span.key, start, span.key_end, end)
-        if scalar and old.value != new.value:
-            if any(p.path == path for p in doc.problems):
-                return None  # a problem found in the value read before (too many digits): read it all again
-            yaml_1_1.pop(path, None)
-            value = builder.scalar(new, path)
-            if builder.problems:
-                return None
-            data = _replaced(data, path, value)
-    yaml_1_1.update(builder.yaml_1_1)
-    return kept.edited(text, data, moved, yaml_1_1)
-
-
-def _alike(a: Any, b: Any, pairs: list[tuple[Any, Any, bool]], *, key: bool) -> bool:
-    """Whether two readings of a line have the same shape: then each pair of scalars (and flow
-    collections) that differ in value or place goes into `pairs`, with whether it is a key."""
-    if a is None or b is None:
-        return a is None and b is None
-    if type(a) is not type(b) or a.tag != b.tag:
-        return False
-    moved = (a.start_mark.column, a.end_mark.column) != (b.start_mark.column, b.end_mark.column)
-    if isinstance(a, yaml.ScalarNode):
-        if a.style != b.style or not _untagged(a) or (key and a.value != b.value):
-            return False
-        if moved or a.value != b.value:
-            pairs.append((a, b, key))
-        return True
-    if key or a.flow_style != b.flow_style or len(a.value) != len(b.value):
-        return False
-    if a.flow_style and moved:
-        pairs.append((a, b, key))
-    elif not a.flow_style and a.start_mark.column != b.start_mark.column:
-        return False  # a block collection's place is its first entry's, which is not followed here
-    if isinstance(a, yaml.SequenceNode):
-        return a.tag == _SEQ and all(_alike(x, y, pairs, key=False) for x, y in zip(a.value, b.value, strict=True))
-    return a.tag == _MAP and all(
-        _alike(ka, kb, pairs, key=True) and _alike(va, vb, pairs, key=False)
-        for (ka, va), (kb, vb) in zip(a.value, b.value, strict=True)
-    )
-
-
-def _untagged(node: Any) -> bool:
-    """A scalar with no tag of its own: plain, or quoted (a block scalar never fits on one line)."""
-    return (node.tag == _PLAIN and not node.style) or (node.tag == _STR and node.style in ("'", '"'))
-
-
-def _value_at(paths: Any, data: Any, scalar: bool) -> Path | None:
-    """Of the paths whose value starts at one place, the scalar's (or the flow collection's)."""
-    for path in paths:
-        try:
-            value = _get(data, path)
-        except (KeyError, IndexError, TypeError):
-            continue
-        if isinstance(value, dict | list) != scalar:
-            return path
-    return None
-
-
-# -- TOML ------------------------------------------------------------------------------------------------
-
-
-def _toml_line(kept: _Kept, text: str, line: int, before: str, after: str) -> _Kept | None:
-    """A `key = value` line (a bare or quoted key, a value that is no table, date or time)."""
-    if before.lstrip().startswith("[") or after.lstrip().startswith("["):
-        return None  # a table header
-    try:
-        then, now = toml_reader.parse(kept.file, before), toml_reader.parse(kept.file, after)
-    except ReadError:
-        return None
-    if not then.data and not now.data:
-        return kept.edited(text, kept.doc.data, {})  # a comment or a blank line
-    if len(then.data) != 1 or then.data.keys() != now.data.keys():
-        return None
-    (key,) = then.data
-    old, new = then.data[key], now.data[key]
-    if not _shaped_alike(old, new):
-        return None
-    doc, lines = kept.doc, kept.lines
-    where = then.positions[(key,)].key
-    path = lines.keys.get((line, where.column)) if where is not None else None
-    if path is None or path[-1] != key or now.positions[(key,)].key != where:
-        return None
-    for rel, span in then.positions.items():
-        if doc.positions.get((*path, *rel[1:])) != _on_line(span, line):
-            return None  # the line alone is not read as the document reads it
-    moved = {(*path, *rel[1:]): _on_line(span, line) for rel, span in now.positions.items()}
-    return kept.edited(text, _replaced(doc.data, path, new), moved)
-
-
-def _shaped_alike(a: Any, b: Any) -> bool:
-    """Two values with the same paths inside: scalars, or lists of as many values each alike; no tables,
-    dates or times."""
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_shaped_alike(x, y) for x, y in zip(a, b, strict=True))
-    scalars = (str, int, float, bool)
-    return isinstance(a, scalars) and isinstance(b, scalars)
-
-
-def _on_line(span: Span, line: int) -> Span:
-    """A span read on the first line of a text alone, as on `line` of the document."""
-
-    def at(pos: Pos | None) -> Pos | None:
-        return None if pos is None else Pos(line, pos.column)
-
-    return Span(at(span.key), at(span.value), at(span.key_end), at(span.value_end))
-
-
-# -- both ------------------------------------------------------------------------------------------------
-
-
-def _get(data: Any, path: Path) -> Any:
-    for part in path:
-        data = data[part]
-    return data
-
-
-def _replaced(data: Any, path: Path, value: Any) -> Any:
-    """`data` with the value at `path` replaced, copying only the containers on the way to it."""
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    out: Any = data.copy()
-    out[head] = _replaced(data[head], rest, value)
-    return out
