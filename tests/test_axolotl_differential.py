@@ -78,10 +78,14 @@ PLUGIN_SETTINGS = "a plugin's own setting, which the schema does not describe ye
 in a config that registers plugins (the plugin's arguments model brings the key: `liger_rms_norm`, ...).
 It empties by itself as the plugins' settings enter the schema."""
 
-LEGACY_FLAGS = tuple((flag,) for flag in LEGACY_ATTENTION_FLAGS)
-"""The deprecated attention flags, which the loader reads by truthiness and removes before validation (A7)."""
+LEGACY_FLAGS = (*((flag,) for flag in LEGACY_ATTENTION_FLAGS), ("use_kernels",))
+"""The deprecated attention flags, which the loader reads by truthiness and removes before validation, and
+`use_kernels`, which 0.18.0's kernels plugin replaces by true whatever it is (A7)."""
 EMPTY_VALUES = (("fsdp_version",), ("learning_rate",))
 """Fields where the loader takes an empty value (`""`, `[]`, `{}`) that the schema's type refuses (A6)."""
+EMPTY_TAKEN = ("'s loader takes it as not written", "'s loader keeps the empty text")
+FLAG_TAKEN = ("'s loader takes any value here", "'s loader replaces any value but true by true")
+"""What the errors of A6 and A7 say the loader does (`trainspec.families.axolotl.takes`)."""
 
 CLASSES: Classes = {
     # class -> (the row of docs/loader-differences.md, which of trainspec's errors belong to it)
@@ -93,11 +97,11 @@ CLASSES: Classes = {
     "bf16 on a GPU without it": ("A5 bf16 on a GPU without it", lambda d: d.rule == "bf16-unsupported-gpu"),
     "empty values": (
         "A6 empty values",
-        lambda d: d.rule == "wrong-type" and d.path in EMPTY_VALUES and d.message.endswith(('""', "[]", "{}")),
+        lambda d: d.rule == "wrong-type" and d.path in EMPTY_VALUES and any(w in d.message for w in EMPTY_TAKEN),
     ),
     "legacy attention flags": (
         "A7 legacy attention flags",
-        lambda d: d.rule == "wrong-type" and d.path in LEGACY_FLAGS,
+        lambda d: d.rule == "wrong-type" and d.path in LEGACY_FLAGS and any(w in d.message for w in FLAG_TAKEN),
     ),
 }
 """Each way trainspec may be stricter than the loader, with the documented row it falls under."""

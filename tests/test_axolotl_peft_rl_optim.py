@@ -64,6 +64,12 @@ def test_each_example_breaks_its_rule_and_the_fix_breaks_none(rule_id):
     assert findings(example.good, size) == []
 
 
+KERNELS = "plugins:\n  - axolotl.integrations.kernels.KernelsPlugin\nuse_kernels: true\n"
+DSV4_MOE = "use_scattermoe: true\nuse_dsv4_kernels: true\n"
+"""ScatterMoE with DeepSeek-V4's kernels: the kernels plugin turns `lora_mlp_kernel` off (each case with it was
+probed through Axolotl 0.18.0 and 0.19.0)."""
+LORA_8BIT = "adapter: lora\nload_in_8bit: true\n"
+LORA_8BIT_ID, REMOTE = {"lora-kernels-with-8bit-lora"}, {"lora-kernels-with-remote-code"}
 CASES = [
     # the fsdp_ prefix is stripped and the version taken from fsdp_config before any FSDP check
     ("optimizer: muon\nfsdp_config:\n  version: 2\n", None, set()),
@@ -150,6 +156,13 @@ CASES = [
     # LoRA kernels: any one of them counts, whatever the adapter for remote code
     ("lora_o_kernel: true\ntrust_remote_code: true\n", None, {"lora-kernels-with-remote-code"}),
     ("adapter: lora\nload_in_8bit: true\nlora_mlp_kernel: false\n", None, set()),
+    # the kernels plugin turns lora_mlp_kernel off under the MoE kernels with DeepSeek-V4's, before these checks
+    (f"{LORA_8BIT}lora_mlp_kernel: true\n{KERNELS}{DSV4_MOE}", None, set()),
+    (f"lora_mlp_kernel: true\ntrust_remote_code: true\n{KERNELS}{DSV4_MOE}", None, set()),
+    (f"lora_o_kernel: true\nlora_mlp_kernel: true\ntrust_remote_code: true\n{KERNELS}{DSV4_MOE}", None, REMOTE),
+    (f"{LORA_8BIT}lora_mlp_kernel: true\n{KERNELS}use_scattermoe: true\n", None, {"lora-kernels-with-8bit-lora"}),
+    # `use_scattermoe: 1` is not `is True` to the plugin: the kernel stays on
+    (f"{LORA_8BIT}lora_mlp_kernel: true\n{KERNELS}use_scattermoe: 1\nuse_dsv4_kernels: true\n", None, LORA_8BIT_ID),
     ("adapter: lora\npeft_layers_to_transform: [0]\nunfrozen_parameters: []\n", None, set()),
     (
         "adapter: qlora\nload_in_4bit: true\ndeepspeed: zero2.json\n"

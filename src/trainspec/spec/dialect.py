@@ -255,18 +255,24 @@ def loader_accepts(doc: Document, family: Family, path: Path) -> bool:
         return False
     older = doc.yaml_1_1 if family.loader_yaml == "1.1" else {}
     value = older[path] if path in older else get(doc.data, path)
+    if path not in older and family.loader_takes is not None and family.loader_takes(path, value, doc.data):
+        return True  # a rule of the loader's own takes the value
     return _loader_value(family, node, value, doc.data, path)[0]
 
 
 def loader_conversions(doc: Document, family: Family, found: list[Diagnostic]) -> None:
     """Add to each type error (and refused NaN or infinity) in `found` what the family's loader would make of
     the value, when it accepts it."""
-    if family.loader_conversion is None and family.loader_yaml == "1.2":
+    if family.loader_conversion is None and family.loader_yaml == "1.2" and family.loader_takes is None:
         return  # a family that states nothing about its loader
     for i, d in enumerate(found):
         path = d.path
         if d.rule not in _CONVERTED or not path or path in doc.yaml_1_1:
             continue  # where YAML 1.1 reads another value, `loader_readings` says what the loader reads
+        takes = family.loader_takes(path, get(doc.data, path), doc.data) if family.loader_takes else None
+        if takes:
+            found[i] = d.adding(Clause(takes))  # a rule of the loader's own takes the value
+            continue
         node = family.schema.node_at(path, doc.data)
         value = get(doc.data, path)
         if node is None or (d.rule == WRONG_TYPE.id and _type_fits(_declared(family, node, doc.data, path), value)):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
     from trainspec.spec.examples import Example
+    from trainspec.spec.paths import Path
 
 
 Migration = Callable[[Document], list[Diagnostic]]
@@ -88,6 +89,11 @@ class Family:
     - `loader_conversion`: what the family's loader makes of a value for a
       field of the given JSON types, as (accepted, converted); None means
       pydantic's lax mode. Type errors then say what the loader would do.
+    - `loader_takes`: what the family's loader does with a value the schema
+      refuses at a path, where a rule of its own takes it anyway rather than
+      a type conversion (a flag read by truthiness, an empty value taken as
+      not written): (path, value, the config) -> the words, or None. The
+      schema's error there then says it, as for `loader_conversion`.
     - `loader_format`: the format the family's loader reads a file name as,
       when it decides differently from trainspec (SpecForge: only an exact
       lower-case `.yaml`/`.yml` is YAML); a file it cannot parse that way is
@@ -153,6 +159,7 @@ class Family:
     schema_patch: tuple[Mapping[str, Any], ...] = ()
     registries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     loader_conversion: Callable[[frozenset[str], Any], tuple[bool, Any]] | None = None
+    loader_takes: Callable[[Path, Any, Any], str | None] | None = None
     loader_format: Callable[[str], str] | None = None
     loader_overrides: (
         Callable[[Family, dict[str, Any], Sequence[Any]], tuple[dict[str, Any] | None, list[Any]]] | None

@@ -24,6 +24,7 @@ from .layout import LAYOUT, derive
 from .migrations import LEGACY_KEYS, NOTICES, migrate_keys
 from .overrides import apply_overrides
 from .rules import RULES
+from .takes import loader_takes_0_18_0
 from .unmirrored import PLUGIN_SETTINGS, UNMIRRORED
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ FAMILY = Family(
     legacy_keys=LEGACY_KEYS,
     loader_overrides=apply_overrides,
     loader_yaml="1.1",  # `axolotl.cli.config.load_cfg` reads the file with PyYAML's safe_load
+    loader_takes=loader_takes_0_18_0,
     distribution="axolotl",  # pip install axolotl: its release picks the version (trainspec.families.installed)
     layout=LAYOUT,
     derive=derive,

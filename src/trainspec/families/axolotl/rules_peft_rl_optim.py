@@ -34,6 +34,7 @@ from trainspec.spec.wording import show
 from .attention import ATTENTION_PATHS, VARLEN, attention
 from .fsdp_prefix import is_prefixed, plain_key
 from .phrases import FIXED_IN, RELEASE
+from .rules_plugins_kernels import TRANSLATION_PATHS, mlp_kernel_turned_off
 
 LORA_ADAPTERS = ("lora", "qlora")
 LORA_KERNELS = ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel")
@@ -182,13 +183,16 @@ def qlora_zero3_non_reentrant(reentrant: Any, adapter: Any, deepspeed: Any) -> I
         )
 
 
-@rule("lora-kernels-with-8bit-lora", "error", *LORA_KERNELS, "adapter", "load_in_8bit", raw=True)
-def lora_kernels_with_8bit_lora(mlp: Any, qkv: Any, o: Any, adapter: Any, in_8bit: Any) -> Iterator[str]:
-    """The LoRA kernels do not support a base model loaded in 8 bits.
+@rule("lora-kernels-with-8bit-lora", "error", *LORA_KERNELS, "adapter", "load_in_8bit", *TRANSLATION_PATHS, raw=True)
+def lora_kernels_with_8bit_lora(
+    mlp: Any, qkv: Any, o: Any, adapter: Any, in_8bit: Any, *translation: Any
+) -> Iterator[str]:
+    """The LoRA kernels do not support a base model loaded in 8 bits. A `lora_mlp_kernel: true` the kernels
+    plugin turns off first (under the MoE kernels with DeepSeek-V4's) does not count.
 
     Mirrors `LoRAValidationMixin.check_lora_kernels_8bit`.
     """
-    kernels = _kernels(mlp, qkv, o)
+    kernels = _kernels(False if mlp_kernel_turned_off(*translation) else mlp, qkv, o)
     if kernels and adapter == "lora" and in_8bit:
         yield (
             f'{" and ".join(kernels)} cannot be used with adapter = "lora" and load_in_8bit = true; '
@@ -196,13 +200,15 @@ def lora_kernels_with_8bit_lora(mlp: Any, qkv: Any, o: Any, adapter: Any, in_8bi
         )
 
 
-@rule("lora-kernels-with-remote-code", "error", *LORA_KERNELS, "trust_remote_code", raw=True)
-def lora_kernels_with_remote_code(mlp: Any, qkv: Any, o: Any, remote: Any) -> Iterator[str]:
-    """The LoRA kernels patch known model classes; a model's own remote code is not one of them.
+@rule("lora-kernels-with-remote-code", "error", *LORA_KERNELS, "trust_remote_code", *TRANSLATION_PATHS, raw=True)
+def lora_kernels_with_remote_code(mlp: Any, qkv: Any, o: Any, remote: Any, *translation: Any) -> Iterator[str]:
+    """The LoRA kernels patch known model classes; a model's own remote code is not one of them. A
+    `lora_mlp_kernel: true` the kernels plugin turns off first (under the MoE kernels with DeepSeek-V4's) does
+    not count.
 
     Mirrors `LoRAValidationMixin.check_lora_kernels_trust_remote_code`.
     """
-    kernels = _kernels(mlp, qkv, o)
+    kernels = _kernels(False if mlp_kernel_turned_off(*translation) else mlp, qkv, o)
     if kernels and remote:
         yield (
             f"{' and '.join(kernels)} cannot be used with trust_remote_code = true; "

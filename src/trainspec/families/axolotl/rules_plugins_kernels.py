@@ -50,6 +50,21 @@ def _backends(backend: Any, scatter: Any, sonic: Any) -> tuple[Any, Any]:
 
 
 BACKEND_PATHS = ("expert_backend", "use_scattermoe", "use_sonicmoe")
+TRANSLATION_PATHS = ("plugins", *BACKEND_PATHS, "use_dsv4_kernels")
+"""What decides whether the kernels plugin turns `lora_mlp_kernel` off (`mlp_kernel_turned_off`)."""
+
+
+def mlp_kernel_turned_off(plugins: Any, backend: Any, scatter: Any, sonic: Any, dsv4: Any) -> bool:
+    """Whether the kernels plugin turns a `lora_mlp_kernel: true` off before any other check reads it: under
+    the MoE kernels (ScatterMoE or SonicMoE) with DeepSeek-V4's (`use_dsv4_kernels: true`), its intent moves
+    to `dsv4_shared_mlp_lora_kernel`. The plugin's validators run before the config's own, so the LoRA-kernel
+    checks (8-bit LoRA, remote code, merge-aware NVFP4) see it false.
+
+    Mirrors the part of `KernelsArgs.disable_mlp_kernel` that other checks read."""
+    if not listed(plugins, "kernels") or _lower(backend) not in (None, *EXPERT_BACKENDS):
+        return False
+    on_scatter, on_sonic = _backends(backend, scatter, sonic)
+    return (on_scatter is True or on_sonic is True) and _get(dsv4) is True
 
 
 @rule("expert-backend-known", "error", "plugins", *BACKEND_PATHS, raw=True)
@@ -95,18 +110,30 @@ def scattermoe_with_sonicmoe(plugins: Any, backend: Any, scatter: Any, sonic: An
     "nvfp4_merge_aware_start_step",
     *BACKEND_PATHS,
     "adapter",
+    "use_dsv4_kernels",
     *LORA_KERNELS,
     raw=True,
 )
 def nvfp4_merge_aware_setup(
-    plugins: Any, merge_aware: Any, start: Any, backend: Any, scatter: Any, sonic: Any, adapter: Any, *kernels: Any
+    plugins: Any,
+    merge_aware: Any,
+    start: Any,
+    backend: Any,
+    scatter: Any,
+    sonic: Any,
+    adapter: Any,
+    dsv4: Any,
+    *kernels: Any,
 ) -> Iterator[Violation]:
     """Merge-aware NVFP4 LoRA needs SonicMoE experts, a LoRA adapter and no fused LoRA kernel; its start is an
-    optimizer step (at least 0) or a fraction strictly between 0 and 1, and needs it on.
+    optimizer step (at least 0) or a fraction strictly between 0 and 1, and needs it on. A `lora_mlp_kernel`
+    the plugin turns off under DeepSeek-V4's kernels is not one (`mlp_kernel_turned_off`).
 
     Mirrors `KernelsArgs.check_nvfp4_merge_aware`."""
     if not listed(plugins, "kernels") or _lower(backend) not in (None, *EXPERT_BACKENDS):
         return
+    if mlp_kernel_turned_off(plugins, backend, scatter, sonic, dsv4):
+        kernels = (False, *kernels[1:])
     start = _get(start)
     if not _get(merge_aware):
         if start is not None:

@@ -341,9 +341,26 @@ CHANGED_0_19_0: dict[str, tuple[str, str] | None] = {
 or None where the 0.18.0 entry does not apply (a rule of axolotl@0.19.0 mirrors the validator, or it is gone)."""
 
 
+TORCH_RANGES = {"0.18.0": "2.11.0 to 2.12.1", "0.19.0": "2.11.0 to 2.13.0"}
+"""The torch versions each release installs with (its `torch>=...,<=...` requirement), which the reasons of the
+validators that probe the machine's torch quote."""
+
+
+def _torch_range(reason: str, release: str) -> str:
+    """A reason written for 0.18.0, with the torch versions of `release`."""
+    return reason.replace(
+        f"Axolotl 0.18.0 installs with, {TORCH_RANGES['0.18.0']}",
+        f"Axolotl {release} installs with, {TORCH_RANGES[release]}",
+    )
+
+
 def reviewed(release: str) -> dict[str, tuple[str, str]]:
-    """The reviewed table of a release: 0.18.0's (`UNMIRRORED` and `PLUGIN_SETTINGS`), with 0.19.0's changes."""
-    table = {**UNMIRRORED, **PLUGIN_SETTINGS}
+    """The reviewed table of a release: 0.18.0's (`UNMIRRORED` and `PLUGIN_SETTINGS`), with 0.19.0's changes
+    (and its torch versions in the reasons that quote them)."""
+    table = {
+        name: (digest, _torch_range(reason, release))
+        for name, (digest, reason) in {**UNMIRRORED, **PLUGIN_SETTINGS}.items()
+    }
     if release == "0.19.0":
         for name, entry in CHANGED_0_19_0.items():
             if entry is None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from trainspec.spec.versions import Changes, Delta, by_id
 
 from .rules_0_19_0 import ADDED, REMOVED, REPLACED
+from .takes import loader_takes
 from .unmirrored import reviewed
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ CHANGES = Changes(
     examples=examples,
     hooks={
         "model": "trainspec.families.axolotl.model:AxolotlConfig019",
+        "loader_takes": loader_takes,  # 0.19.0 keeps an explicit use_kernels, and types it
         "unmirrored": {name: reason for name, (_, reason) in reviewed("0.19.0").items()},
     },
 )
