@@ -248,3 +248,27 @@ def test_an_unstorable_result_leaves_no_record(capsys, configs, monkeypatch):
     monkeypatch.setenv("TRAINSPEC_MAX_FILE_BYTES", "100")  # every file over the limit: none stored
     check(capsys, *configs)
     assert records() == []
+
+
+def test_a_file_written_just_before_the_first_run_is_trusted_by_the_second(capsys, configs, monkeypatch):
+    """The recording run hashes again, at its end, each file too recent to trust when it started."""
+    monkeypatch.setattr(cache_run, "SETTLED_NS", 3600 * 10**9)  # every file changed "just now"...
+    calls: list[int] = []
+    real = cache_run._now
+
+    def clock() -> int:  # ...and the run ends two hours after it starts (look-up, taken, settled, ...)
+        calls.append(0)
+        return real() + (0 if len(calls) <= 2 else 7200 * 10**9)
+
+    monkeypatch.setattr(cache_run, "_now", clock)
+    first = check(capsys, *configs)
+    read: list[str] = []
+    original = cache_store.read_regular
+
+    def spy(path, limit):
+        read.append(str(path))
+        return original(path, limit)
+
+    monkeypatch.setattr(cache_store, "read_regular", spy)
+    assert check(capsys, *configs) == first
+    assert read == [str(records()[0])]  # the record alone: no file read, none hashed

@@ -22,8 +22,9 @@ and the run checks as it would without the record (each file then from its pack,
 
 A status compared alone can miss a change only when a file is rewritten with the same size within the
 resolution of its file system's clock, at the same inode. A status is trusted alone only when the file's
-modification and change times were `SETTLED_NS` or more before the run that recorded it started; a file
-changed less than that before a run is read and hashed next time, as git treats a racily clean entry.
+modification and change times were `SETTLED_NS` or more before the record's time: the end of the run that
+recorded it (which hashes such a file again then, and records nothing if its bytes moved) or of the run
+that renewed it; a file changed later is read and hashed next time, as git treats a racily clean entry.
 The change time cannot be set by a program (`touch -d`, `os.utime` and an archive's extraction set only
 the modification time), so restoring a file's old modification time over new bytes is caught too.
 
@@ -69,6 +70,8 @@ ENVIRONMENT = ("NO_COLOR",)
 
 _lstat = os.lstat
 """The status of a path, not following a symbolic link (the tests stand a coarser file system in for it)."""
+_now = time.time_ns
+"""The clock a record's time is read from (the tests move it on)."""
 
 
 def _digest(data: bytes) -> str:
@@ -274,7 +277,7 @@ class Record:
     def taken(cls, command_line: Sequence[str], paths: Sequence[str]) -> Record:
         """The status of every file and project configuration a run over `paths` reads, taken before it
         reads them; Unrecordable when one is not a regular file (or a folder, for a configuration)."""
-        started = time.time_ns()
+        started = _now()
         files: dict[str, list[Any]] = {}
         for path in paths:
             if path not in files:
@@ -284,18 +287,29 @@ class Record:
                     raise Unrecordable(path) from None
         return cls(key(command_line), started, list(files.values()), _project_entries(paths))
 
-    def still(self) -> bool:
-        """Whether every file and project configuration has the status it had when taken."""
+    def settle(self) -> bool:
+        """Take the record's time again, after the run: whether every file and project configuration still has
+        the status it had when taken (else the run read something that changed, and is not recorded). A file
+        whose status was too recent to trust alone when taken but is not now is hashed again, so that the
+        record holds what it holds from now on (a file written just before a first run is then trusted by
+        the second)."""
+        now = _now()
         for entry in (*self.files, *self.projects):
-            path, recorded, _ = entry
+            path, recorded, digest = entry
             try:
-                now: list[int] | None = _status(_lstat(path))
+                status: list[int] | None = _status(_lstat(path))
             except FileNotFoundError:
-                now = None
+                status = None
             except OSError:
                 return False
-            if now != recorded:
+            if status != recorded:
                 return False
+            if status is None or digest is None or _settled(status, self.started) or not _settled(status, now):
+                continue
+            data = cache_store.read_regular(path, status[3])
+            if data is None or _digest(data) != digest:
+                return False
+        self.started = now
         return True
 
     def save(self, store: cache_store.Store, output: str, status: int) -> bool:
@@ -331,7 +345,7 @@ def replay(command_line: Sequence[str], out: Any = None) -> int | None:
     store = _store()
     if store is None:
         return None
-    now = time.time_ns()  # before any status is read: a file changed after it is newer
+    now = _now()  # before any status is read: a file changed after it is newer
     run_key = key(command_line)
     raw = cache_store.read_regular(store.path(_name(run_key), SUFFIX), cache_store.MAX_PACK_BYTES)
     if raw is None:
@@ -389,7 +403,7 @@ class Recorder:
 
     def finish(self, status: int) -> None:
         """Write the record, when the run can be replayed and nothing it read changed while it ran."""
-        if self.usable and self.store.hits + self.store.stored == self.results and self.record.still():
+        if self.usable and self.store.hits + self.store.stored == self.results and self.record.settle():
             self.record.save(self.store, "".join(self.written), status)
 
 
