@@ -272,3 +272,16 @@ def test_a_file_written_just_before_the_first_run_is_trusted_by_the_second(capsy
     monkeypatch.setattr(cache_store, "read_regular", spy)
     assert check(capsys, *configs) == first
     assert read == [str(records()[0])]  # the record alone: no file read, none hashed
+
+
+def test_a_project_configuration_appearing_above_files_named_relatively_is_a_miss(
+    capsys, checked, configs, monkeypatch
+):
+    folder = Path(configs[0]).parent
+    monkeypatch.chdir(folder.parent)
+    named = [f"{folder.name}/{Path(c).name}" for c in configs]
+    check(capsys, *named)
+    (folder.parent / ".trainspec.toml").write_text('ignore = ["KF"]\n')
+    checked.clear()
+    assert check(capsys, *named) == check(capsys, "--no-cache", *named)
+    assert checked

@@ -162,7 +162,8 @@ def key(command_line: Sequence[str]) -> str:
 def _folders_above(files: Sequence[str]) -> list[str]:
     """Every folder a project configuration for `files` could be found in, each once."""
     folders: dict[str, None] = {}
-    for folder in dict.fromkeys(os.path.dirname(os.path.abspath(f)) for f in files):
+    named = dict.fromkeys(map(os.path.dirname, files))  # one abspath a folder as written, not one a file
+    for folder in dict.fromkeys(os.path.abspath(d or os.curdir) for d in named):
         while folder not in folders:
             folders[folder] = None
             parent = os.path.dirname(folder)
@@ -340,7 +341,7 @@ def _store() -> cache_store.Store | None:
 def replay(command_line: Sequence[str], out: Any = None) -> int | None:
     """Print the stored output of a run of `command_line` (`check ...`) and return its exit status, when a record
     of one with everything it depends on unchanged exists; else None (nothing printed)."""
-    if cache_store.turned_off():
+    if cache_store.turned_off() or "--no-cache" in command_line:  # else the look-up costs a run the key
         return None
     store = _store()
     if store is None:
