@@ -2,13 +2,13 @@
 
     python bench/cache.py [--files 10000] [--rounds 3] [--formats toml,yaml,json]
 
-For each format it builds the files as bench/run.py does (TOML: KempnerForge at `--world-size 8`;
-YAML and JSON: SpecForge; about half with one or two mistakes), then, each round in a new empty cache
-folder (`TRAINSPEC_CACHE_DIR`): the first run (which checks every file and fills the cache), the second
-(which finds every result there), and a run with `--no-cache` (what the first run would cost without
-the cache), each once, in turn, after an untimed run over ten files that writes the bytecode. It
-prints the wall time and the CPU time (the process and its workers) of each, and checks that the
-three printed the same report.
+For each format it builds the files as bench/run.py does (TOML: KempnerForge at `--world-size 8`; YAML
+and JSON: SpecForge; about half with one or two mistakes), then, each round in a new empty cache folder
+(`TRAINSPEC_CACHE_DIR`): the first run (which checks every file, fills the cache and records the run),
+the second (the same command line over the same files, answered from that record), and a run with
+`--no-cache` (what the first run would cost without the cache), each once, in turn, after an untimed run
+over ten files that writes the bytecode. It prints the wall time and the CPU time (the process and its
+workers) of each, and checks that the three printed the same report.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import pytest
 import trainspec
 import trainspec.spec
 from trainspec.cli import main
-from trainspec.engine import cache, cache_store, runner
+from trainspec.engine import cache, cache_codec, cache_run, cache_store, runner
 from trainspec.engine.cache_store import Pack, Store
 from trainspec.families import get_family
 from trainspec.spec.diagnostics import Diagnostic, Related, SetValue, Severity
@@ -49,6 +49,12 @@ def checked(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(runner, "check_file", spy)
     return called
+
+
+@pytest.fixture
+def per_file(monkeypatch) -> None:
+    """No run is answered from a whole run's record (`cache_run`): the packs answer for each file."""
+    monkeypatch.setattr(cache_run, "replay", lambda *args, **kwargs: None)
 
 
 @pytest.fixture
@@ -326,7 +332,7 @@ def _deep(pack: Path) -> None:
 
 
 @pytest.mark.parametrize("spoil", [_truncated, _not_json, _other_context, _symlinked, _a_folder, _deep])
-def test_a_pack_that_cannot_be_used_is_a_miss(capsys, checked, configs, spoil):
+def test_a_pack_that_cannot_be_used_is_a_miss(capsys, checked, configs, per_file, spoil):
     first = check(capsys, *configs)
     (pack,) = packs()
     spoil(pack)
@@ -361,7 +367,7 @@ def _entry(field: int, value: object):
         lambda result: result.__setitem__(8, [[None] * 14]),
     ],
 )
-def test_an_entry_of_the_wrong_shape_is_a_miss(capsys, checked, configs, spoil):
+def test_an_entry_of_the_wrong_shape_is_a_miss(capsys, checked, configs, per_file, spoil):
     broken = next(c for c in configs if c.endswith("broken.toml"))
     first = check(capsys, *configs)
     (pack,) = packs()
@@ -389,14 +395,14 @@ def test_a_result_round_trips_exactly_or_is_not_stored():
     related = (Related(("model", "dim"), 3, 1, 3, 4, "dim = 5"),)
     d = Diagnostic("f", 2, 1, ("model", 0), "r", Severity.WARNING, "t", "o", related, 8, 2, 5, SetValue(("a",), 1))
     result = Result("f", family, [d], world_size=8, lines={2: "x = 1"}, world_sizes=(8, 16))
-    back = cache_store.decode(cache_store.encode(result), "f", get_family)
-    assert cache_store.same(back, result)
+    back = cache_codec.decode(cache_codec.encode(result), "f", get_family)
+    assert cache_codec.same(back, result)
     for value, kept in ((1.0, True), (True, True), ((1, 2), False), (float("nan"), False)):
         fix = SetValue((), value)
         other = Result("f", family, [Diagnostic("f", 1, 1, (), "r", Severity.ERROR, "t", suggestion=fix)])
-        assert cache_store.same(cache_store.decode(cache_store.encode(other), "f", get_family), other) is kept, value
+        assert cache_codec.same(cache_codec.decode(cache_codec.encode(other), "f", get_family), other) is kept, value
     with pytest.raises(cache_store.Uncachable):
-        cache_store.encode(
+        cache_codec.encode(
             Result("f", None, [Diagnostic("f", 1, 1, (), "r", Severity.ERROR, "t", suggestion=SetValue((), {1}))])
         )
 
@@ -545,7 +551,7 @@ def test_the_oldest_packs_are_pruned_first(tmp_path):
     assert sorted(p.stem for p in store.folder.glob("*.json")) == ["pack8", "pack9"]
 
 
-def test_a_used_pack_is_kept_over_an_older_one(capsys, configs, tmp_path):
+def test_a_used_pack_is_kept_over_an_older_one(capsys, configs, per_file, tmp_path):
     check(capsys, *configs)
     (pack,) = packs()
     os.utime(pack, (1, 1))

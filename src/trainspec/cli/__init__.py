@@ -9,17 +9,12 @@ line; TRAINSPEC_TRACEBACK=1 shows the traceback), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import re
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
-
-from trainspec.spec.errors import TrainspecError
-from trainspec.spec.escaping import terminal
-from trainspec.spec.limits import ALL as ALL_LIMITS
 
 COMMANDS = ("check", "plan", "show", "rules", "explain", "migrate", "schema", "editor", "lsp", "completion")
 
@@ -67,6 +62,8 @@ def did_you_mean(message: str, parser: argparse.ArgumentParser) -> str:
     found = re.search(r"unrecognized arguments?: (.*)$|invalid choice: '([^']*)'", message)
     if found is None:
         return ""
+    import difflib
+
     typed = (found.group(1) or "").split() or [found.group(2)]
     words = _known_words(parser)
     guesses = []
@@ -100,6 +97,9 @@ def complain(problem: str | BaseException, file: Any = None) -> None:
     """A problem on stderr as `trainspec: ...`: the one way a command prints one. Each line is escaped for
     the terminal, so text a repository wrote (a key, a path, a rule id) cannot start a line of its own
     (a CI annotation such as `::error`) or send an escape sequence; only the lines trainspec made are lines."""
+    from trainspec.spec.errors import TrainspecError
+    from trainspec.spec.escaping import terminal
+
     lines = problem.lines if isinstance(problem, TrainspecError) else (str(problem),)
     first, *rest = lines or ("",)
     print("\n".join([terminal(f"trainspec: {first}"), *map(terminal, rest)]), file=file or sys.stderr)
@@ -126,14 +126,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     are imported; an OS error no command turned into a message is one line, exit 2.
     """
     try:
-        held, rest = _dotted_overrides(sys.argv[1:] if argv is None else list(argv))
+        command_line = sys.argv[1:] if argv is None else list(argv)
         completing = "_ARGCOMPLETE" in os.environ  # the shell asks for completions (see `trainspec completion`)
+        if command_line[:1] == ["check"] and not completing:  # a run over unchanged files: its stored output
+            from trainspec.engine.cache_run import replay
+
+            replayed = replay(command_line)
+            if replayed is not None:
+                return replayed
+        held, rest = _dotted_overrides(command_line)
         parser = build_parser(None if completing or not rest else rest[0])
         if completing:
             import argcomplete
 
             argcomplete.autocomplete(parser)
         args, extras = parser.parse_known_args(rest)
+        args.command_line = command_line
         extras = held + extras
         if extras and not getattr(args, "accepts_extras", False):
             parser.error("unrecognized arguments: " + " ".join(extras))
@@ -141,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             unread = [a for a in extras if a.startswith("--") and "=" not in a and "." not in a]
             if unread:
                 parser.error("unrecognized arguments: " + " ".join(unread))
+        from trainspec.spec.limits import ALL as ALL_LIMITS
+
         for limit in ALL_LIMITS:  # a budget set to nonsense is a usage error before any work
             limit.value  # noqa: B018
         return int(args.run(args, extras, parser))
@@ -152,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         complain(exc)
         return 2
-    except TrainspecError as exc:  # a budget's setting that cannot be used, raised wherever it is read
+    except _trainspec_error() as exc:  # a budget's setting that cannot be used, raised wherever it is read
         complain(exc)
         return 2
     except Exception as exc:  # a bug in trainspec: one line to report, not a traceback
@@ -163,3 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "it (TRAINSPEC_TRACEBACK=1 shows the traceback)"
         )
         return 2
+
+
+def _trainspec_error() -> type[Exception]:
+    """TrainspecError, imported when an exception reaches `main` (a replayed check imports none of `spec`)."""
+    from trainspec.spec.errors import TrainspecError
+
+    return TrainspecError

@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from trainspec.cli import complain
 from trainspec.report.reporters import NAMES as REPORT_FORMATS
 from trainspec.spec.world_sizes import parse_world_size, parse_world_sizes
 
 if TYPE_CHECKING:
+    from trainspec.engine.cache_run import Recorder
+    from trainspec.engine.cache_store import Store
     from trainspec.engine.progress import Progress
     from trainspec.spec.device import Device
     from trainspec.spec.overrides import Override
@@ -208,10 +210,10 @@ def overrides_from(
 
 
 def collect(
-    args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser
+    args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser, into: Store | None = None
 ) -> tuple[Iterator[Result], Progress | None] | str | Exception:
     """The results for the files the arguments name (streamed, in order), or a usage problem (a sentence, or
-    the error that says it, line by line)."""
+    the error that says it, line by line); `into`: the result cache's store (else the user's)."""
     from trainspec.engine.cache_store import turned_off
     from trainspec.engine.inputs import InputError, gather, results_after
     from trainspec.engine.progress import Progress
@@ -275,7 +277,8 @@ def collect(
         return results_after(iter_check_files(inputs.files, options, args.jobs, progress), inputs), progress
     from trainspec.engine.cache import iter_cached, store
 
-    return results_after(iter_cached(inputs.files, options, args.jobs, progress, store()), inputs), progress
+    found = iter_cached(inputs.files, options, args.jobs, progress, into if into is not None else store())
+    return results_after(found, inputs), progress
 
 
 def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.ArgumentParser) -> int:
@@ -287,7 +290,8 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
         return run_sweep(args, overrides_from(args, extras, parser), selection, parser)
     from trainspec.report.reporters import get_reporter
 
-    found = collect(args, extras, parser)
+    recording = _recorder(args)
+    found = collect(args, extras, parser, recording.store if recording is not None else None)
     if isinstance(found, (str, Exception)):
         complain(found)
         return 2
@@ -300,7 +304,33 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
             status = max(status, result.exit_status)
             if progress is not None and result.diagnostics:
                 progress.clear()  # the line is written again on the next file
+            if recording is not None:
+                recording.results += 1
             yield result
 
-    get_reporter(args.format, color=args.color)(watched(), sys.stdout)
+    if recording is None:
+        get_reporter(args.format, color=args.color)(watched(), sys.stdout)
+        return status
+    stderr = sys.stderr
+    sys.stderr = recording.stderr(stderr)  # anything a check says there is not in the record: none is made
+    try:
+        get_reporter(args.format, color=args.color)(watched(), cast(TextIO, recording.stdout(sys.stdout)))
+    finally:
+        sys.stderr = stderr
+    recording.finish(status)
     return status
+
+
+def _recorder(args: argparse.Namespace) -> Recorder | None:
+    """A recorder of this run (`cache_run`), when the result cache is on and a run like it can be replayed."""
+    if args.no_cache or (args.jobs is not None and args.jobs > _cpus()):  # --jobs beyond the CPUs: a complaint
+        return None
+    from trainspec.engine.cache_run import recorder
+
+    return recorder(getattr(args, "command_line", None), args.files)
+
+
+def _cpus() -> int:
+    from trainspec.engine.runner import available_cpus
+
+    return available_cpus()

@@ -21,7 +21,7 @@ while it was checked, or that an unusable project configuration governs; a check
 checked as a project overlay (a file besides the config, and besides the project configuration),
 or whose family could not be found (overlays another project registers may name it).
 
-What is stored is the result a report takes (`Result.for_report`), as data (`cache_store`), and the
+What is stored is the result a report takes (`Result.for_report`), as data (`cache_codec`), and the
 reporters render it as they render a fresh one, so output is the same with and without the cache.
 Files found in the store are decoded in this process; the rest are checked as `runner.iter_check_files`
 checks them (in a process pool when there are many), and the results come out in the order of the files.
@@ -34,14 +34,12 @@ import enum
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Iterator, Sequence
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from trainspec import spec
-from trainspec.engine import cache_store
+from trainspec.engine import cache_codec, cache_store
+from trainspec.engine.cache_run import installation as _installation
 from trainspec.engine.cache_store import Pack, Store, Uncachable
 from trainspec.engine.progress import Progress
 from trainspec.engine.runner import Options, iter_check_files, report_file
@@ -52,7 +50,6 @@ from trainspec.spec.codes import REGISTRY, Category
 from trainspec.spec.document import ReadError
 from trainspec.spec.family import Family
 from trainspec.spec.limits import FILE_BYTES, LimitExceeded
-from trainspec.spec.resources import schema_dir
 from trainspec.spec.result import Outcome, Result
 
 FLUSH_EVERY = 20_000
@@ -177,7 +174,7 @@ class _Run:
     def decoded(self, text: str, file: str) -> Result | None:
         """The stored result of `file`, or None when it does not decode (then it is checked again)."""
         try:
-            return cache_store.decode(text, file, self._family)
+            return cache_codec.decode(text, file, self._family)
         except Exception:
             return None
 
@@ -194,8 +191,8 @@ class _Run:
         if plan is None or not storable(result) or self.plan(file) != plan:
             return
         try:
-            encoded = cache_store.encode(result)
-            if not cache_store.same(cache_store.decode(encoded, file, self._family), result):
+            encoded = cache_codec.encode(result)
+            if not cache_codec.same(cache_codec.decode(encoded, file, self._family), result):
                 return
         except (Uncachable, ValueError, UnknownFamily):
             return
@@ -242,35 +239,6 @@ def context(options: Options) -> str:
     }
     parts = [cache_store.FORMAT, spec.__version__, _installation(), environment, os.getcwd(), settings]
     return _digest(json.dumps(parts, sort_keys=True).encode("utf-8", "surrogatepass"))
-
-
-@cache
-def _installation() -> list[Any]:
-    """What is installed: Python, trainspec's own files and schemas (size and modification time), and the
-    distributions on `sys.path` (their folder names carry name and version). Read once per process."""
-    own = []
-    for root in (Path(__file__).resolve().parent.parent, schema_dir()):  # trainspec's package, its schemas
-        if not isinstance(root, Path):
-            continue  # inside a zip: the version says it all
-        for folder, subfolders, names in os.walk(root):
-            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-            for name in sorted(names):
-                if name.endswith((".pyc", ".pyo")):
-                    continue
-                path = os.path.join(folder, name)
-                try:
-                    status = os.stat(path)
-                except OSError:
-                    continue
-                own.append((os.path.relpath(path, root), status.st_size, status.st_mtime_ns))
-    distributions: set[str] = set()
-    for entry in dict.fromkeys(os.path.abspath(e or ".") for e in sys.path if isinstance(e, str)):
-        try:
-            with os.scandir(entry) as found:
-                distributions.update(e.name for e in found if e.name.endswith((".dist-info", ".egg-info")))
-        except OSError:
-            continue
-    return [sys.version, _digest(repr(own).encode("utf-8", "surrogatepass")), sorted(distributions)]
 
 
 def _canonical(value: Any) -> Any:
