@@ -9,7 +9,6 @@ line; TRAINSPEC_TRACEBACK=1 shows the traceback), 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import re
@@ -67,6 +66,8 @@ def did_you_mean(message: str, parser: argparse.ArgumentParser) -> str:
     found = re.search(r"unrecognized arguments?: (.*)$|invalid choice: '([^']*)'", message)
     if found is None:
         return ""
+    import difflib  # only for a command line argparse refuses
+
     typed = (found.group(1) or "").split() or [found.group(2)]
     words = _known_words(parser)
     guesses = []
