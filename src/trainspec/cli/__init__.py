@@ -62,7 +62,7 @@ def did_you_mean(message: str, parser: argparse.ArgumentParser) -> str:
     found = re.search(r"unrecognized arguments?: (.*)$|invalid choice: '([^']*)'", message)
     if found is None:
         return ""
-    import difflib
+    import difflib  # only for a command line argparse refuses
 
     typed = (found.group(1) or "").split() or [found.group(2)]
     words = _known_words(parser)

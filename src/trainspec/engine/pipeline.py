@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import sys
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path as FsPath
@@ -121,7 +120,9 @@ def given_over_directive(file: str, stated: tuple[int, ...]) -> Diagnostic:
 
 
 def internal_error(file: str, exc: BaseException) -> Diagnostic:
-    """An exception trainspec did not expect, as a diagnostic on the file it was checking."""
+    """An exception trainspec did not expect, as a diagnostic on the file it was checking (traceback is
+    imported only here: a run without such an exception never needs it)."""
+    import traceback
 
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" at {FsPath(where.filename).name}:{where.lineno}" if where else ""

@@ -12,7 +12,6 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -392,6 +391,8 @@ def _problems(
 
 
 def _near(key: str, known: list[str]) -> str:
+    from difflib import get_close_matches  # only for a project setting trainspec does not know
+
     close = get_close_matches(key, known, 1, 0.6)
     return f"; did you mean `{close[0]}`?" if close else f" (settings: {', '.join(known)})"
 

@@ -4,7 +4,6 @@ name a typo most likely meant, a list cut to a readable length."""
 from __future__ import annotations
 
 import datetime
-import difflib
 import json
 from typing import Any
 
@@ -49,7 +48,11 @@ MOST_LISTED = 8
 
 def closest(name: str, known: list[str]) -> str | None:
     """The known name `name` most likely misspells: one at least SIMILAR to it, else one it starts
-    (`warmup` for `warmup_steps`, from four characters on); else None."""
+    (`warmup` for `warmup_steps`, from four characters on); else None.
+
+    difflib is imported here, not with the module: a config without a misspelt name never needs it."""
+    import difflib
+
     score = {}
     letters = {c: name.count(c) for c in set(name)}
     for k in known:
