@@ -72,7 +72,8 @@ def commands(sets: Path) -> dict[str, tuple[list[str], Path]]:
 
 
 def _run(argv: list[str], cwd: Path) -> dict[str, object]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    # Checking, not replaying: a stored result would make both versions print the same bytes.
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", "TRAINSPEC_NO_CACHE": "1"}
     done = subprocess.run(argv, cwd=cwd, capture_output=True, env=env, check=False)
     return {"status": done.returncode, "stdout": done.stdout.decode(), "stderr": done.stderr.decode()}
 
