@@ -1,6 +1,6 @@
 """Benchmark the result cache: a first and a second `trainspec check` over the same unchanged files.
 
-    python bench/cache.py [--files 10000] [--rounds 3] [--formats toml,yaml,json]
+    python bench/cache.py [--files 10000] [--rounds 3] [--formats toml,yaml,json] [--folder]
 
 For each format it builds the files as bench/run.py does (TOML: KempnerForge at `--world-size 8`; YAML
 and JSON: SpecForge; about half with one or two mistakes), then, each round in a new empty cache folder
@@ -8,7 +8,8 @@ and JSON: SpecForge; about half with one or two mistakes), then, each round in a
 the second (the same command line over the same files, answered from that record), and a run with
 `--no-cache` (what the first run would cost without the cache), each once, in turn, after an untimed run
 over ten files that writes the bytecode. It prints the wall time and the CPU time (the process and its
-workers) of each, and checks that the three printed the same report.
+workers) of each, and checks that the three printed the same report. With `--folder` the runs name the
+files' folder instead of each file.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--formats", default="toml,yaml,json")
+    parser.add_argument("--folder", action="store_true", help="name the files' folder, not each file")
     args = parser.parse_args()
     print(
         "| format | files | first run (s) | second run (s) | second faster by | first, CPU (s) | second, CPU (s) "
@@ -60,9 +62,12 @@ def main() -> int:
         for fmt in args.formats.split(","):
             files = base.build(Path(tmp) / fmt, fmt, args.files)
             cmd = base.commands(fmt, files)["trainspec"]
+            if args.folder:
+                cmd = [*cmd[: -len(files)], str(Path(tmp) / fmt)]
             first, second, uncached = [], [], []
             warm = {**base.ENV, "TRAINSPEC_NO_CACHE": "1"}
-            timed([*cmd[: -len(files)], *map(str, files[:10])], warm, Path(os.devnull))  # writes the bytecode
+            named = len(files) if not args.folder else 1
+            timed([*cmd[:-named], *map(str, files[:10])], warm, Path(os.devnull))  # writes the bytecode
             for n in range(args.rounds):
                 env = {**base.ENV, "TRAINSPEC_CACHE_DIR": str(Path(tmp) / f"cache-{fmt}-{n}")}
                 env.pop("TRAINSPEC_NO_CACHE", None)

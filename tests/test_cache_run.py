@@ -234,13 +234,86 @@ def test_a_forged_output_is_not_replayed_for_other_files(capsys, configs):
     assert check(capsys, *configs) == first
 
 
-def test_runs_that_are_never_recorded(capsys, configs, tmp_path):
-    folder = str(Path(configs[0]).parent)
-    check(capsys, folder)  # a folder: what it holds can change without any file named changing
+def test_runs_that_are_never_recorded(capsys, configs, tmp_path, monkeypatch):
+    folder = Path(configs[0]).parent
+    monkeypatch.chdir(folder)
+    check(capsys, "*.toml")  # a glob: what it matches can change without any file or folder recorded changing
     link = tmp_path / "link.toml"
     link.symlink_to(configs[0])
     check(capsys, str(link))
     check(capsys, "--sweep", "training.lr=1e-4,3e-4", configs[0])
+    (folder / "sub").mkdir()
+    (folder / "sub" / "link.toml").symlink_to(configs[0])
+    check(capsys, str(folder))  # a walk that meets a symbolic link to a config
+    assert records() == []
+
+
+@pytest.fixture
+def tree(configs) -> Path:
+    """The configs' folder with a subfolder holding one more config."""
+    folder = Path(configs[0]).parent
+    (folder / "sub").mkdir()
+    (folder / "sub" / "more.toml").write_text(Path(configs[0]).read_text())
+    return folder
+
+
+def test_a_folder_run_is_replayed_byte_for_byte(capsys, checked, tree):
+    uncached = check(capsys, "--no-cache", str(tree))
+    assert check(capsys, str(tree)) == uncached and len(records()) == 1
+    checked.clear()
+    assert check(capsys, str(tree)) == uncached
+    assert checked == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda tree: (tree / "sub" / "new.toml").write_text((tree / "broken.toml").read_text()),
+        lambda tree: (tree / "sub" / "more.toml").unlink(),
+        lambda tree: (tree / "sub" / "more.toml").rename(tree / "sub" / "more.yaml"),
+        lambda tree: (tree / "deeper").mkdir() or (tree / "deeper" / "x.toml").write_text("[model]\ndim = 8\n"),
+        lambda tree: (tree / "sub" / "more.toml").write_text("[model]\ndim = 7\n"),
+        lambda tree: (tree / ".trainspec.toml").write_text('exclude = ["sub/more.toml"]\n'),
+    ],
+    ids=["file-added", "file-removed", "file-renamed", "folder-added", "file-changed", "project-added"],
+)
+def test_a_changed_folder_is_checked_again(capsys, tree, change):
+    from trainspec.read.project import forget_projects
+
+    first = check(capsys, str(tree))
+    change(tree)
+    forget_projects()  # as a new process would (this one remembers the folder had none)
+    again = check(capsys, str(tree))
+    assert again != first  # not replayed
+    assert again == check(capsys, "--no-cache", str(tree))
+
+
+def test_a_folder_whose_status_changed_but_not_its_entries_is_still_a_hit(capsys, checked, tree):
+    first = check(capsys, str(tree))
+    (tree / "sub" / "notes.tmp").write_text("")
+    (tree / "sub" / "notes.tmp").unlink()  # the folder's times moved; its entries are as they were
+    checked.clear()
+    assert check(capsys, str(tree)) == first
+    assert checked == []
+    read: list[str] = []
+    listed = cache_run._listing
+    cache_run._listing = lambda folder: read.append(folder) or listed(folder)  # type: ignore[assignment]
+    try:
+        assert check(capsys, str(tree)) == first
+    finally:
+        cache_run._listing = listed  # type: ignore[assignment]
+    assert read == []  # the record was renewed: its status is trusted alone now
+
+
+def test_a_folder_changed_while_it_was_checked_is_not_recorded(capsys, tree, monkeypatch):
+    original = runner.check_file
+
+    def adding(file: str, options: runner.Options) -> Result:
+        (tree / "sub" / "late.toml").write_text("[model]\ndim = 8\n")
+        return original(file, options)
+
+    monkeypatch.setattr(runner, "check_file", adding)
+    check(capsys, str(tree))
     assert records() == []
 
 

@@ -8,15 +8,18 @@ record keeps what it printed and its exit status, with what the run depended on:
   distributions installed (`installation`), every `TRAINSPEC_*` variable but the cache's own, `NO_COLOR`,
   the working directory, the command line exactly as given, and whether standard output and standard
   error are terminals (with their encodings) and how many CPUs the process may use;
-- each file named on the command line: its status (device, inode, mode, size, modification and change
-  times) and the hash of its bytes;
+- each file the run read, named on the command line or found by walking a directory named there: its status
+  (device, inode, mode, size, modification and change times) and the hash of its bytes;
+- each folder such a walk entered: its status and the hash of its listing (each entry's name and whether it
+  is a folder, a symbolic link or something else), both taken before the walk listed it;
 - each place a project configuration could be read from for those files (`.trainspec.toml` and
   `pyproject.toml` in their folder and every folder above): whether it exists, its status and the hash
   of its bytes.
 
 A later run with the same context reads the record (one file), compares each file's status with the one
 recorded and prints the stored output, without importing the checking pipeline. A file whose status
-differs is read and hashed: the same bytes are still a hit (the record is written again with the new
+differs is read and hashed, and a folder whose status differs is listed again: the same bytes or the same
+listing are still a hit (the record is written again with the new
 status, so a checkout or a restored cache costs one read of each file, once); other bytes are a miss,
 and the run checks as it would without the record (each file then from its pack, or checked).
 
@@ -28,8 +31,9 @@ that renewed it; a file changed later is read and hashed next time, as git treat
 The change time cannot be set by a program (`touch -d`, `os.utime` and an archive's extraction set only
 the modification time), so restoring a file's old modification time over new bytes is caught too.
 
-Only the simplest runs are recorded: every path on the command line a regular file (no directory, glob,
-`-` or symbolic link, whose meaning can change without any file named changing), no `--sweep`, every
+Only the simplest runs are recorded: every path on the command line a regular file or a folder (no glob, `-`,
+symbolic link or run without paths, whose meaning can change without any file or folder recorded changing),
+every file read a regular file and every folder listed, no `--sweep`, every
 result one the packs would store (`cache.storable`), nothing written to standard error, and no file or
 project configuration changed while the run checked. A record is written like a pack (a temporary file
 moved into place), read with the same limits, and any record that does not match in every part, is a
@@ -56,7 +60,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a replay
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 """The layout of a record; a record of another format is a miss."""
 SUFFIX = ".run"
 SETTLED_NS = 2_000_000_000
@@ -173,6 +177,16 @@ def _folders_above(files: Sequence[str]) -> list[str]:
     return list(folders)
 
 
+def _listing(folder: str) -> str:
+    """The hash of a folder's entries: each name, and whether it is a folder, a symbolic link or another file
+    (what decides whether a walk enters it, takes it as a file, or leaves it)."""
+    with os.scandir(folder) as found:
+        names = sorted(
+            (e.name, "l" if e.is_symlink() else "d" if e.is_dir(follow_symlinks=False) else "f") for e in found
+        )
+    return _digest(json.dumps(names).encode("utf-8", "surrogatepass"))
+
+
 def _settled(recorded: list[int], started: int) -> bool:
     return max(recorded[4], recorded[5]) + SETTLED_NS <= started
 
@@ -190,6 +204,23 @@ def _file_entry(path: str) -> list[Any]:
     if data is None:
         raise Unrecordable(path)
     return [path, _status(status), _digest(data)]
+
+
+def _walked(top: str, folders: dict[str, list[Any]]) -> list[str]:
+    """The files a check of folder `top` reads, as the run finds them (`read.discovery`), with the status and
+    listing of each folder the walk enters added to `folders`, each taken before the walk lists it."""
+    from trainspec.read.discovery import expand
+    from trainspec.spec.formats import FORMATS, extensions
+
+    def entered(folder: str) -> None:
+        status = _lstat(folder)
+        folders.setdefault(folder, [folder, _status(status), _listing(folder)])
+
+    problems: list[tuple[str, str]] = []
+    found, _, _ = expand([top], extensions(FORMATS), problems, on_folder=entered)
+    if problems:  # a folder it could not list: the run reports it, and a record could not tell it was fixed
+        raise Unrecordable(top)
+    return found
 
 
 def _project_entries(files: Sequence[str]) -> list[list[Any]]:
@@ -239,6 +270,23 @@ def _unchanged(entry: list[Any], started: int) -> bool | None:
     return None
 
 
+def _folder_unchanged(entry: list[Any], started: int) -> bool | None:
+    """`_unchanged` for a folder a walk entered: its listing stands for it when its status changed."""
+    path, recorded, listing = entry
+    try:
+        status = _lstat(path)
+        if not stat.S_ISDIR(status.st_mode):
+            return False
+        if _status(status) == recorded and _settled(recorded, started):
+            return True
+        if _listing(path) != listing:
+            return False
+    except OSError:
+        return False
+    entry[1] = _status(status)
+    return None
+
+
 _TEXT = ("utf-8", "surrogatepass")
 
 
@@ -268,25 +316,40 @@ def _all_settled(files: list[list[Any]], started: int) -> bool:
 class Record:
     """What one run printed and returned, and what it depended on."""
 
-    def __init__(self, run_key: str, started: int, files: list[list[Any]], projects: list[list[Any]]) -> None:
+    def __init__(
+        self,
+        run_key: str,
+        started: int,
+        files: list[list[Any]],
+        projects: list[list[Any]],
+        folders: list[list[Any]],
+    ) -> None:
         self.key = run_key
         self.started = started
         self.files = files
         self.projects = projects
+        self.folders = folders
 
     @classmethod
     def taken(cls, command_line: Sequence[str], paths: Sequence[str]) -> Record:
-        """The status of every file and project configuration a run over `paths` reads, taken before it
-        reads them; Unrecordable when one is not a regular file (or a folder, for a configuration)."""
+        """The status of every file, folder and project configuration a run over `paths` reads, taken before it
+        reads them; Unrecordable when one is not a regular file (or a folder, for a path given or a
+        configuration)."""
         started = _now()
         files: dict[str, list[Any]] = {}
+        folders: dict[str, list[Any]] = {}
         for path in paths:
-            if path not in files:
-                try:
-                    files[path] = _file_entry(path)
-                except OSError:
-                    raise Unrecordable(path) from None
-        return cls(key(command_line), started, list(files.values()), _project_entries(paths))
+            try:
+                named = [path]
+                if stat.S_ISDIR(_lstat(path).st_mode):
+                    named = _walked(path, folders)
+                for file in named:
+                    if file not in files:
+                        files[file] = _file_entry(file)
+            except OSError:
+                raise Unrecordable(path) from None
+        found = list(files)
+        return cls(key(command_line), started, list(files.values()), _project_entries(found), list(folders.values()))
 
     def settle(self) -> bool:
         """Take the record's time again, after the run: whether every file and project configuration still has
@@ -295,6 +358,14 @@ class Record:
         record holds what it holds from now on (a file written just before a first run is then trusted by
         the second)."""
         now = _now()
+        for path, recorded, listing in self.folders:
+            try:
+                if _status(_lstat(path)) != recorded:
+                    return False
+                if not _settled(recorded, self.started) and _settled(recorded, now) and _listing(path) != listing:
+                    return False
+            except OSError:
+                return False
         for entry in (*self.files, *self.projects):
             path, recorded, digest = entry
             try:
@@ -321,6 +392,7 @@ class Record:
             "status": status,
             "files": self.files,
             "projects": self.projects,
+            "folders": self.folders,
             "output": _digest(body := output.encode(*_TEXT)),
         }
         text = json.dumps(head, separators=(",", ":")).encode("ascii") + b"\n" + body
@@ -357,9 +429,15 @@ def replay(command_line: Sequence[str], out: Any = None) -> int | None:
         if type(data) is not dict or data.get("format") != FORMAT or data.get("key") != run_key:
             return None
         started, status, files, projects = data["started"], data["status"], data["files"], data["projects"]
+        folders = data["folders"]
         if type(started) is not int or type(status) is not int or type(files) is not list:
             return None
         refresh = False
+        for entry in folders:
+            same = _folder_unchanged(entry, started)
+            if same is False:
+                return None
+            refresh = refresh or same is None
         for entry in projects if _all_settled(files, started) else (*projects, *files):
             same = _unchanged(entry, started)
             if same is False:
@@ -374,7 +452,7 @@ def replay(command_line: Sequence[str], out: Any = None) -> int | None:
     stream.write(output)
     stream.flush()
     if refresh:  # a new status for files whose bytes did not change: trusted alone next time
-        Record(run_key, now, files, projects).save(store, output, status)
+        Record(run_key, now, files, projects, folders).save(store, output, status)
     else:
         store.touch(_name(run_key), SUFFIX)
     return status

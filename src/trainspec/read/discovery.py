@@ -14,7 +14,7 @@ Walks and globs follow one policy for symbolic links and loops (`globs`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from trainspec.read.globs import Walk, glob_argument, is_glob
 from trainspec.spec.formats import BY_EXTENSION
@@ -27,10 +27,14 @@ such as `.trainspec.toml`, are left out anyway)."""
 
 
 def expand(
-    args: Sequence[str], extensions: frozenset[str], unreadable: list[tuple[str, str]] | None = None
+    args: Sequence[str],
+    extensions: frozenset[str],
+    unreadable: list[tuple[str, str]] | None = None,
+    on_folder: Callable[[str], None] | None = None,
 ) -> tuple[list[str], list[str], frozenset[str]]:
     """(files to check, arguments that matched no file, the files found by expanding a directory or glob).
-    Directories a walk or glob could not list are added to `unreadable` as (directory, reason)."""
+    Directories a walk or glob could not list are added to `unreadable` as (directory, reason); `on_folder`
+    is told of each folder a directory's walk enters, before it is listed."""
     files: list[str] = []
     seen: set[str] = set()
     unmatched: list[str] = []
@@ -38,7 +42,7 @@ def expand(
     problems = [] if unreadable is None else unreadable
     for arg in args:
         if os.path.isdir(arg):
-            found = [_shown(f) for f in _walk(arg, extensions, problems)]
+            found = [_shown(f) for f in _walk(arg, extensions, problems, on_folder)]
             expanded.update(found)
         elif os.path.lexists(arg) or not is_glob(arg):
             found = [arg]  # a missing file is reported when it is read
@@ -82,8 +86,15 @@ def _is_config(name: str, extensions: frozenset[str]) -> bool:
     return os.path.splitext(name)[1].lower() in extensions
 
 
-def _walk(top: str, extensions: frozenset[str], problems: list[tuple[str, str]]) -> Iterator[str]:
-    walk = Walk(skip_dir=lambda name: name.startswith(".") or name in SKIPPED_DIRS, unreadable=problems)
+def _walk(
+    top: str,
+    extensions: frozenset[str],
+    problems: list[tuple[str, str]],
+    on_folder: Callable[[str], None] | None = None,
+) -> Iterator[str]:
+    walk = Walk(
+        skip_dir=lambda name: name.startswith(".") or name in SKIPPED_DIRS, unreadable=problems, on_folder=on_folder
+    )
     for path, is_dir in walk.files(top):
         name = os.path.basename(path)
         if not is_dir and not name.startswith(".") and name not in PROJECT_FILES and _is_config(name, extensions):

@@ -193,10 +193,12 @@ def _ranges(inner: str) -> tuple[tuple[str, str], ...]:
 
 @dataclass
 class Walk:
-    """A walk of one directory tree under the policy above; `unreadable` collects (directory, reason)."""
+    """A walk of one directory tree under the policy above; `unreadable` collects (directory, reason);
+    `on_folder` is told of each folder before the walk lists it (the result cache records folders so)."""
 
     skip_dir: Callable[[str], bool] = lambda name: name.startswith(".")
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    on_folder: Callable[[str], None] | None = None
     _seen: set[tuple[int, int]] = field(default_factory=set)
 
     def files(self, top: str, max_depth: int | None = None) -> Iterator[tuple[str, bool]]:
@@ -210,6 +212,8 @@ class Walk:
             if (st.st_dev, st.st_ino) in self._seen:
                 return
             self._seen.add((st.st_dev, st.st_ino))
+            if self.on_folder is not None:
+                self.on_folder(folder)
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
