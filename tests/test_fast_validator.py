@@ -532,3 +532,17 @@ def test_a_union_error_needs_no_python_jsonschema(name: str, path: tuple[Any, ..
     assert explained_by_compiled(family.schema, family.validator, doc) == explained(
         family.schema, family.validator, doc, targeted=False
     )
+
+
+_ODD = [None, True, False, 0, 3, -1, 2**70, 3.0, 8.5, math.nan, math.inf, "x", "", [], [1], {}, {"a": 1}]
+_ODD += [datetime.date(2024, 1, 1), OrderedDict(a=1), (1, 2)]
+
+
+@pytest.mark.parametrize("value", _ODD, ids=repr)
+def test_a_type_is_told_as_the_validator_of_record_tells_it(value):
+    from trainspec.spec.schema import is_type
+    from trainspec.spec.schema_walk import strict_validator
+
+    checker = strict_validator().TYPE_CHECKER
+    for kind in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        assert is_type(value, kind) == checker.is_type(value, kind), kind

@@ -379,6 +379,13 @@ def json_type(value: Any) -> str:
     return next((name for name, kind in _JSON_TYPES if isinstance(value, kind)), "")
 
 
+def is_type(value: Any, kind: str) -> bool:
+    """Whether `value` is of JSON Schema type `kind` as the strict validator reads it (8.0 is no integer, a
+    boolean no number), without importing a validator."""
+    found = json_type(value)
+    return found == kind or (kind == "number" and found == "integer")
+
+
 def get(data: Any, path: Path) -> Any:
     """The value at `path`, or None when any step is absent."""
     for part in path:

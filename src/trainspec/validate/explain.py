@@ -23,8 +23,8 @@ from trainspec.spec.codes import (
 from trainspec.spec.diagnostics import Move, SetValue, Severity, Suggestion
 from trainspec.spec.limits import DIAGNOSTICS
 from trainspec.spec.paths import Path, format_path
-from trainspec.spec.schema import Node, Schema, get
-from trainspec.spec.schema_walk import Where, errors_along, strict_validator
+from trainspec.spec.schema import Node, Schema, get, is_type
+from trainspec.spec.schema_walk import Where, errors_along
 from trainspec.spec.wording import MOST_LISTED, closest, listed, show, type_name
 from trainspec.validate.fast import Error, fast_validator, stand_in
 
@@ -457,8 +457,7 @@ def _no_variant(schema: Schema, members: list[Node], at: Path, value: Any, disc:
     specs = [m.get("properties", {}).get(at[-1], {}) for m in members]
     names = ", ".join(show(s["const"]) for s in specs if s.get("const") is not None)
     types = sorted({t for s in specs for t in schema.types(s)})
-    checker = strict_validator().TYPE_CHECKER
-    if types and value is not _ABSENT and not any(checker.is_type(value, t) for t in types):
+    if types and value is not _ABSENT and not any(is_type(value, t) for t in types):
         message = f"`{format_path(at)}` must be {_type_names(types)} (one of {names}), got {_described(value)}"
         return Finding(at, WRONG_TYPE.id, message, at_key=False, wrong_type=True)
     shown = show(None if value is _ABSENT else value)
