@@ -152,7 +152,6 @@ def run_rules(
     doc: Document, rules: Iterable[Rule], config: dict[str, Any], broken: list[Path], context: Context = NOTHING_KNOWN
 ) -> Iterator[Diagnostic]:
     """Each rule on the values at its paths, given what the check knows (`context`: at most one world size)."""
-    seen: dict[Path, Any] = {}  # rules share paths: look each up once
     touches = _touches_any(broken) if broken else None
     sections: set[str | int | None] | frozenset[str | int | None] = (
         {b[0] if b else None for b in broken} if broken else frozenset()
@@ -172,13 +171,10 @@ def run_rules(
         else:
             values = []
             for p in paths:
-                value = seen.get(p, _UNSEEN)
-                if value is _UNSEEN:
-                    if tables and len(p) == 2 and type(section := top.get(p[0])) is dict:
-                        value = seen[p] = section.get(p[1])  # `get` for the usual `section.key`, inline
-                    else:
-                        value = seen[p] = get(config, p)
-                values.append(value)
+                if tables and len(p) == 2 and type(section := top.get(p[0])) is dict:
+                    values.append(section.get(p[1]))  # `get` for the usual `section.key`, inline
+                else:
+                    values.append(get(config, p))
         if stopped:
             values = [ABSENT if p in stopped else v for p, v in zip(paths, values, strict=True)]
         try:
@@ -208,7 +204,6 @@ def run_rules(
                 yield _rule_diagnostic(doc, rule, by_path, violation)
 
 
-_UNSEEN = object()
 _NOTHING: frozenset[Path] = frozenset()
 
 
