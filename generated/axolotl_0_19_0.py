@@ -1034,7 +1034,7 @@ class KernelsArgs(BaseModel):
     """
     Train the LoRA adapter of NVFP4 SonicMoE experts against the quantized merged weight, so a merge keeps what was trained. Needs `expert_backend: sonicmoe`, `adapter: lora` and no `lora_*_kernel`.
     """
-    nvfp4_merge_aware_start_step: StrictFloat | None = None
+    nvfp4_merge_aware_start_step: StrictInt | StrictFloat | None = None
     """
     When `nvfp4_merge_aware` starts: an optimizer step (integer, at least 0) or a fraction of the steps strictly between 0 and 1. Needs `nvfp4_merge_aware: true`.
     """
@@ -2985,7 +2985,7 @@ class AxolotlConfig(BaseModel):
     """
     Warmup ratio. Cannot use with warmup_steps
     """
-    eval_steps: StrictFloat | None = None
+    eval_steps: StrictInt | StrictFloat | None = None
     """
     Leave empty to eval at each epoch, integer for every N steps. float for fraction of total steps
     """
@@ -2997,7 +2997,7 @@ class AxolotlConfig(BaseModel):
     """
     Set to `no` to skip evaluation, `epoch` at end of each epoch, leave empty to infer from `eval_steps`
     """
-    save_steps: StrictFloat | None = None
+    save_steps: StrictInt | StrictFloat | None = None
     """
     Leave empty to save at each epoch, integer for every N steps. float for fraction of total steps
     """

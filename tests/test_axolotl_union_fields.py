@@ -1,7 +1,8 @@
 """Axolotl fields typed as booleans or listed values (`bf16: true | false | "auto"`, `tf32`,
 `gradient_checkpointing: true | false | "offload" | "offload_disk"`): a text pydantic's lax mode reads as a
 boolean is refused by trainspec (strict types, row A2 of docs/loader-differences.md), and the message says
-what the loader reads, judged against Axolotl 0.18.0's own validation (tests/axolotl_loader.py)."""
+what the loader reads, judged against Axolotl 0.18.0's own validation (tests/axolotl_loader.py). So for the
+steps typed `int | float` (`eval_steps`, `save_steps`): the loader reads "5" as the integer 5."""
 
 from __future__ import annotations
 
@@ -44,6 +45,23 @@ READ_AS_TRUE = [
     ("gradient_checkpointing", '"1"'),
 ]
 READ_AS_FALSE = [("bf16", '"false"'), ("tf32", "n"), ("gradient_checkpointing", '"off"')]
+
+
+@pytest.mark.parametrize(
+    ("key", "scalar", "reading"),
+    [("eval_steps", '"5"', "5"), ("save_steps", '"5"', "5"), ("eval_steps", '"0.5"', "0.5")],
+)
+def test_a_text_the_loader_reads_as_a_step_says_which_number(tmp_path, key, scalar, reading):
+    require()
+    outcome = run(case(key, scalar), tmp_path)
+    assert outcome.loader.accepted, outcome.shown()
+    assert outcome.errors is not None
+    [error] = [d for d in outcome.errors if d.config_path == key]
+    assert (
+        error.message
+        == f"`{key}` must be null or a number, got string {scalar} (axolotl's loader itself reads it as {reading})"
+    )
+    assert classify(error, CLASSES) == "lax coercion"
 
 
 @pytest.mark.parametrize(

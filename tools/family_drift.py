@@ -163,8 +163,9 @@ def _schema_object(root: Mapping[str, Any], node: Mapping[str, Any], path: str, 
 
 
 def _types(row: Row, kinds: set[str]) -> None:
-    """The row's JSON types (an integer is a number), and its allowed values with null when null is allowed."""
-    row["type"] = sorted(kinds - {"integer"} if {"integer", "number"} <= kinds else kinds)
+    """The row's JSON types (`int | float` keeps both: the loader reads "5" as 5 there, as 5.0 for a float),
+    and its allowed values with null when null is allowed."""
+    row["type"] = sorted(kinds)
     if "enum" in row:
         row["enum"] = _sorted(row["enum"] + ([None] if "null" in kinds else []))
 

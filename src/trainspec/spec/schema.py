@@ -8,7 +8,7 @@ override values, and to suggest the closest valid key or path.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import Any
 
@@ -377,6 +377,13 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return next((name for name, kind in _JSON_TYPES if isinstance(value, kind)), "")
+
+
+def named_types(types: Iterable[str]) -> list[str]:
+    """The types a field admits as a reader names them, in their order: `number` takes in `integer` (a schema
+    lists both where the loader reads a value as `int | float`, so that "5" is read as 5)."""
+    found = list(types)
+    return [t for t in found if t != "integer"] if "number" in found else found
 
 
 def is_type(value: Any, kind: str) -> bool:

@@ -23,7 +23,7 @@ from trainspec.spec.codes import (
 from trainspec.spec.diagnostics import Move, SetValue, Severity, Suggestion
 from trainspec.spec.limits import DIAGNOSTICS
 from trainspec.spec.paths import Path, format_path
-from trainspec.spec.schema import Node, Schema, get, is_type
+from trainspec.spec.schema import Node, Schema, get, is_type, named_types
 from trainspec.spec.schema_walk import Where, errors_along
 from trainspec.spec.wording import MOST_LISTED, closest, listed, show, type_name
 from trainspec.validate.fast import Error, fast_validator, stand_in
@@ -91,7 +91,7 @@ class Finding:
 
 def _type_names(types: str | list[str]) -> str:
     """JSON Schema types in words: `an integer or null`."""
-    return " or ".join(_TYPE_NAMES.get(t, t) for t in ([types] if isinstance(types, str) else types))
+    return " or ".join(_TYPE_NAMES.get(t, t) for t in named_types([types] if isinstance(types, str) else types))
 
 
 def _described(value: Any) -> str:

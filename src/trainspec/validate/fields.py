@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trainspec.spec.paths import Path, format_path
-from trainspec.spec.schema import Node, Schema
+from trainspec.spec.schema import Node, Schema, named_types
 
 MAP_KEY = "<name>"
 """The step standing for any key of a map whose values are tables (`data.anneal_weights.<name>`)."""
@@ -108,7 +108,7 @@ def _children(schema: Schema, spec: Node, path: Path, variant: str, depth: int) 
 
 def _field(schema: Schema, spec: Node, path: Path, variant: str) -> Field:
     node = schema.deref(spec)
-    types = sorted(schema.types(spec)) or ["any"]
+    types = named_types(sorted(schema.types(spec))) or ["any"]
     default = next((json.dumps(s["default"]) for s in schema.branches(spec) if "default" in s), "")
     bounds = [f"{sign} {json.dumps(node[key])}" for key, sign in BOUNDS if key in node]
     if "enum" in node:

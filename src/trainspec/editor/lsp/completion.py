@@ -19,7 +19,7 @@ from trainspec.editor.lsp.text import Source
 from trainspec.spec.family import Family
 from trainspec.spec.formats import FORMATS
 from trainspec.spec.paths import Path
-from trainspec.spec.schema import Node, get
+from trainspec.spec.schema import Node, get, named_types
 
 if TYPE_CHECKING:
     from trainspec.spec.formats import Syntax
@@ -183,7 +183,7 @@ def _default(family: Family, node: Node) -> Any:
 
 
 def _detail(types: set[str], default: Any) -> str:
-    text = " | ".join(sorted(types)) or "any"
+    text = " | ".join(named_types(sorted(types))) or "any"
     return f"{text} (default {json.dumps(default)})" if default is not None else text
 
 
