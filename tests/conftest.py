@@ -82,3 +82,19 @@ REPORTS: list[str] = []
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for line in REPORTS:
         terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def checked(monkeypatch) -> list[str]:
+    """The files `check_file` is called on: those the result cache did not answer for."""
+    from trainspec.engine import runner
+
+    called: list[str] = []
+    original = runner.check_file
+
+    def spy(file: str, options: runner.Options) -> object:
+        called.append(file)
+        return original(file, options)
+
+    monkeypatch.setattr(runner, "check_file", spy)
+    return called

@@ -38,20 +38,6 @@ def check(capsys, *args: str) -> tuple[int, str]:
 
 
 @pytest.fixture
-def checked(monkeypatch) -> list[str]:
-    """The files `check_file` is called on: those the cache did not answer for."""
-    called: list[str] = []
-    original = runner.check_file
-
-    def spy(file: str, options: runner.Options) -> Result:
-        called.append(file)
-        return original(file, options)
-
-    monkeypatch.setattr(runner, "check_file", spy)
-    return called
-
-
-@pytest.fixture
 def per_file(monkeypatch) -> None:
     """No run is answered from a whole run's record (`cache_run`): the packs answer for each file."""
     monkeypatch.setattr(cache_run, "replay", lambda *args, **kwargs: None)

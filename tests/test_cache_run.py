@@ -25,20 +25,6 @@ FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 @pytest.fixture
-def checked(monkeypatch) -> list[str]:
-    """The files `check_file` is called on."""
-    called: list[str] = []
-    original = runner.check_file
-
-    def spy(file: str, options: runner.Options) -> Result:
-        called.append(file)
-        return original(file, options)
-
-    monkeypatch.setattr(runner, "check_file", spy)
-    return called
-
-
-@pytest.fixture
 def configs(tmp_path, monkeypatch) -> list[str]:
     """Four configs in one folder (one with mistakes), changed long enough ago for their status to be trusted."""
     monkeypatch.setenv("TRAINSPEC_CACHE_DIR", str(tmp_path / "cache"))
@@ -288,7 +274,7 @@ def test_a_changed_folder_is_checked_again(capsys, tree, change):
     assert again == check(capsys, "--no-cache", str(tree))
 
 
-def test_a_folder_whose_status_changed_but_not_its_entries_is_still_a_hit(capsys, checked, tree):
+def test_a_folder_whose_status_changed_but_not_its_entries_is_still_a_hit(capsys, checked, tree, monkeypatch):
     first = check(capsys, str(tree))
     (tree / "sub" / "notes.tmp").write_text("")
     (tree / "sub" / "notes.tmp").unlink()  # the folder's times moved; its entries are as they were
@@ -297,11 +283,8 @@ def test_a_folder_whose_status_changed_but_not_its_entries_is_still_a_hit(capsys
     assert checked == []
     read: list[str] = []
     listed = cache_run._listing
-    cache_run._listing = lambda folder: read.append(folder) or listed(folder)  # type: ignore[assignment]
-    try:
-        assert check(capsys, str(tree)) == first
-    finally:
-        cache_run._listing = listed  # type: ignore[assignment]
+    monkeypatch.setattr(cache_run, "_listing", lambda folder: read.append(folder) or listed(folder))
+    assert check(capsys, str(tree)) == first
     assert read == []  # the record was renewed: its status is trusted alone now
 
 
