@@ -144,3 +144,51 @@ def test_boolean_subschemas_of_a_family_schema_are_explained_not_crashed_on():
     nulls = Schema({"properties": {"c": {"additionalProperties": {"anyOf": [False, {"type": "null"}]}}}})
     (only,) = findings(nulls, build_validator(nulls), {"c": {"z": 1}})
     assert (only.path, only.rule) == (("c", "z"), "invalid-value")
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"a": {"b": 1, "c": [2]}, "x": 3},
+        {"a": [10, 20], "x": {"y": 1}},  # a section that is a list, another that holds a table
+        {"a": "text"},  # a section of the wrong type
+        {},
+    ],
+)
+def test_each_rule_receives_the_values_at_its_paths(config):
+    """Rules read the config once per path they share (the rule engine's reading plan): each still receives,
+    in the order of its paths, what is at each path (None where a step is absent), whatever the sections hold."""
+    from dataclasses import replace
+
+    from trainspec.read.files import parse
+    from trainspec.rules.evaluate import run_rules
+    from trainspec.spec.rules import rule
+
+    received: dict[str, tuple] = {}
+
+    def spy(name):
+        def check(*values):
+            """Records what it was given."""
+            received[name] = values
+            return ()
+
+        return check
+
+    rules = (
+        replace(rule("whole-and-b", "error", "x", "a.b")(spy("whole-and-b")), parsed_paths=((), ("a", "b"))),
+        rule("b-c-x", "error", "a.b", "a.c", "x")(spy("b-c-x")),
+        rule("deep", "error", "a.c[0]", "x.y", "a[1]")(spy("deep")),
+        rule("none", "error")(spy("none")),
+    )
+    list(run_rules(parse("c.json", "{}"), rules, config, []))
+    a = config.get("a")
+    table = a if isinstance(a, dict) else {}
+    assert received["whole-and-b"] == (config, table.get("b"))
+    assert received["b-c-x"] == (table.get("b"), table.get("c"), config.get("x"))
+    x = config.get("x")
+    assert received["deep"] == (
+        2 if table.get("c") else None,
+        x.get("y") if isinstance(x, dict) else None,
+        a[1] if isinstance(a, list) else None,
+    )
+    assert received["none"] == ()

@@ -119,6 +119,14 @@ def _dotted_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
     return held, [a for a in argv[:end] if not _DOTTED.match(a)] + argv[end:]
 
 
+def _cache_on(command_line: list[str]) -> bool:
+    """Whether a check may read the result cache: not with `--no-cache` or TRAINSPEC_NO_CACHE (then the
+    cache's modules, and the hashing they import, are never loaded)."""
+    from trainspec.engine.cache_store import turned_off
+
+    return "--no-cache" not in command_line and not turned_off()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command and return its exit status; no traceback reaches the user from here.
 
@@ -128,8 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         command_line = sys.argv[1:] if argv is None else list(argv)
         completing = "_ARGCOMPLETE" in os.environ  # the shell asks for completions (see `trainspec completion`)
-        if command_line[:1] == ["check"] and not completing:  # a run over unchanged files: its stored output
-            from trainspec.engine.cache_run import replay
+        if command_line[:1] == ["check"] and not completing and _cache_on(command_line):
+            from trainspec.engine.cache_run import replay  # a run over unchanged files: its stored output
 
             replayed = replay(command_line)
             if replayed is not None:

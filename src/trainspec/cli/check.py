@@ -323,7 +323,9 @@ def run(args: argparse.Namespace, extras: Sequence[str], parser: argparse.Argume
 
 def _recorder(args: argparse.Namespace) -> Recorder | None:
     """A recorder of this run (`cache_run`), when the result cache is on and a run like it can be replayed."""
-    if args.no_cache or (args.jobs is not None and args.jobs > _cpus()):  # --jobs beyond the CPUs: a complaint
+    from trainspec.engine.cache_store import turned_off
+
+    if args.no_cache or turned_off() or (args.jobs is not None and args.jobs > _cpus()):  # --jobs: a complaint
         return None
     from trainspec.engine.cache_run import recorder
 

@@ -71,19 +71,35 @@ def _inline_tables_of_1_0(text: str) -> bool:
 
 
 _HEADER = re.compile(r"\n[ \t]*\[\[?([^\]\n]*)\]")
+_HEADER_PART = re.compile(r"""[ \t]*+([A-Za-z0-9_-]++|"[^"\\\n]*+"|'[^'\n]*+')[ \t]*+(\.?)""")
+"""One part of a table's name (quoted without escapes), and the dot after it."""
 
 
 def _tables_in_order(text: str) -> bool:
     """No table's header after a header below it (`[a]` after `[a.b]`): rtoml puts such a table
-    where its header is, tomllib where the header below it made it. Quoted names are not compared."""
-    below: set[str] = set()
+    where its header is, tomllib where the header below it made it. A name with an escape is not compared."""
+    below: set[tuple[str, ...]] = set()
     for m in _HEADER.finditer("\n" + text):
-        name = "".join(m[1].split())
-        if name in below or '"' in name or "'" in name:
+        parts = _header_parts(m[1])
+        if parts is None or parts in below:
             return False
-        parts = name.split(".")
-        below.update(".".join(parts[:n]) for n in range(1, len(parts)))
+        below.update(parts[:n] for n in range(1, len(parts)))
     return True
+
+
+def _header_parts(name: str) -> tuple[str, ...] | None:
+    """The keys of a table's name (`a."b.c"` is a, b.c); None for one this reading does not take."""
+    parts: list[str] = []
+    i = 0
+    while True:
+        m = _HEADER_PART.match(name, i)
+        if m is None:
+            return None
+        part = m[1]
+        parts.append(part[1:-1] if part[0] in "\"'" else part)
+        i = m.end()
+        if not m[2]:
+            return tuple(parts) if i == len(name) else None
 
 
 def _rtoml_reads_as_tomllib(text: str) -> bool:

@@ -9,8 +9,9 @@ without one. A rule that raises becomes a diagnostic, never a stopped run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from typing import Any
 
 from trainspec.rules.placement import first_written, place, related_place
@@ -149,7 +150,7 @@ def disagreeing_sizes(
 
 
 def run_rules(
-    doc: Document, rules: Iterable[Rule], config: dict[str, Any], broken: list[Path], context: Context = NOTHING_KNOWN
+    doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context = NOTHING_KNOWN
 ) -> Iterator[Diagnostic]:
     """Each rule on the values at its paths, given what the check knows (`context`: at most one world size)."""
     touches = _touches_any(broken) if broken else None
@@ -157,36 +158,27 @@ def run_rules(
         {b[0] if b else None for b in broken} if broken else frozenset()
     )
     anywhere = None in sections
-    tables = type(config) is dict
-    top: dict[Any, Any] = config
-    for rule in rules:
+    reading = _reading(rules)
+    read = reading.read(config)
+    for rule, pick, plain in reading.rules:
         paths = rule.parsed_paths
         stopped: set[Path] | frozenset[Path] = _NOTHING
         if touches is not None and (anywhere or None in rule.sections or not sections.isdisjoint(rule.sections)):
             stopped = {p for p in paths if touches(p)}
             if stopped - rule.optional:
                 continue
-        if rule.raw:
-            values = [_value(doc.data, p, raw=True) for p in paths]
-        else:
-            values = []
-            for p in paths:
-                if tables and len(p) == 2 and type(section := top.get(p[0])) is dict:
-                    values.append(section.get(p[1]))  # `get` for the usual `section.key`, inline
-                else:
-                    values.append(get(config, p))
+        values: Sequence[Any] = [_written_at(doc.data, p) for p in paths] if rule.raw else pick(read)
         if stopped:
             values = [ABSENT if p in stopped else v for p, v in zip(paths, values, strict=True)]
         try:
-            if type(rule) is Rule and not (rule.needs_world_size or rule.needs_registries or rule.needs_device):
-                # `Rule.run` without its call: most rules need nothing but their values, and find nothing
+            if plain:  # `Rule.run` without its call: most rules need nothing but their values, and find nothing
                 found = rule.check(*values)
                 violations = []
                 if found:
                     for f in found:
                         violations.append(f if type(f) is Violation or isinstance(f, Violation) else Violation(f))
             else:
-                violations = rule.run(values, context)
+                violations = rule.run(list(values), context)
         except Exception as exc:  # a rule must not take the whole report down
             yield Diagnostic(
                 doc.file,
@@ -202,6 +194,72 @@ def run_rules(
             by_path = dict(zip(paths, values, strict=True))
             for violation in violations:
                 yield _rule_diagnostic(doc, rule, by_path, violation)
+
+
+class _Reading:
+    """How a set of rules reads a config: every path any of them reads, read once, grouped under the
+    mapping that holds it (one look-up of that mapping, then its keys), and for each rule what it
+    takes of those values. The rules of a family read the same paths over and over (`distributed.tp`
+    by a dozen), and the same rules run for every file: built once per tuple of rules."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        parents: dict[Path, list[Path]] = {}
+        for rule in rules:
+            if not rule.raw:
+                for path in rule.parsed_paths:
+                    if path and path not in parents.get(path[:-1], ()):
+                        parents.setdefault(path[:-1], []).append(path)
+        self.whole = any(() in rule.parsed_paths for rule in rules)
+        """Whether a rule reads the whole config (the empty path): it comes first."""
+        self.groups = [(parent, tuple(p[-1] for p in paths), paths) for parent, paths in parents.items()]
+        order = [()] * self.whole + [p for _, _, paths in self.groups for p in paths]
+        index = {p: n for n, p in enumerate(order)}
+        self.rules = [
+            (rule, _picker(tuple(index.get(p, -1) for p in rule.parsed_paths)), _plain(rule)) for rule in rules
+        ]
+
+    def read(self, config: dict[str, Any]) -> list[Any]:
+        """The value at each path (None where a step is absent), in the order the pickers index."""
+        out: list[Any] = [config] if self.whole else []
+        for parent, keys, paths in self.groups:
+            holder: Any = get(config, parent) if parent else config
+            if type(holder) is dict or isinstance(holder, dict):
+                out.extend(map(holder.get, keys))
+            else:  # a list, or a value of the wrong type: `get` says what is there
+                out.extend(get(config, p) for p in paths)
+        return out
+
+
+def _picker(indices: tuple[int, ...]) -> Callable[[list[Any]], Sequence[Any]]:
+    """The values a rule takes, in the order of its paths, out of `_Reading.read`'s list."""
+    if len(indices) > 1:
+        return itemgetter(*indices)  # a tuple, for more than one index
+    if indices:
+        only = indices[0]
+        return lambda read: (read[only],)
+    return lambda read: ()
+
+
+def _plain(rule: Rule) -> bool:
+    """Whether the rule is called with its values alone (it reads no world size, names or device)."""
+    return type(rule) is Rule and not (rule.needs_world_size or rule.needs_registries or rule.needs_device)
+
+
+_READINGS: dict[int, tuple[object, _Reading]] = {}
+"""`_Reading`s by the identity of what they read for: a tuple of rules, or the one rule of a list of one
+(a layout search asks for one rule at a time), kept with it so the identity stays its own."""
+
+
+def _reading(rules: Sequence[Rule]) -> _Reading:
+    key: object = rules[0] if len(rules) == 1 else rules
+    if type(key) is list:
+        return _Reading(rules)
+    known = _READINGS.get(id(key))
+    if known is None or known[0] is not key:
+        if len(_READINGS) >= 1024:  # a long-lived process (the language server) that rebuilt its families
+            _READINGS.clear()
+        known = _READINGS[id(key)] = (key, _Reading(rules))
+    return known[1]
 
 
 _NOTHING: frozenset[Path] = frozenset()
@@ -251,11 +309,10 @@ def _written(source: Any, part: str | int) -> Any:
     return ABSENT
 
 
-def _value(source: Any, path: Path, raw: bool) -> Any:
-    if raw:
-        for part in path:
-            source = _written(source, part)
-            if source is ABSENT:
-                break
-        return source
-    return get(source, path)
+def _written_at(source: Any, path: Path) -> Any:
+    """The value as the file writes it (ABSENT where it writes none): what a `raw` rule reads."""
+    for part in path:
+        source = _written(source, part)
+        if source is ABSENT:
+            break
+    return source
