@@ -311,6 +311,7 @@ _ELSEWHERE = frozenset({"anyOf", "oneOf", "not", "contains", "$ref"})
 a condition's in the words of its `if`): an error under one is explained by python-jsonschema, except
 a union's own, rebuilt from its branches' errors (`FastValidator._alike`)."""
 _UNIONS = frozenset({"anyOf", "oneOf"})
+_NO_PATHS: frozenset[Path] = frozenset()
 
 
 def _at(data: Any, path: Path) -> Any:
@@ -354,27 +355,29 @@ class FastValidator:
         budget = [most]
         out = []
         for error in found:
-            alike = self._alike(error, data, 0, budget, bool(standing_in))
+            alike = self._alike(error, data, 0, budget, standing_in or _NO_PATHS)
             if alike is None:
                 return None
             out.append(alike)
         return out
 
-    def _alike(self, error: Any, data: Any, branch: int, budget: list[int], standing_in: bool) -> Error | None:
+    def _alike(
+        self, error: Any, data: Any, branch: int, budget: list[int], standing_in: set[Path] | frozenset[Path]
+    ) -> Error | None:
         """`error` as python-jsonschema reports it, or None. `branch`: where in its schema path the index of
         the union branch holding it lies (0: in no union); `budget`: how many more errors may be rebuilt.
         A union's error takes its branches' errors as its context, as python-jsonschema's does (not over
-        values standing in for others: its instance would show the stand-in)."""
+        a value standing in for another, `standing_in`: its branches' errors would show the stand-in)."""
         budget[0] -= 1
         where = tuple(error.schema_path)
         keyword = _AS_WRITTEN.get(str(where[-1]), where[-1])
-        union = keyword in _UNIONS and not standing_in
+        path = tuple(error.instance_path)
+        union = keyword in _UNIONS and not any(p[: len(path)] == path for p in standing_in)
         if budget[0] < 0 or not (union or keyword in _REPORTED_ALIKE) or not _ELSEWHERE.isdisjoint(where[branch:-1]):
             return None
         node: Any = self._schema.inlined
         for part in where[:-1]:
             node = node[part]
-        path = tuple(error.instance_path)
         relative = (*where[branch:-1], keyword)
         if not union:
             return Error(keyword, node[keyword], error.instance, path, (*where[:-1], keyword), relative)
