@@ -519,9 +519,9 @@ def test_union_errors_are_explained_alike(data: st.DataObject) -> None:
 def test_union_errors_beside_values_the_compiled_validator_cannot_judge_are_explained_alike(
     data: st.DataObject,
 ) -> None:
-    """A union given a wrong value, and NaN, a date or a huge integer elsewhere in the config or inside the
-    union: the check's explanation (the compiled validator's errors where it can give them) is the
-    whole python walk's. A union over a stand-in is left to python-jsonschema; one beside it is not."""
+    """A union given a wrong value, and NaN, an infinity, a date or a huge integer elsewhere in the config or
+    inside the union: the check's explanation (the compiled validator's errors, on a stand-in every keyword
+    there judges alike, where it can give them) is the whole python walk's."""
     family = data.draw(st.sampled_from(UNION_FAMILIES))
     path = data.draw(st.sampled_from(_union_paths(family.schema.inlined)))
     names = [n for n in sorted(DOCS) if n.split("/")[1].split("-")[0] == family.name]
@@ -529,10 +529,28 @@ def test_union_errors_beside_values_the_compiled_validator_cannot_judge_are_expl
     for _ in range(data.draw(st.integers(min_value=1, max_value=2))):
         inside = [leaf for leaf in _leaves(doc) if leaf[: len(path)] == path] if data.draw(st.booleans()) else []
         doc = _replaced(doc, data.draw(st.sampled_from(inside or _leaves(doc))), data.draw(UNJUDGED))
+    _assert_explained_alike(family, doc)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_values_the_compiled_validator_cannot_judge_are_explained_alike(data: st.DataObject) -> None:
+    """NaN, an infinity, a date or a huge integer at any value of a corpus config, perhaps with another
+    mistake: under a condition that reads it, a union, a bound or none, the check explains it as the whole
+    python walk does."""
+    family = data.draw(st.sampled_from(FAMILIES))
+    doc = DOCS[data.draw(st.sampled_from(sorted(DOCS)))]
+    for value in data.draw(st.lists(st.one_of(UNJUDGED, UNJUDGED, VALUES), min_size=1, max_size=3)):
+        doc = _replaced(doc, data.draw(st.sampled_from(_leaves(doc))), value)
+    _assert_explained_alike(family, doc)
+
+
+def _assert_explained_alike(family: Any, doc: Any) -> None:
+    """The check's findings of `doc` are the whole python walk's, but at non-finite numbers (reported apart)."""
     if isinstance(doc, dict):
-        non_finite = {path for path, value in _leaf_values(doc) if isinstance(value, float)}  # reported apart
-        whole = [f for f in explained(family.schema, family.validator, doc, targeted=False) if f[0] not in non_finite]
-        compiled = [f for f in explained_by_compiled(family.schema, family.validator, doc) if f[0] not in non_finite]
+        apart = {path for path, value in _leaf_values(doc) if isinstance(value, float) and not math.isfinite(value)}
+        whole = [f for f in explained(family.schema, family.validator, doc, targeted=False) if f[0] not in apart]
+        compiled = [f for f in explained_by_compiled(family.schema, family.validator, doc) if f[0] not in apart]
         assert compiled == whole
 
 

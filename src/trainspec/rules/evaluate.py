@@ -153,18 +153,14 @@ def run_rules(
     doc: Document, rules: Sequence[Rule], config: dict[str, Any], broken: list[Path], context: Context = NOTHING_KNOWN
 ) -> Iterator[Diagnostic]:
     """Each rule on the values at its paths, given what the check knows (`context`: at most one world size)."""
-    touches = _touches_any(broken) if broken else None
-    sections: set[str | int | None] | frozenset[str | int | None] = (
-        {b[0] if b else None for b in broken} if broken else frozenset()
-    )
-    anywhere = None in sections
     reading = _reading(rules)
     read = reading.read(config)
-    for rule, pick, plain in reading.rules:
+    touched = reading.touched(broken) if broken else _NOTHING
+    for rule, pick, plain, paths_read in reading.rules:
         paths = rule.parsed_paths
         stopped: set[Path] | frozenset[Path] = _NOTHING
-        if touches is not None and (anywhere or None in rule.sections or not sections.isdisjoint(rule.sections)):
-            stopped = {p for p in paths if touches(p)}
+        if touched and not touched.isdisjoint(paths_read):
+            stopped = touched & paths_read
             if stopped - rule.optional:
                 continue
         values: Sequence[Any] = [_written_at(doc.data, p) for p in paths] if rule.raw else pick(read)
@@ -215,8 +211,28 @@ class _Reading:
         order = [()] * self.whole + [p for _, _, paths in self.groups for p in paths]
         index = {p: n for n, p in enumerate(order)}
         self.rules = [
-            (rule, _picker(tuple(index.get(p, -1) for p in rule.parsed_paths)), _plain(rule)) for rule in rules
+            (
+                rule,
+                _picker(tuple(index.get(p, -1) for p in rule.parsed_paths)),
+                _plain(rule),
+                frozenset(rule.parsed_paths),
+            )
+            for rule in rules
         ]
+        self.by_section: dict[str | int | None, set[Path]] = {}
+        """Every path a rule reads, raw ones too, by its top-level key (None: the whole document)."""
+        for rule in rules:
+            for path in rule.parsed_paths:
+                self.by_section.setdefault(path[0] if path else None, set()).add(path)
+
+    def touched(self, broken: list[Path]) -> set[Path]:
+        """The paths the rules read that are one of `broken` (values that failed the schema), inside one or
+        above one: only those under a top-level key something broke under are asked about."""
+        touches = _touches_any(broken)
+        sections = {b[0] if b else None for b in broken}
+        asked = self.by_section.values() if None in sections else (self.by_section.get(s, ()) for s in sections)
+        whole = self.by_section.get(None, ())  # a rule reading the whole document reads what broke
+        return {p for paths in (*asked, whole) for p in paths if touches(p)}
 
     def read(self, config: dict[str, Any]) -> list[Any]:
         """The value at each path (None where a step is absent), in the order the pickers index."""

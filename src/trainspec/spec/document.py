@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import bisect
 import copy
-import re
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import accumulate
 from typing import Any
 
 from trainspec.spec.diagnostics import Diagnostic
@@ -85,7 +85,9 @@ class LineIndex:
     """Turns character offsets of a text into 1-based line and column positions."""
 
     def __init__(self, text: str) -> None:
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        ends = [len(line) + 1 for line in text.split("\n")]  # each line with its newline; the last has none
+        ends[-1:] = []
+        self.starts = [0, *accumulate(ends)]
 
     def pos(self, offset: int) -> Pos:
         line = bisect.bisect_right(self.starts, offset)

@@ -29,7 +29,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any
 
 from trainspec.spec.device import Device
@@ -107,12 +106,6 @@ class Rule:
     def mirrors(self) -> str | None:
         """The check of the trainer's loader this rule reproduces, as its documentation names it."""
         return mirrored(self.doc)
-
-    @cached_property
-    def sections(self) -> frozenset[str | int | None]:
-        """The top-level keys the rule reads under (None: the whole document): a value that failed the
-        schema in another section cannot stop it."""
-        return frozenset(p[0] if p else None for p in self.parsed_paths)
 
     def run(self, values: list[Any], context: Context) -> list[Violation]:
         """The rule's findings on `values` (in the order of its paths), given what the check knows."""

@@ -23,10 +23,10 @@ from trainspec.spec.codes import (
 from trainspec.spec.diagnostics import Move, SetValue, Severity, Suggestion
 from trainspec.spec.limits import DIAGNOSTICS
 from trainspec.spec.paths import Path, format_path
-from trainspec.spec.schema import Node, Schema, get, is_type, named_types
+from trainspec.spec.schema import Node, Schema, is_type, named_types
 from trainspec.spec.schema_walk import Where, errors_along
 from trainspec.spec.wording import MOST_LISTED, closest, listed, show, type_name
-from trainspec.validate.fast import Error, fast_validator, stand_in
+from trainspec.validate.fast import Error, fast_validator, stand_in, with_values_of
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -122,14 +122,12 @@ def explain(schema: Schema, validator: Callable[[], Any], data: Any, where: Wher
     alike = None
     if compiled is not None and where is not None and not where.unjudged:
         alike = compiled.errors_alike(data, DIAGNOSTICS.value)
-    elif compiled is not None and where is not None:
-        odd = compiled.unjudged_alike(data, where.unjudged)
-        standing = stand_in(data) if odd is not None else None
-        if odd is not None and standing is not None:
-            unjudged = set(where.unjudged)
-            rest = compiled.errors_alike(standing[0], DIAGNOSTICS.value, unjudged)
-            if rest is not None and len(rest) + len(odd) <= DIAGNOSTICS.value:  # each about the value as read
-                alike = [*(e._replace(instance=get(data, e.absolute_path)) for e in rest), *odd]
+    elif compiled is not None and where is not None and (standing := stand_in(data)) is not None:
+        inert = compiled.inert_stand_in(data, standing[0], where.unjudged)
+        if inert is not None and compiled.error_paths(inert) == []:
+            alike = []
+        elif inert is not None and (found := compiled.errors_alike(inert, DIAGNOSTICS.value)) is not None:
+            alike = with_values_of(data, found)
     return _explained(schema, alike, data) if alike is not None else findings(schema, validator(), data, where)
 
 

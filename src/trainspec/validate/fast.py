@@ -9,7 +9,10 @@ an invalid one only on the way to its errors. Its answer holds when:
 
 - the data is plain JSON (exact dict with text keys, list, text, bool, null, an
   integer within 64 bits, a finite float): a value that is not (a date, NaN) it sees
-  as null, and python-jsonschema judges that value where it is, and
+  as null, and python-jsonschema judges that value where it is, unless a stand-in
+  that every keyword able to reach it judges alike takes its place (`inert_stand_in`:
+  `true` for a date where no keyword reads a boolean, a float inside every bound
+  for NaN), and
 - the schema uses only keywords whose meaning the two validators share (a schema with
   another one gets no compiled validator), with two of them rewritten: integers are
   strict (2.0 is not an integer, as in trainspec's validator and the models), and a
@@ -20,12 +23,13 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import math
 import weakref
 from typing import Any, NamedTuple
 
 from trainspec.spec.paths import Path
 from trainspec.spec.schema import Schema
-from trainspec.spec.schema_walk import Where, matcher
+from trainspec.spec.schema_walk import Where, matcher, search
 
 RULE_ANNOTATION_KEY = "x-trainspec-rule"
 _STRICT_INTEGER = "trainspec-strict-integer"
@@ -218,106 +222,159 @@ _AS_WRITTEN = {_STRICT_INTEGER: "type", _PATTERN: "pattern"}
 _REPORTED_ALIKE = (_CHECKED - {"maxLength", "$ref", "$id", "$schema"}) | {"additionalProperties"}
 """Keywords whose failure both validators report once per failing place, each explained in its own words
 (the shared keywords that can fail, but `maxLength`, which is left to python-jsonschema, and `additionalProperties`)."""
-_APPLY_HERE = (
-    *("allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
-    *("contains", "$ref", "enum", "const", "uniqueItems"),
-)
-"""Keywords of a node whose verdict may read a value below it otherwise than by descending to it."""
-_ANNOTATION_KEYS = frozenset(
-    {
-        "$id",
-        "$schema",
-        "$defs",
-        RULE_ANNOTATION_KEY,
-        "title",
-        "description",
-        "markdownDescription",
-        "default",
-        "examples",
-        "$comment",
-        "deprecated",
-        "defaultSnippets",
-        "x-taplo",
-        "x-intellij-html-description",
-    }
-)
-"""Keywords that say nothing of a value: documentation, editor hints, definitions."""
-_BLIND = _ANNOTATION_KEYS | frozenset(
-    {
-        "type",
-        "required",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "maxLength",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "pattern",
-    }
-)
-"""Keywords that judge only the value they sit on, never a value below it: a stand-in below them fails none."""
-
-
-def _date_errors(node: Any, value: Any, path: Path, where: list[str | int]) -> list[Error] | None:
-    """python-jsonschema's errors of a date or time under `node` (none for a non-finite float: the check
-    reports it where it is, and drops schema findings there); None for any other value, or a node that
-    judges it otherwise than by its own `type`, `enum` and `const`."""
-    if isinstance(value, float) or node is True:
-        return []
-    if not isinstance(value, (datetime.date, datetime.time)) or not isinstance(node, dict):
-        return None
-    if any(not _blind({k: node[k]}, ()) for k in _APPLY_HERE if k in node and k not in ("enum", "const")):
-        return None
-    # a date is of no JSON type and equal to no JSON value; every other keyword skips it
-    return [Error(k, v, value, path, (*where, k)) for k, v in node.items() if k in ("type", "enum", "const")]
-
-
-def _blind(node: Any, rest: Path) -> bool:
-    """Whether `node`, applied to an object, cannot judge the value at `rest` below it (for `rest` empty:
-    cannot judge the value at all) otherwise than its walk to it finds: it names it only on the way there."""
-    if isinstance(node, bool):
-        return True
-    if not isinstance(node, dict):
-        return False
-    for keyword, value in node.items():
-        if keyword in ("allOf", "anyOf", "oneOf"):
-            if not all(_blind(sub, rest) for sub in value):
-                return False
-        elif keyword in ("not", "if", "then", "else"):
-            if not _blind(value, rest):
-                return False
-        elif keyword == "properties" and rest and not isinstance(rest[0], int):
-            if rest[0] in value and not _blind(value[rest[0]], rest[1:]):
-                return False
-        elif keyword == "additionalProperties" and rest and not isinstance(rest[0], int):
-            if rest[0] not in node.get("properties", {}) and not _blind(value, rest[1:]):
-                return False
-        elif keyword == "items" and rest and isinstance(rest[0], int):
-            if not _blind(value, rest[1:]):
-                return False
-        elif keyword in ("properties", "additionalProperties", "items") and rest:
-            continue  # applies to an instance of another type, or to another key
-        elif keyword in _BLIND and (rest or keyword in _ANNOTATION_KEYS):
-            continue
-        else:
-            return False
-    return True
-
-
 _ELSEWHERE = frozenset({"anyOf", "oneOf", "not", "contains", "$ref"})
 """Keywords below which python-jsonschema reports otherwise (a union's branches as the context of one error,
 a condition's in the words of its `if`): an error under one is explained by python-jsonschema, except
 a union's own, rebuilt from its branches' errors (`FastValidator._alike`)."""
 _UNIONS = frozenset({"anyOf", "oneOf"})
-_NO_PATHS: frozenset[Path] = frozenset()
 
 
 def _at(data: Any, path: Path) -> Any:
     for part in path:
         data = data[part]
     return data
+
+
+_INERT: tuple[Any, ...] = (True, False, None, "", [], {})
+"""Stand-ins, tried in turn, for a value the compiled validator cannot judge (`FastValidator.inert_stand_in`)."""
+_NO_STAND_IN = object()
+_TYPE_OF = {bool: "boolean", type(None): "null", str: "string", list: "array", dict: "object"}
+_KEYWORDS_OF = {
+    "boolean": frozenset(),
+    "null": frozenset(),
+    "string": frozenset({"minLength", "maxLength", "pattern"}),
+    "array": frozenset({"items", "minItems", "maxItems", "uniqueItems", "contains"}),
+    "object": frozenset({"properties", "patternProperties", "additionalProperties", "required"}),
+}
+"""The shared keywords (`_CHECKED`, `_SUBSCHEMA`...) that judge only a value of one type, by that type."""
+_NUMERIC = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_SAME_VALUE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else")
+"""Keywords whose subschemas apply to the value their node applies to."""
+
+
+def _nodes_at(root: Any, path: Path) -> list[dict[str, Any]] | None:
+    """Every schema node that may apply to the value at `path` (a condition's branches and a union's all
+    included); None past a node this walk does not read (a `$ref` left in the schema)."""
+    level: list[Any] = [root]
+    for part in (*path, None):
+        nodes: list[dict[str, Any]] = []
+        while level:
+            node = level.pop()
+            if node is True or node is False:
+                continue  # `true` judges nothing; `false` refuses every value alike
+            if not isinstance(node, dict) or "$ref" in node:
+                return None
+            nodes.append(node)
+            for keyword in _SAME_VALUE:
+                if keyword in node:
+                    sub = node[keyword]
+                    level.extend(sub if isinstance(sub, list) else [sub])
+        if part is None:
+            return nodes
+        for node in nodes:
+            if isinstance(part, int):
+                level.extend(node[k] for k in ("items", "contains") if k in node)
+                continue
+            named = node.get("properties", {})
+            matched = [sub for pattern, sub in node.get("patternProperties", {}).items() if search(pattern, part)]
+            level.extend(matched)
+            if part in named:
+                level.append(named[part])
+            elif not matched and "additionalProperties" in node:
+                level.append(node["additionalProperties"])
+    return None
+
+
+def _is_inert(stand_in: Any, value: Any, nodes: list[dict[str, Any]]) -> bool:
+    """Whether each of `nodes` judges `stand_in` as python-jsonschema judges `value`: a value of no JSON type
+    (a date or time), or a number the compiled validator cannot read (NaN, an infinity, an integer past 64
+    bits) where no node reads it as a number (`_reads_number`). Both then fail `type`, `enum` and `const`,
+    and every other keyword skips both."""
+    if isinstance(stand_in, float):
+        return all(_same_number(stand_in, value, node) for node in nodes)
+    kind = _TYPE_OF[type(stand_in)]
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not numeric and not isinstance(value, (datetime.date, datetime.time)):
+        return False
+    for node in nodes:
+        types = node.get("type", ())
+        types = [types] if isinstance(types, str) else types
+        if kind in types or not _KEYWORDS_OF[kind].isdisjoint(node) or (numeric and _reads_number(value, types, node)):
+            return False
+        if any(_json_equal(stand_in, v) or _json_equal(value, v) for v in (*node.get("enum", ()), *_const(node))):
+            return False
+    return True
+
+
+def _reads_number(value: int | float, types: list[str], node: dict[str, Any]) -> bool:
+    """Whether a node tells the number `value` from a value of another type: as a number (every one is),
+    as an integer (an integer is), or by a bound (NaN passes every one: each comparison is false)."""
+    if "number" in types or ("integer" in types and isinstance(value, int)):
+        return True
+    return not (isinstance(value, float) and math.isnan(value)) and not _NUMERIC.isdisjoint(node)
+
+
+def _number_like(value: float, nodes: list[dict[str, Any]]) -> float:
+    """A finite float that may pass and fail the bounds of `nodes` as the non-finite `value` does (NaN passes
+    every bound; an infinity is past every one on its side); `_same_number` says whether it does."""
+    bounds = [float(node[k]) for node in nodes for k in _NUMERIC if k in node and isinstance(node[k], (int, float))]
+    if value > 0:
+        return max(bounds, default=0.0) + 1.5
+    if value < 0:
+        return min(bounds, default=0.0) - 1.5
+    low = max((float(n[k]) for n in nodes for k in ("minimum", "exclusiveMinimum") if k in n), default=None)
+    high = min((float(n[k]) for n in nodes for k in ("maximum", "exclusiveMaximum") if k in n), default=None)
+    if low is not None and high is not None:
+        return (low + high) / 2
+    return low + 0.5 if low is not None else high - 0.5 if high is not None else 0.5
+
+
+_PASSES = {
+    "minimum": lambda v, bound: not v < bound,
+    "maximum": lambda v, bound: not v > bound,
+    "exclusiveMinimum": lambda v, bound: not v <= bound,
+    "exclusiveMaximum": lambda v, bound: not v >= bound,
+}
+"""Each bound as python-jsonschema applies it to a number (NaN passes each: every comparison is false)."""
+
+
+def _same_number(stand_in: float, value: float, node: dict[str, Any]) -> bool:
+    """Whether `node` judges the finite float `stand_in` as the non-finite `value`: both are numbers and
+    neither an integer, neither equals an `enum` or `const` value, so only the bounds may tell them apart."""
+    if any(_json_equal(stand_in, v) for v in (*node.get("enum", ()), *_const(node))):
+        return False
+    return all(
+        passes(stand_in, node[k]) == passes(value, node[k])
+        for k, passes in _PASSES.items()
+        if k in node and isinstance(node[k], (int, float))
+    )
+
+
+def _const(node: dict[str, Any]) -> tuple[Any, ...]:
+    return (node["const"],) if "const" in node else ()
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON has it: `true` is not 1, nor `false` 0."""
+    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
+
+
+def _put(data: Any, path: Path, value: Any) -> Any:
+    """`data` with `value` at `path`, the containers on the way copied (the stand-in may share them)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    copied = list(data) if isinstance(data, list) else dict(data)
+    copied[head] = _put(data[head], rest, value)  # type: ignore[index]
+    return copied
+
+
+def with_values_of(data: Any, errors: list[Error]) -> list[Error]:
+    """`errors` found on a stand-in of `data`, each showing the value `data` has where it is."""
+    return [
+        e._replace(instance=_at(data, e.absolute_path), context=tuple(with_values_of(data, list(e.context))))
+        for e in errors
+    ]
 
 
 class FastValidator:
@@ -334,7 +391,7 @@ class FastValidator:
             keywords={_STRICT_INTEGER: _StrictInteger, _PATTERN: _Pattern},
         )
 
-    def errors_alike(self, data: Any, most: int, standing_in: set[Path] | None = None) -> list[Error] | None:
+    def errors_alike(self, data: Any, most: int) -> list[Error] | None:
         """The errors of plain, invalid `data`, as python-jsonschema reports them, when each is one both
         validators report alike (a plain keyword's failure, outside any union, negation, conditional or
         recursive reference) and there are at most `most`; else None."""
@@ -346,33 +403,26 @@ class FastValidator:
                 found = list(itertools.islice(self._validator.iter_errors(data), most + 1))
             except Exception:  # text the compiled validator cannot take (a lone surrogate)
                 return None
-        if standing_in:
-            found = [e for e in found if tuple(e.instance_path) not in standing_in]
-        elif not found:
-            return None
-        if len(found) > most:
+        if not found or len(found) > most:
             return None
         budget = [most]
         out = []
         for error in found:
-            alike = self._alike(error, data, 0, budget, standing_in or _NO_PATHS)
+            alike = self._alike(error, data, 0, budget)
             if alike is None:
                 return None
             out.append(alike)
         return out
 
-    def _alike(
-        self, error: Any, data: Any, branch: int, budget: list[int], standing_in: set[Path] | frozenset[Path]
-    ) -> Error | None:
+    def _alike(self, error: Any, data: Any, branch: int, budget: list[int]) -> Error | None:
         """`error` as python-jsonschema reports it, or None. `branch`: where in its schema path the index of
         the union branch holding it lies (0: in no union); `budget`: how many more errors may be rebuilt.
-        A union's error takes its branches' errors as its context, as python-jsonschema's does (not over
-        a value standing in for another, `standing_in`: its branches' errors would show the stand-in)."""
+        A union's error takes its branches' errors as its context, as python-jsonschema's does."""
         budget[0] -= 1
         where = tuple(error.schema_path)
         keyword = _AS_WRITTEN.get(str(where[-1]), where[-1])
         path = tuple(error.instance_path)
-        union = keyword in _UNIONS and not any(p[: len(path)] == path for p in standing_in)
+        union = keyword in _UNIONS
         if budget[0] < 0 or not (union or keyword in _REPORTED_ALIKE) or not _ELSEWHERE.isdisjoint(where[branch:-1]):
             return None
         node: Any = self._schema.inlined
@@ -389,45 +439,29 @@ class FastValidator:
                 for sub in errors:
                     if tuple(sub.schema_path[: len(where) + 1]) != (*where, index):
                         return None
-                    alike = self._alike(sub, data, len(where), budget, standing_in)
+                    alike = self._alike(sub, data, len(where), budget)
                     if alike is None:
                         return None
                     context.append(alike)
         return Error(keyword, node[keyword], _at(data, path), path, where, relative, node, tuple(context))
 
-    def unjudged_alike(self, data: Any, unjudged: list[Path]) -> list[Error] | None:
-        """python-jsonschema's errors at values the compiled validator cannot judge, when each is a date or
-        time (a value of no JSON type) or a non-finite float (the check reports it at its place, where
-        schema findings are dropped), and no other keyword's verdict reads it (`_blind`): then the
-        stand-in changed no verdict but its own. Else None."""
-        out: list[Error] = []
+    def inert_stand_in(self, data: Any, standing: Any, unjudged: list[Path]) -> Any | None:
+        """`standing` (`stand_in(data)`) with each value at `unjudged` replaced by one that every keyword the
+        schema can apply there treats as python-jsonschema treats the value `data` has there; None when some
+        value has no such stand-in. Every verdict is then the same on both, a union's or a condition's over
+        such a value included, and the compiled validator's errors are python-jsonschema's but for the
+        values they show (`with_values_of`)."""
+        out = standing
         for path in unjudged:
-            node: Any = self._schema.inlined
-            where: list[str | int] = []
-            value = data
-            for n, part in enumerate(path):
-                if node is True:
-                    break  # nothing below is judged
-                if not isinstance(node, dict):
-                    return None
-                if any(not _blind({k: node[k]}, path[n:]) for k in _APPLY_HERE if k in node):
-                    return None
-                if isinstance(part, int):
-                    if "items" not in node or "prefixItems" in node:
-                        return None
-                    node, where = node["items"], [*where, "items"]
-                elif part in node.get("properties", {}):
-                    node, where = node["properties"][part], [*where, "properties", part]
-                elif "additionalProperties" in node:
-                    node, where = node["additionalProperties"], [*where, "additionalProperties"]
-                else:
-                    node = True
-                value = value[part]
-            else:
-                found = _date_errors(node, value, path, where)
-                if found is None:
-                    return None
-                out.extend(found)
+            nodes = _nodes_at(self._schema.inlined, path)
+            if nodes is None:
+                return None
+            value = _at(data, path)
+            candidates = (*_INERT, _number_like(value, nodes)) if isinstance(value, float) else _INERT
+            inert = next((c for c in candidates if _is_inert(c, value, nodes)), _NO_STAND_IN)
+            if inert is _NO_STAND_IN:
+                return None
+            out = _put(out, path, inert)
         return out
 
     def error_paths(self, data: Any) -> list[Path] | None:
