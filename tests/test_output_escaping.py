@@ -15,6 +15,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trainspec.cli import main
 from trainspec.spec.escaping import json_text, terminal
@@ -125,3 +127,17 @@ def test_escaping_is_idempotent_and_leaves_ordinary_text_alone():
         assert terminal(once) == once
     assert terminal("plain `key`\tü") == "plain `key`\tü"
     assert json_text([float("inf"), {"a": (float("nan"),)}]) == '["Infinity", {"a": ["NaN"]}]'
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF)))
+def test_plain_text_skips_the_patterns_and_nothing_else_does(text):
+    """Printable ASCII comes back as it is without a pattern; any other text is escaped by the patterns:
+    the two ways give the same text."""
+    import re
+
+    from trainspec.spec.escaping import INVISIBLE, escape
+
+    assert terminal(text) == escape(text, f"[\x00-\x08\x0a-\x1f{INVISIBLE}\ud800-\udfff]")
+    dumped = json.dumps(text)
+    assert json_text(text) == re.sub(f"[{INVISIBLE}\ud800-\udfff]", lambda m: f"\\u{ord(m[0]):04x}", dumped)

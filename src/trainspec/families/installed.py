@@ -49,6 +49,14 @@ def for_installed(family: Family, file: str) -> tuple[Family, Diagnostic | None]
     release = installed_release(family.distribution)
     if release is None:
         return family, None
+    chosen, said = _selected(family, release)
+    return chosen, Diagnostic(file, None, None, (), *said) if said is not None else None
+
+
+@cache
+def _selected(family: Family, release: str) -> tuple[Family, tuple[str, Severity, str] | None]:
+    """The version `release` selects, and what a file checked as it is told (rule, severity, message): the
+    same for every file of a run."""
     versions = [family, *other_versions(family)]
     match = next((v for v in versions if release in (v.version, f"v{v.version}")), None)
     pin = f"pin another with --family {family.name}@VERSION or in the project configuration"
@@ -56,14 +64,14 @@ def for_installed(family: Family, file: str) -> tuple[Family, Diagnostic | None]
         return family, None
     if match is not None:
         message = f"checked as {match.id}, the release of `{family.distribution}` installed here ({release}); {pin}"
-        return match, Diagnostic(file, None, None, (), INSTALLED_RELEASE.id, Severity.NOTE, message)
+        return match, (INSTALLED_RELEASE.id, Severity.NOTE, message)
     nearest = ", ".join(v.id for v in nearest_releases(release, versions)) or ", ".join(v.id for v in versions)
     message = (
         f"`{family.distribution}` {release} is installed here, a release no version of {family.name} follows; "
         f"checked as {family.id}, the newest; the nearest known: {nearest} (select one with --family, or pin it "
         "in the project configuration)"
     )
-    return family, Diagnostic(file, None, None, (), INSTALLED_RELEASE_UNKNOWN.id, Severity.WARNING, message)
+    return family, (INSTALLED_RELEASE_UNKNOWN.id, Severity.WARNING, message)
 
 
 def nearest_releases(release: str, versions: list[Family]) -> list[Family]:

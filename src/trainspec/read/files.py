@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import os
 import stat
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from trainspec.spec.codes import FILE_NOT_FOUND, FILE_NOT_READABLE, SYNTAX_ERROR
 from trainspec.spec.diagnostics import Diagnostic, Severity
@@ -37,15 +37,34 @@ def read_bytes(path: str) -> bytes:
         raise _unreadable(path, FILE_NOT_FOUND.id, "no such file") from None
     except OSError as exc:
         raise _unreadable(path, FILE_NOT_READABLE.id, f"cannot read: {exc.strerror}") from None
-    status = os.fstat(fd)
-    if stat.S_ISDIR(status.st_mode):  # before fdopen, which refuses a folder with its own error
-        os.close(fd)
-        raise _unreadable(path, FILE_NOT_READABLE.id, "is a directory, not a config file")
-    with os.fdopen(fd, "rb") as file:
-        mode = status.st_mode
-        if not stat.S_ISREG(mode):
+    try:
+        status = os.fstat(fd)
+        if stat.S_ISDIR(status.st_mode):
+            raise _unreadable(path, FILE_NOT_READABLE.id, "is a directory, not a config file")
+        if not stat.S_ISREG(status.st_mode):
             raise _unreadable(path, FILE_NOT_READABLE.id, "is not a regular file (a pipe or device?)")
-        return _bounded(file, path, status.st_size)
+        return _bounded(_Descriptor(fd), path, status.st_size)
+    finally:
+        os.close(fd)
+
+
+class _Descriptor:
+    """`read(n)` of an open file descriptor as a file object has it (up to `n` bytes, fewer only at the end),
+    without the buffered file object a regular file of a few kilobytes does not need."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def read(self, n: int) -> bytes:
+        first = os.read(self.fd, n)
+        if len(first) == n or not first:
+            return first
+        parts = [first]
+        left = n - len(first)
+        while left and (more := os.read(self.fd, left)):
+            parts.append(more)
+            left -= len(more)
+        return b"".join(parts)
 
 
 def read_stream(stream: BinaryIO, name: str) -> str:
@@ -68,7 +87,11 @@ def within_limit(path: str, text: str) -> str:
     return text
 
 
-def _bounded(file: BinaryIO, path: str, size: int | None = None) -> bytes:
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _bounded(file: _Readable, path: str, size: int | None = None) -> bytes:
     """At most the limit's bytes of `file`: one more than that is an error, and nothing past it is read.
     `size`: what the file holds, as far as its status says: asking for the limit's bytes at once costs a
     buffer that large per file (a file that grew meanwhile is read on to the limit all the same)."""

@@ -31,17 +31,18 @@ INVISIBLE = (
 """Characters that show nothing or reorder what follows: DEL and C1 controls, zero-width and joining
 characters, bidirectional controls, line and paragraph separators, variation selectors and tags. A key
 `lr\u200b` would otherwise print as `lr`, and a bidi override can make a line read as another."""
-TERMINAL_UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f{INVISIBLE}\ud800-\udfff]")
-"""What a terminal or a CI log must not receive raw: everything but the tab that is not printable text."""
+_TERMINAL_UNSAFE = f"[\x00-\x08\x0a-\x1f{INVISIBLE}\ud800-\udfff]"
+"""What a terminal or a CI log must not receive raw: everything but the tab that is not printable text.
+(Compiled on first use by `re`, which keeps it: most text is plain ASCII, which needs no pattern.)"""
 
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
-def escape(text: str, unsafe: re.Pattern[str]) -> str:
+def escape(text: str, unsafe: re.Pattern[str] | str) -> str:
     """`text` with each character `unsafe` matches written as a Python-style escape (`\\n`, `\\x1b`, `\\u202e`)."""
-    if unsafe.search(text) is None:
+    if re.search(unsafe, text) is None:
         return text
-    return unsafe.sub(lambda m: _NAMED.get(m[0]) or _code(ord(m[0])), text)
+    return re.sub(unsafe, lambda m: _NAMED.get(m[0]) or _code(ord(m[0])), text)
 
 
 def _code(point: int) -> str:
@@ -52,7 +53,9 @@ def _code(point: int) -> str:
 
 def terminal(text: str) -> str:
     """One line of text as a terminal or a CI log may show it (idempotent: escaping twice changes nothing)."""
-    return escape(text, TERMINAL_UNSAFE)
+    if text.isascii() and text.isprintable():  # printable ASCII: nothing to escape (the tab is not printable)
+        return text
+    return escape(text, _TERMINAL_UNSAFE)
 
 
 NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
@@ -70,7 +73,7 @@ def finite(value: Any) -> Any:
     return value
 
 
-_JSON_ESCAPED = re.compile(f"[{INVISIBLE}\ud800-\udfff]")
+_JSON_ESCAPED = f"[{INVISIBLE}\ud800-\udfff]"
 
 
 def json_text(value: Any, **options: Any) -> str:
@@ -79,7 +82,9 @@ def json_text(value: Any, **options: Any) -> str:
     Invisible characters are written as their `\\u` escapes too: the same string to a parser, and seen
     by whoever reads the document."""
     text = json.dumps(finite(value), allow_nan=False, **options)
-    return _JSON_ESCAPED.sub(lambda m: _json_code(ord(m[0])), text)
+    if text.isascii() and "\x7f" not in text:  # none of them (DEL is the one ASCII character among them)
+        return text
+    return re.sub(_JSON_ESCAPED, lambda m: _json_code(ord(m[0])), text)
 
 
 def _json_code(point: int) -> str:
