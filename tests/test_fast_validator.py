@@ -18,6 +18,7 @@ import math
 import tomllib
 from collections import OrderedDict
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -512,6 +513,33 @@ def test_union_errors_are_explained_alike(data: st.DataObject) -> None:
     if is_plain(doc):
         whole = explained(family.schema, family.validator, doc, targeted=False)
         assert explained_by_compiled(family.schema, family.validator, doc) == whole
+
+
+@pytest.mark.parametrize("schema", COMPILED_SCHEMAS, ids=lambda s: ",".join(s))
+@settings(max_examples=60, deadline=None)
+@given(first=VALUES, second=VALUES, odd=UNJUDGED, data=st.data())
+def test_a_value_the_compiled_validator_cannot_read_is_explained_alike_under_each_keyword(
+    schema: dict[str, Any], first: Any, second: Any, odd: Any, data: st.DataObject
+) -> None:
+    """Each shared keyword, on a value, on the items of a list without duplicates, in a union and in a
+    condition, with NaN, an infinity, a date or a huge integer somewhere in the config: the check's
+    explanation is the whole python walk's (a keyword that compares a whole value holding it, such as
+    `uniqueItems` or `enum`, leaves it to python-jsonschema)."""
+    tree = Schema(
+        {
+            "type": "object",
+            "properties": {
+                "s": schema,
+                "l": {"type": "array", "uniqueItems": True, "items": schema},
+                "u": {"anyOf": [schema, {"type": "null"}]},
+            },
+            "if": {"properties": {"s": schema}},
+            "then": {"required": ["l"]},
+        }
+    )
+    value = {"s": first, "l": [second, True, first], "u": second}
+    value = _replaced(value, data.draw(st.sampled_from(_leaves(value))), odd)
+    _assert_explained_alike(SimpleNamespace(schema=tree, validator=build_validator(tree)), value)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -248,13 +248,16 @@ _KEYWORDS_OF = {
 }
 """The shared keywords (`_CHECKED`, `_SUBSCHEMA`...) that judge only a value of one type, by that type."""
 _NUMERIC = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_COMPARES = frozenset({"enum", "const", "uniqueItems"})
+"""Keywords that compare a whole value, whatever it holds: a stand-in inside it may change their verdict."""
 _SAME_VALUE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else")
 """Keywords whose subschemas apply to the value their node applies to."""
 
 
 def _nodes_at(root: Any, path: Path) -> list[dict[str, Any]] | None:
     """Every schema node that may apply to the value at `path` (a condition's branches and a union's all
-    included); None past a node this walk does not read (a `$ref` left in the schema)."""
+    included); None past a node this walk does not read (a `$ref` left in the schema), or when a node
+    above the value compares the container holding it (`enum`, `const`, `uniqueItems`)."""
     level: list[Any] = [root]
     for part in (*path, None):
         nodes: list[dict[str, Any]] = []
@@ -263,6 +266,8 @@ def _nodes_at(root: Any, path: Path) -> list[dict[str, Any]] | None:
             if node is True or node is False:
                 continue  # `true` judges nothing; `false` refuses every value alike
             if not isinstance(node, dict) or "$ref" in node:
+                return None
+            if part is not None and not _COMPARES.isdisjoint(node):
                 return None
             nodes.append(node)
             for keyword in _SAME_VALUE:
