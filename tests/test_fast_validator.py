@@ -515,6 +515,21 @@ def test_union_errors_are_explained_alike(data: st.DataObject) -> None:
         assert explained_by_compiled(family.schema, family.validator, doc) == whole
 
 
+@pytest.mark.parametrize("odd", [None, math.nan, datetime.date(2026, 1, 1)], ids=["plain", "nan", "date"])
+def test_an_error_under_an_empty_key_is_placed_under_it(odd: Any) -> None:
+    """jsonschema-rs leaves a key "" out of an error's path: the error is still placed at `a[""]`, not at `a`
+    (python-jsonschema explains such a document), beside a value the compiled validator cannot read or not."""
+    tree = Schema(
+        {
+            "type": "object",
+            "properties": {"a": {"type": "object", "additionalProperties": {"type": "string"}}, "b": {}},
+        }
+    )
+    doc = {"a": {"": None, "x": "y"}, "b": odd}
+    (finding,) = explained_by_compiled(tree, build_validator(tree), doc)
+    assert finding[:2] == (("a", ""), "wrong-type")
+
+
 @pytest.mark.parametrize("schema", COMPILED_SCHEMAS, ids=lambda s: ",".join(s))
 @settings(max_examples=60, deadline=None)
 @given(first=VALUES, second=VALUES, odd=UNJUDGED, data=st.data())

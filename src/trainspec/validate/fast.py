@@ -175,6 +175,21 @@ def is_plain(data: Any) -> bool:
     return True
 
 
+def _holds_empty_key(data: Any) -> bool:
+    """Whether a mapping in `data` has the key "": jsonschema-rs leaves such a key out of the paths of the
+    errors below it, so python-jsonschema explains those documents."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if type(value) is dict:
+            if "" in value:
+                return True
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+    return False
+
+
 def stand_in(data: Any, plain: bool | None = None) -> tuple[Any, list[Path]] | None:
     """`data` with each value the compiled validator cannot judge (NaN, a date, an integer past 64 bits)
     replaced by null, and the paths of those values; mappings and lists of any class made plain;
@@ -408,7 +423,7 @@ class FastValidator:
                 found = list(itertools.islice(self._validator.iter_errors(data), most + 1))
             except Exception:  # text the compiled validator cannot take (a lone surrogate)
                 return None
-        if not found or len(found) > most:
+        if not found or len(found) > most or _holds_empty_key(data):
             return None
         budget = [most]
         out = []
