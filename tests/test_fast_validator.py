@@ -413,6 +413,20 @@ LINES = st.one_of(
 )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[t.u]\nx = 1\n[[arr]]\n["t"]\ny = 2\n',  # the table above, named quoted, after one below it
+        "['t'.\"u\"]\nx = 1\n[other]\n[t]\ny = 2\n",
+        '[tool.x]\n[project.entry-points."trainspec.families"]\nk = "v"\n[project]\nname = "n"\n',
+        '[a."b.c"]\nx = 1\n[a.b]\ny = 2\n',  # "b.c" is one key: no table above another
+    ],
+)
+def test_quoted_table_names_read_as_tomllib_reads_them(text: str) -> None:
+    """Quoted table names are compared by their keys when deciding whether rtoml may read the text."""
+    assert repr(_loads(text)) == repr(tomllib.loads(text))
+
+
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(LINES, max_size=8), st.sampled_from(["\n", "\r\n"]))
 def test_toml_reads_exactly_as_tomllib(lines: list[str], newline: str) -> None:
