@@ -17,7 +17,6 @@ import datetime
 import math
 import tomllib
 from collections import OrderedDict
-from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -605,21 +604,10 @@ def test_values_the_compiled_validator_cannot_judge_are_explained_alike(data: st
 def _assert_explained_alike(family: Any, doc: Any) -> None:
     """The check's findings of `doc` are the whole python walk's, but at non-finite numbers (reported apart)."""
     if isinstance(doc, dict):
-        apart = {path for path, value in _leaf_values(doc) if isinstance(value, float) and not math.isfinite(value)}
+        apart = {path for path in _leaves(doc) if isinstance(v := _get(doc, path), float) and not math.isfinite(v)}
         whole = [f for f in explained(family.schema, family.validator, doc, targeted=False) if f[0] not in apart]
         compiled = [f for f in explained_by_compiled(family.schema, family.validator, doc) if f[0] not in apart]
         assert compiled == whole
-
-
-def _leaf_values(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaf_values(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _leaf_values(v, (*path, i))
-    else:
-        yield path, value
 
 
 @pytest.mark.parametrize(

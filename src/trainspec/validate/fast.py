@@ -28,7 +28,7 @@ import weakref
 from typing import Any, NamedTuple
 
 from trainspec.spec.paths import Path
-from trainspec.spec.schema import Schema
+from trainspec.spec.schema import Schema, replace_value
 from trainspec.spec.schema_walk import Where, matcher, search
 
 RULE_ANNOTATION_KEY = "x-trainspec-rule"
@@ -379,16 +379,6 @@ def _json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
 
 
-def _put(data: Any, path: Path, value: Any) -> Any:
-    """`data` with `value` at `path`, the containers on the way copied (the stand-in may share them)."""
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    copied = list(data) if isinstance(data, list) else dict(data)
-    copied[head] = _put(data[head], rest, value)  # type: ignore[index]
-    return copied
-
-
 def with_values_of(data: Any, errors: list[Error]) -> list[Error]:
     """`errors` found on a stand-in of `data`, each showing the value `data` has where it is."""
     return [
@@ -441,13 +431,13 @@ class FastValidator:
         budget[0] -= 1
         where = tuple(error.schema_path)
         keyword = _AS_WRITTEN.get(str(where[-1]), where[-1])
-        path = tuple(error.instance_path)
         union = keyword in _UNIONS
         if budget[0] < 0 or not (union or keyword in _REPORTED_ALIKE) or not _ELSEWHERE.isdisjoint(where[branch:-1]):
             return None
         node: Any = self._schema.inlined
         for part in where[:-1]:
             node = node[part]
+        path = tuple(error.instance_path)
         relative = (*where[branch:-1], keyword)
         if not union:
             return Error(keyword, node[keyword], error.instance, path, (*where[:-1], keyword), relative)
@@ -466,12 +456,11 @@ class FastValidator:
         return Error(keyword, node[keyword], _at(data, path), path, where, relative, node, tuple(context))
 
     def inert_stand_in(self, data: Any, standing: Any, unjudged: list[Path]) -> Any | None:
-        """`standing` (`stand_in(data)`) with each value at `unjudged` replaced by one that every keyword the
-        schema can apply there treats as python-jsonschema treats the value `data` has there; None when some
-        value has no such stand-in. Every verdict is then the same on both, a union's or a condition's over
-        such a value included, and the compiled validator's errors are python-jsonschema's but for the
-        values they show (`with_values_of`)."""
-        out = standing
+        """`standing` (`stand_in(data)`, a copy of the mapping `data`) with each value at `unjudged` replaced, in
+        place, by one that every keyword the schema can apply there treats as python-jsonschema treats the
+        value `data` has there; None when some value has no such stand-in. Every verdict is then the same on
+        both, a union's or a condition's over such a value included, and the compiled validator's errors are
+        python-jsonschema's but for the values they show (`with_values_of`)."""
         for path in unjudged:
             nodes = _nodes_at(self._schema.inlined, path)
             if nodes is None:
@@ -481,8 +470,8 @@ class FastValidator:
             inert = next((c for c in candidates if _is_inert(c, value, nodes)), _NO_STAND_IN)
             if inert is _NO_STAND_IN:
                 return None
-            out = _put(out, path, inert)
-        return out
+            replace_value(standing, path, inert)
+        return standing
 
     def error_paths(self, data: Any) -> list[Path] | None:
         """Where plain `data` is invalid ([] when valid); None when unsure."""
